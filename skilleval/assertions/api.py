@@ -1,0 +1,187 @@
+"""The contract between skilleval and an assertion type.
+
+An assertion type is a plain function marked with :func:`assertion`. It receives one
+:class:`Check` and returns a :class:`Verdict` (or a bool, a number, or a mapping with
+``pass``/``score``/``reason``, which are normalised the same way). Negation (``not-<type>``)
+is applied by the runner; handlers never see it.
+
+The marker only attaches an :class:`AssertionType` to the function. Nothing is registered at
+import time: a :class:`~skilleval.assertions.registry.Registry` scans modules for the mark.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from skilleval.errors import Location
+
+Tier = Literal["deterministic", "model"]
+MARK = "__skilleval_assertion__"
+NEGATION_PREFIX = "not-"
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """What is known about the call that produced the output."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cached: bool = False
+    finish_reason: str = "stop"
+
+
+class Judge(Protocol):
+    """A grader model, handed to model-tier assertions (see ``skilleval.judge``)."""
+
+    def complete_json(
+        self, messages: list[dict[str, str]], schema: Mapping[str, Any], max_tokens: int
+    ) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """Everything an assertion may look at. Fields are only ever added, never removed."""
+
+    output: str
+    """The model's final text, after any ``transform``."""
+    value: Any = None
+    """The assertion's ``value:``, rendered with the test's vars and validated."""
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    """The test's variables."""
+    prompt: str = ""
+    """The rendered user prompt."""
+    messages: tuple[Mapping[str, str], ...] = ()
+    """The full conversation sent to the model, system prompt included."""
+    threshold: float | None = None
+    """The assertion's ``threshold:``, when given."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """The assertion's ``config:`` mapping, free-form, for plugins."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Any other keys the assertion's type declared (``reference``, ``require`` …)."""
+    stats: Stats = field(default_factory=Stats)
+    """Token counts and timing of the call that produced the output."""
+    raw_output: str = ""
+    """The model's text before any transform."""
+    transformed: Any = None
+    """The transform's result when it was not a string (e.g. a parsed object)."""
+    test_id: str = ""
+    arm: str = ""
+    trial: int = 0
+    where: Location | None = None
+    """Where the assertion is written, for messages."""
+    base_dir: str = "."
+    """The directory of the file the assertion came from, for relative paths."""
+    judge: Judge | None = None
+    """The grader model, for model-tier assertions; None for deterministic ones."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Feature-specific context (trajectory, workspace …)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome of one assertion on one output.
+
+    ``error`` set means the assertion could not be evaluated: it is neither a pass nor a
+    fail, and it is reported apart from both.
+    """
+
+    passed: bool
+    reason: str = ""
+    score: float | None = None
+    """0..1; defaults to 1.0 for a pass and 0.0 for a fail."""
+    error: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """Structured extras for reports (judge replies, per-item results …)."""
+
+    @property
+    def effective_score(self) -> float:
+        if self.score is not None:
+            return self.score
+        return 1.0 if self.passed else 0.0
+
+    @classmethod
+    def of(cls, passed: bool, reason: str, **kw: Any) -> Verdict:
+        """A verdict whose reason describes what was found, whichever way it went."""
+        return cls(passed=passed, reason=reason, **kw)
+
+    @classmethod
+    def failed_with_error(cls, message: str, **kw: Any) -> Verdict:
+        """An unscored verdict: the assertion could not be evaluated."""
+        return cls(passed=False, reason=message, error=message, **kw)
+
+
+AssertionFn = Callable[[Check], Any]
+ValueCheck = Callable[[Any], "str | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class AssertionType:
+    """The declaration attached to an assertion function by :func:`assertion`."""
+
+    name: str
+    fn: AssertionFn
+    value_schema: Mapping[str, Any] | None
+    """JSON Schema for ``value:``; None means the type takes no value."""
+    tier: Tier = "deterministic"
+    value_required: bool = True
+    check_value: ValueCheck | None = None
+    """Semantic checks beyond the schema (a regex compiles …); returns a message or None."""
+    options_schema: Mapping[str, Any] = field(default_factory=dict)
+    """Extra keys the type accepts beside the common ones, as JSON Schema properties."""
+    summary: str = ""
+    origin: str = "builtin"
+    uses_threshold: bool = False
+    """True when ``threshold:`` can stand in for ``value:`` (promptfoo's latency, levenshtein)."""
+
+    @property
+    def defined_at(self) -> str:
+        code = getattr(self.fn, "__code__", None)
+        if code is None:
+            return "<unknown>"
+        return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def assertion(
+    name: str,
+    *,
+    value: Mapping[str, Any] | None = None,
+    tier: Tier = "deterministic",
+    value_required: bool | None = None,
+    check_value: ValueCheck | None = None,
+    options: Mapping[str, Any] | None = None,
+    uses_threshold: bool = False,
+) -> Callable[[AssertionFn], AssertionFn]:
+    """Mark ``fn`` as the assertion type ``name``.
+
+    Args:
+        name: The type name used in suites (kebab-case, without ``not-``).
+        value: JSON Schema that ``value:`` must satisfy; omit for types without a value.
+        tier: ``deterministic`` (no model) or ``model`` (needs the judge).
+        value_required: Whether ``value:`` must be given; defaults to ``value is not None``.
+        check_value: Extra validation run at load time; return an error message or None.
+        options: Extra assertion keys this type accepts, as JSON Schema properties.
+        uses_threshold: Accept ``threshold:`` in place of ``value:``.
+    """
+
+    def mark(fn: AssertionFn) -> AssertionFn:
+        doc = inspect.getdoc(fn) or ""
+        spec = AssertionType(
+            name=name,
+            fn=fn,
+            value_schema=value,
+            tier=tier,
+            value_required=(value is not None) if value_required is None else value_required,
+            check_value=check_value,
+            options_schema=dict(options or {}),
+            summary=doc.strip().splitlines()[0] if doc.strip() else "",
+            uses_threshold=uses_threshold,
+        )
+        setattr(fn, MARK, spec)
+        return fn
+
+    return mark

@@ -1,0 +1,105 @@
+"""Errors that users can act on, and where in their files they happened.
+
+Exception tree::
+
+    SkillevalError                 anything a user can fix; printed without a traceback
+    ├── SuiteError                 the suite, a test file or a skill is invalid (exit 4)
+    ├── PluginError                a plugin folder or entry point is broken (exit 4)
+    ├── ProviderError              a model could not be loaded or called (exit 3)
+    │   └── TruncatedError         the reply hit max_tokens before it finished
+    └── UsageError                 the command line asks for something impossible (exit 2)
+
+Anything else that escapes is a bug in skilleval and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "note"]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Location:
+    """A 1-based position in a file, printed as ``path:line:col``."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.path
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem in a user's file."""
+
+    where: Location
+    message: str
+    severity: Severity = "error"
+    code: str | None = None
+    """A stable id for the check that found it (lint uses these)."""
+
+    def __str__(self) -> str:
+        code = f" [{self.code}]" if self.code else ""
+        return f"{self.where}: {self.severity}: {self.message}{code}"
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.where.path, self.where.line, self.where.col, self.message)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.where.path,
+            "line": self.where.line,
+            "col": self.where.col,
+            "severity": self.severity,
+            "message": self.message,
+            "code": self.code,
+        }
+
+
+class SkillevalError(Exception):
+    """Base class for every error a user can fix."""
+
+
+class DiagnosticsError(SkillevalError):
+    """An error made of one or more positioned diagnostics, shown in file order."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+class SuiteError(DiagnosticsError):
+    """The suite, one of its files, or its skill is invalid."""
+
+
+class PluginError(DiagnosticsError):
+    """A plugin could not be imported or declares something invalid."""
+
+
+class ProviderError(SkillevalError):
+    """A model could not be loaded or a call to it failed."""
+
+
+class TruncatedError(ProviderError):
+    """The reply stopped at the token limit, so it is incomplete."""
+
+    def __init__(self, message: str, text: str = "", max_tokens: int = 0) -> None:
+        super().__init__(message)
+        self.text = text
+        self.max_tokens = max_tokens
+
+
+class UsageError(SkillevalError):
+    """The command line asks for something that cannot be done."""
+
+
+def suite_error(where: Location, message: str) -> SuiteError:
+    """Build a single-diagnostic :class:`SuiteError`."""
+    return SuiteError([Diagnostic(where, message)])
