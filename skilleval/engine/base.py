@@ -78,8 +78,12 @@ class ModelSpec:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"provider": self.kind, "label": self.label}
         if self.kind == "gguf":
-            out |= {"path": self.path, "n_ctx": self.n_ctx, "threads": self.threads,
-                    "n_batch": self.n_batch}
+            out |= {
+                "path": self.path,
+                "n_ctx": self.n_ctx,
+                "threads": self.threads,
+                "n_batch": self.n_batch,
+            }
         elif self.kind == "openai":
             out |= {"base_url": self.base_url, "model": self.model}
         return out
@@ -104,8 +108,14 @@ class ModelIdentity:
         return f"{self.kind}:{self.name}:{extra}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "file": self.file, "size": self.size,
-                "sha256": self.sha256, **({"details": dict(self.details)} if self.details else {})}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "file": self.file,
+            "size": self.size,
+            "sha256": self.sha256,
+            **({"details": dict(self.details)} if self.details else {}),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +135,8 @@ class Request:
     """Part of the cache key, so repeated trials never collapse into one answer."""
     test_id: str = ""
     """Not sent to the model; lets the scripted provider key its answers."""
+    arm: str = ""
+    """Not sent to the model; the arm (on, off, routed) for the scripted provider."""
     purpose: str = "generate"
     """generate | judge | trigger | overfit; for stats and scheduling."""
 

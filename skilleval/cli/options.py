@@ -1,0 +1,42 @@
+"""Options shared by several commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def plugin_options(fn: F) -> F:
+    fn = click.option(
+        "--plugins-dir",
+        "plugins_dir",
+        multiple=True,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Another folder of assertion plugins (repeatable).",
+    )(fn)
+    fn = click.option(
+        "--no-entry-points", is_flag=True, help="Ignore assertion types from installed packages."
+    )(fn)
+    return fn
+
+
+def json_option(fn: F) -> F:
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print one JSON document on stdout; everything else goes to stderr.",
+    )(fn)
+
+
+def emit_json(data: Any) -> None:
+    """Write exactly one JSON document to stdout."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()

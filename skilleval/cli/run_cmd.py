@@ -1,0 +1,101 @@
+"""``skilleval run``: run a suite, write its run directory, and gate by exit code."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import click
+
+from skilleval.cli.options import emit_json, json_option, plugin_options
+from skilleval.errors import UsageError
+from skilleval.exitcodes import ExitCode
+from skilleval.report import terminal
+from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
+from skilleval.runner.rundir import home_dir
+from skilleval.suite.load import Overrides, load_suite
+
+OUTPUT_SUFFIXES = (".json", ".jsonl")
+
+
+@click.command()
+@click.argument("suite_file", metavar="SUITE", type=click.Path(path_type=Path))
+@click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
+@click.option("--trials", type=click.IntRange(min=1), help="Trials per test (distribution mode).")
+@click.option("--seed", type=click.IntRange(min=0), help="Base seed (overrides `decoding.seed`).")
+@click.option(
+    "-k",
+    "--filter",
+    "filters",
+    multiple=True,
+    help="Run only tests whose id matches (exact, glob or substring; repeatable).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Parallel requests for providers that allow it (the OpenAI provider).",
+)
+@click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
+@click.option(
+    "-o",
+    "--output",
+    "outputs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Also write results here; the extension picks the format (repeatable).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only the final verdict line.")
+@plugin_options
+@json_option
+@click.pass_context
+def run(
+    ctx: click.Context,
+    suite_file: Path,
+    model: str | None,
+    trials: int | None,
+    seed: int | None,
+    filters: tuple[str, ...],
+    jobs: int,
+    no_cache: bool,
+    outputs: tuple[Path, ...],
+    quiet: bool,
+    plugins_dir: tuple[Path, ...],
+    no_entry_points: bool,
+    as_json: bool,
+) -> None:
+    """Run SUITE and report; the exit code tells CI whether its gate passed."""
+    for out in outputs:
+        if out.suffix.lower() not in OUTPUT_SUFFIXES:
+            raise UsageError(
+                f"cannot write {out}: supported extensions are {', '.join(OUTPUT_SUFFIXES)}"
+            )
+    overrides = Overrides(
+        model=model,
+        trials=trials,
+        seed=seed,
+        plugin_dirs=plugins_dir,
+        entry_points=not no_entry_points,
+    )
+    suite, _ = load_suite(suite_file, overrides)
+    options = RunOptions(home=home_dir(), filters=filters, jobs=jobs, use_cache=not no_cache)
+    try:
+        outcome = run_suite(suite, options)
+    except NoTestsSelected:
+        click.echo(f"no tests match {', '.join(filters)}", err=True)
+        ctx.exit(ExitCode.NO_TESTS)
+    doc = outcome.document
+    for out in outputs:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        source = outcome.run_dir.json_path if out.suffix == ".json" else outcome.run_dir.jsonl_path
+        shutil.copyfile(source, out)
+    if as_json:
+        emit_json(doc)
+    text = terminal.render(doc)
+    if quiet:
+        text = text.splitlines()[-1]
+    click.echo(text, err=True)
+    click.echo(f"results: {outcome.run_dir.root}", err=True)
+    ctx.exit(outcome.exit_code)

@@ -1,0 +1,54 @@
+"""``skilleval validate``: check suites without running anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from skilleval.cli.options import emit_json, json_option, plugin_options
+from skilleval.errors import DiagnosticsError
+from skilleval.exitcodes import ExitCode
+from skilleval.suite.load import Overrides, load_suite
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@plugin_options
+@json_option
+@click.pass_context
+def validate(
+    ctx: click.Context,
+    files: tuple[Path, ...],
+    plugins_dir: tuple[Path, ...],
+    no_entry_points: bool,
+    as_json: bool,
+) -> None:
+    """Check suites for every mistake at once, without calling a model (exit 0 or 4)."""
+    report: list[dict[str, Any]] = []
+    for file in files:
+        overrides = Overrides(plugin_dirs=plugins_dir, entry_points=not no_entry_points)
+        try:
+            suite, _ = load_suite(file, overrides)
+        except DiagnosticsError as exc:
+            report.append(
+                {
+                    "path": str(file),
+                    "ok": False,
+                    "diagnostics": [d.to_json() for d in exc.diagnostics],
+                }
+            )
+            if not as_json:
+                click.echo(str(exc), err=True)
+            continue
+        report.append({"path": str(file), "ok": True, "tests": len(suite.tests), "diagnostics": []})
+        if not as_json:
+            click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)
+    ok = all(r["ok"] for r in report)
+    if as_json:
+        emit_json({"ok": ok, "files": report})
+    elif not ok:
+        count = sum(len(r["diagnostics"]) for r in report)
+        click.echo(f"{count} error{'s' if count != 1 else ''}", err=True)
+    ctx.exit(ExitCode.OK if ok else ExitCode.INVALID)

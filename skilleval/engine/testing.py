@@ -1,0 +1,138 @@
+"""Providers that need no model: ``echo`` and ``scripted``.
+
+They let suites, plugins and skilleval's own tests run without weights. The scripted
+provider answers by test id or by a regex over the prompt, with one reply per trial when
+``outputs:`` lists several.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
+
+
+def _tokens(text: str) -> int:
+    # A rough count for reports: scripted replies have no tokenizer.
+    return len(text.split())
+
+
+class EchoProvider:
+    """Replies with the last user message, unchanged."""
+
+    max_concurrency = 8
+
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(kind="echo", name="echo")
+
+    def complete(self, request: Request) -> Completion:
+        start = time.perf_counter()
+        if request.choices:
+            text = request.choices[-1]
+        elif request.json_schema is not None:
+            text = json.dumps(_minimal(request.json_schema))
+        else:
+            users = [m.content for m in request.messages if m.role == "user"]
+            text = users[-1] if users else ""
+        prompt = sum(_tokens(m.content) for m in request.messages)
+        return Completion(
+            text=text,
+            prompt_tokens=prompt,
+            completion_tokens=_tokens(text),
+            latency_ms=(time.perf_counter() - start) * 1000,
+            tokens_evaluated=prompt,
+        )
+
+    def cache_salt(self, request: Request) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
+
+
+def _minimal(schema: Mapping[str, Any]) -> Any:
+    """The simplest value that fits a schema: echo has no opinions."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: _minimal(v) for k, v in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return []
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        return 0
+    return ""
+
+
+class ScriptedProvider:
+    """Replies from rules written in the suite: by test id, by prompt regex, or a default."""
+
+    max_concurrency = 8
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.rules = spec.responses
+        self.default = spec.default_response
+        digest = hashlib.sha256(
+            json.dumps([dict(r) for r in self.rules], sort_keys=True, default=str).encode()
+        )
+        digest.update((self.default or "").encode())
+        self._digest = digest.hexdigest()
+        self.calls = 0
+
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(
+            kind="scripted", name="scripted", details={"script": self._digest[:16]}
+        )
+
+    def complete(self, request: Request) -> Completion:
+        self.calls += 1
+        test_id, arm = request.test_id, request.arm
+        prompt = "\n".join(m.content for m in request.messages if m.role == "user")
+        text = None
+        for rule in self.rules:
+            if "arm" in rule and rule["arm"] != arm:
+                continue
+            if "id" in rule and rule["id"] != test_id:
+                continue
+            if "match" in rule and not re.search(str(rule["match"]), prompt):
+                continue
+            if "id" not in rule and "match" not in rule and "arm" not in rule:
+                continue
+            text = _pick(rule, request.trial)
+            break
+        if text is None:
+            if request.choices:
+                text = request.choices[-1]
+            elif request.json_schema is not None:
+                text = json.dumps(_minimal(request.json_schema))
+            else:
+                text = self.default if self.default is not None else ""
+        prompt_tokens = sum(_tokens(m.content) for m in request.messages)
+        return Completion(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=_tokens(text),
+            latency_ms=0.1,
+            tokens_evaluated=prompt_tokens,
+        )
+
+    def cache_salt(self, request: Request) -> str:
+        # Replies depend on the test id, which is not part of the messages.
+        return f"{request.test_id}@{request.arm}"
+
+    def close(self) -> None:
+        pass
+
+
+def _pick(rule: Mapping[str, Any], trial: int) -> str:
+    if "outputs" in rule:
+        outputs = list(rule["outputs"])
+        return str(outputs[trial % len(outputs)])
+    return str(rule["output"])

@@ -1,0 +1,253 @@
+"""Apply a test's assertions to one output, and score the test.
+
+Negation is applied here, once, for every type: a negated pass becomes a fail and the score
+becomes 1 − score. An assertion that raises, or that says it could not be evaluated, is an
+``error``: neither a pass nor a fail.
+
+The scoring rule: a test passes when every assertion with weight > 0 passes; when the test
+sets ``threshold``, it passes when its weighted score reaches the threshold instead. An
+error in any assertion with weight > 0 makes the whole result an ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from skilleval.assertions.api import Check, Judge, Stats, Verdict
+from skilleval.runner.records import AssertionResult, Status
+from skilleval.suite import template
+from skilleval.suite.model import AssertionEntry, TestCase, Transform
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """The output being graded, and what produced it."""
+
+    output: str
+    prompt: str
+    messages: tuple[Mapping[str, str], ...]
+    stats: Stats
+    arm: str
+    trial: int
+    extra: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Graded:
+    status: Status
+    score: float
+    asserts: tuple[AssertionResult, ...]
+    tiers: Mapping[str, Status]
+    metrics: Mapping[str, float]
+
+
+def parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def apply_transform(
+    transform: Transform, output: str, vars_: Mapping[str, Any], stats: Stats
+) -> Any:
+    """Run a transform; returns the new value (a string, or any JSON-like value)."""
+    if transform.kind == "jmespath":
+        import jmespath
+
+        return jmespath.search(transform.source, parse_json(output))
+    from skilleval import expr
+
+    env = {
+        "output": output,
+        "json": parse_json(output),
+        "vars": dict(vars_),
+        "stats": _stats_env(stats),
+    }
+    return expr.compile_expr(transform.source).evaluate(env)
+
+
+def _stats_env(stats: Stats) -> dict[str, Any]:
+    return {
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens,
+        "latency_ms": stats.latency_ms,
+        "cached": stats.cached,
+    }
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def run_assertion(
+    entry: AssertionEntry,
+    test: TestCase,
+    subject: Subject,
+    output: str,
+    transformed: Any,
+    judge: Judge | None,
+) -> AssertionResult:
+    """Evaluate one assertion; every failure mode becomes part of the result."""
+    verdict = _evaluate(entry, test, subject, output, transformed, judge)
+    return to_result(entry, verdict)
+
+
+def _evaluate(
+    entry: AssertionEntry,
+    test: TestCase,
+    subject: Subject,
+    output: str,
+    transformed: Any,
+    judge: Judge | None,
+) -> Verdict:
+    from skilleval.assertions.normalize import normalize_result
+
+    try:
+        value = template.render_value(entry.value, test.vars)
+    except template.TemplateProblem as exc:
+        return Verdict.failed_with_error(exc.message)
+    if entry.transform is not None:
+        try:
+            transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
+        except Exception as exc:
+            return Verdict.failed_with_error(f"transform failed: {exc}")
+        output = _as_text(transformed)
+    check = Check(
+        output=output,
+        value=value,
+        vars=test.vars,
+        prompt=subject.prompt,
+        messages=subject.messages,
+        threshold=entry.threshold,
+        config=entry.config,
+        options=entry.options,
+        stats=subject.stats,
+        raw_output=subject.output,
+        transformed=transformed,
+        test_id=test.id,
+        arm=subject.arm,
+        trial=subject.trial,
+        where=entry.where,
+        base_dir=str(entry.base_dir),
+        judge=judge if entry.spec.tier == "model" else None,
+        extra=subject.extra,
+    )
+    try:
+        raw = entry.spec.fn(check)
+    except Exception as exc:
+        return Verdict.failed_with_error(f"{entry.spec.name} raised {type(exc).__name__}: {exc}")
+    return normalize_result(raw, entry.threshold)
+
+
+def to_result(entry: AssertionEntry, verdict: Verdict) -> AssertionResult:
+    """Turn a verdict into a recorded result, applying ``not-`` once."""
+    status: Status
+    score: float | None
+    if verdict.error is not None:
+        status, score, reason = "error", None, verdict.error
+    elif entry.negated:
+        status = "fail" if verdict.passed else "pass"
+        score = 1.0 - verdict.effective_score
+        reason = f"negated: {verdict.reason}" if verdict.reason else "negated"
+    else:
+        status = "pass" if verdict.passed else "fail"
+        score, reason = verdict.effective_score, verdict.reason
+    return AssertionResult(
+        type=entry.type,
+        negated=entry.negated,
+        tier=entry.spec.tier,
+        status=status,
+        score=score,
+        reason=reason,
+        weight=entry.weight,
+        metric=entry.metric,
+        error=verdict.error,
+        where=str(entry.where),
+        from_default=entry.from_default,
+        details=verdict.details,
+    )
+
+
+def grade(
+    test: TestCase,
+    subject: Subject,
+    judge: Judge | None = None,
+    only: Sequence[AssertionEntry] | None = None,
+) -> Graded:
+    """Run every assertion of ``test`` on ``subject`` and score the result."""
+    output, transformed = subject.output, None
+    if test.transform is not None:
+        try:
+            transformed = apply_transform(test.transform, subject.output, test.vars, subject.stats)
+        except Exception as exc:
+            failed = tuple(
+                to_result(e, Verdict.failed_with_error(f"transform failed: {exc}"))
+                for e in test.asserts
+            )
+            return score(failed, test.threshold)
+        output = _as_text(transformed)
+    entries = test.asserts if only is None else only
+    results = tuple(run_assertion(e, test, subject, output, transformed, judge) for e in entries)
+    return score(results, test.threshold)
+
+
+def score(results: Sequence[AssertionResult], threshold: float | None) -> Graded:
+    """The scoring rule (see the module docstring) and the per-tier outcome."""
+    weighted = [r for r in results if r.weight > 0]
+    total = sum(r.weight for r in weighted)
+    value = (
+        sum((r.score or 0.0) * r.weight for r in weighted if r.status != "error") / total
+        if total > 0
+        else 1.0
+    )
+    status: Status
+    if any(r.status == "error" for r in weighted):
+        status = "error"
+    elif threshold is not None:
+        status = "pass" if value >= threshold else "fail"
+    else:
+        status = "pass" if all(r.status == "pass" for r in weighted) else "fail"
+    if total == 0 and status != "error":
+        value = 1.0 if status == "pass" else 0.0
+    return Graded(status, value, tuple(results), tier_outcomes(results), metric_scores(results))
+
+
+def tier_outcomes(results: Sequence[AssertionResult]) -> dict[str, Status]:
+    """Per tier: error if any assertion errored, else pass only if all of them passed."""
+    out: dict[str, Status] = {}
+    for tier in ("deterministic", "model"):
+        mine = [r for r in results if r.tier == tier and r.weight > 0]
+        if not mine:
+            continue
+        if any(r.status == "error" for r in mine):
+            out[tier] = "error"
+        elif all(r.status == "pass" for r in mine):
+            out[tier] = "pass"
+        else:
+            out[tier] = "fail"
+    return out
+
+
+def metric_scores(results: Sequence[AssertionResult]) -> dict[str, float]:
+    """Named metrics: the mean score of the assertions that carry each name."""
+    groups: dict[str, list[float]] = {}
+    for r in results:
+        if r.metric and r.score is not None:
+            groups.setdefault(r.metric, []).append(r.score)
+    return {name: sum(v) / len(v) for name, v in sorted(groups.items())}
+
+
+def regrade_subset(
+    previous: Sequence[AssertionResult],
+    replaced: Mapping[int, AssertionResult],
+    threshold: float | None,
+) -> Graded:
+    """Score again after some assertions were re-evaluated (watch mode re-grades plugins)."""
+    merged = [replaced.get(i, r) for i, r in enumerate(previous)]
+    return score([replace(r) for r in merged], threshold)

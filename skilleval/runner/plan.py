@@ -1,0 +1,101 @@
+"""Expand a suite into generation jobs, ordered so that calls sharing a prompt prefix run
+back to back (llama.cpp reuses the KV cache only between consecutive calls)."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from skilleval.engine.base import Decoding, Message, Request
+from skilleval.suite import template
+from skilleval.suite.model import Suite, TestCase
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One generation: a test, in one arm, for one trial."""
+
+    test: TestCase
+    arm: str
+    trial: int
+    request: Request | None
+    """None when the prompt could not be rendered (see ``error``)."""
+    prompt: str
+    error: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.test.id, self.arm, self.trial)
+
+
+def select(tests: Sequence[TestCase], patterns: Sequence[str]) -> list[TestCase]:
+    """Tests whose id matches any pattern (exact, glob, or substring)."""
+    if not patterns:
+        return list(tests)
+    chosen = []
+    for test in tests:
+        for pat in patterns:
+            if (
+                test.id == pat
+                or fnmatch.fnmatchcase(test.id, pat)
+                or (not any(c in pat for c in "*?[") and pat in test.id)
+            ):
+                chosen.append(test)
+                break
+    return chosen
+
+
+def messages_for(test: TestCase, system: str | None) -> tuple[tuple[Message, ...], str]:
+    """The rendered conversation for a test, and its user prompt as text."""
+    vars_ = test.vars
+    prompt = test.prompt
+    out: list[Message] = []
+    if prompt.text is not None:
+        if system:
+            out.append(Message("system", system))
+        user = template.render(prompt.text, vars_)
+        out.append(Message("user", user))
+        return tuple(out), user
+    rendered = [Message(role, template.render(text, vars_)) for role, text in prompt.messages]
+    if system:
+        if rendered and rendered[0].role == "system":
+            rendered[0] = Message("system", f"{system}\n\n{rendered[0].content}")
+        else:
+            rendered.insert(0, Message("system", system))
+    users = [m.content for m in rendered if m.role == "user"]
+    return tuple(rendered), (users[-1] if users else "")
+
+
+def plan(
+    suite: Suite,
+    tests: Sequence[TestCase],
+    arms: Sequence[str],
+    systems: Mapping[str, str | None],
+    decoding: Decoding | None = None,
+) -> list[Job]:
+    """Every (test, arm, trial) job, grouped by arm so each arm's shared prefix stays warm."""
+    decoding = decoding or suite.decoding
+    jobs: list[Job] = []
+    for arm in arms:
+        for test in tests:
+            try:
+                messages, prompt = messages_for(test, systems.get(arm))
+            except template.TemplateProblem as exc:
+                for trial in range(suite.trials):
+                    jobs.append(Job(test, arm, trial, None, "", error=exc.message))
+                continue
+            for trial in range(suite.trials):
+                temperature, top_p, seed = decoding.sampling(trial)
+                request = Request(
+                    messages=messages,
+                    max_tokens=decoding.max_tokens,
+                    temperature=temperature,
+                    top_p=top_p,
+                    seed=seed,
+                    trial=trial,
+                    test_id=test.id,
+                    arm=arm,
+                )
+                jobs.append(Job(test, arm, trial, request, prompt))
+    return jobs

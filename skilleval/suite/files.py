@@ -1,0 +1,215 @@
+"""``file://`` references: values, prompts and test files, resolved relative to their file."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skilleval.errors import Diagnostic, Location, SuiteError
+from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml, read_text
+
+PREFIX = "file://"
+TypeCheck = Callable[[str], bool]
+DATA_SUFFIXES = {".json", ".yaml", ".yml"}
+CODE_SUFFIXES = {".py"}
+
+
+def is_ref(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def ref_path(ref: str) -> str:
+    """The path part of a reference, without ``file://`` or a ``:function`` suffix."""
+    path = ref[len(PREFIX) :]
+    head, sep, tail = path.rpartition(":")
+    if sep and head.endswith(".py") and tail.isidentifier():
+        return head
+    return path
+
+
+@dataclass
+class Reader:
+    """Resolves references and remembers every file read (watch mode needs the list)."""
+
+    files: set[Path] = field(default_factory=set)
+
+    def paths(self, ref: str, base: Path, where: Location) -> list[Path]:
+        """The files a reference names; a glob may name several, and must name one at least."""
+        raw = ref_path(ref)
+        target = Path(raw) if Path(raw).is_absolute() else base / raw
+        if glob.has_magic(raw):
+            found = sorted(Path(p) for p in glob.glob(str(target), recursive=True))
+            if not found:
+                raise SuiteError([Diagnostic(where, f"no file matches {ref}")])
+            self.files.update(p.resolve() for p in found)
+            return found
+        if not target.exists():
+            raise SuiteError(
+                [Diagnostic(where, f"file not found: {ref} (looked for {display_path(target)})")]
+            )
+        self.files.add(target.resolve())
+        return [target]
+
+    def value(self, ref: str, base: Path, where: Location) -> Any:
+        """The content of a referenced value: parsed data for JSON/YAML, text otherwise."""
+        found = self.paths(ref, base, where)
+        if ref_path(ref).endswith(".py"):
+            return ref
+        contents = [self._content(p, where) for p in found]
+        return contents if glob.has_magic(ref_path(ref)) else contents[0]
+
+    def _content(self, path: Path, where: Location) -> Any:
+        if path.suffix.lower() in DATA_SUFFIXES:
+            return load_yaml(path, where=where).data
+        return read_text(path, where=where)
+
+    def resolve(self, value: Any, base: Path, doc: Document, at: list[str | int]) -> Any:
+        """Replace every ``file://`` string inside ``value`` by the file's content."""
+        if is_ref(value):
+            return self.value(value, base, doc.at(at))
+        if isinstance(value, list):
+            return [self.resolve(v, base, doc, [*at, i]) for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            return {k: self.resolve(v, base, doc, [*at, k]) for k, v in value.items()}
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class RawTest:
+    """One test as written, with the document that locates its parts."""
+
+    doc: Document
+    base_dir: Path
+
+
+def tests_from_file(path: Path, where: Location, is_type: TypeCheck) -> Iterator[RawTest]:
+    """Tests stored in a YAML/JSON list, a JSONL file, or a CSV file."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        yield from _csv_tests(path, where, is_type)
+        return
+    if suffix == ".jsonl":
+        for doc in load_jsonl(path, where=where):
+            yield RawTest(doc, path.parent)
+        return
+    if suffix not in DATA_SUFFIXES:
+        raise SuiteError(
+            [
+                Diagnostic(
+                    where, f"tests file must be .yaml, .yml, .json, .jsonl or .csv: {path.name}"
+                )
+            ]
+        )
+    doc = load_yaml(path, where=where)
+    data = doc.data
+    if isinstance(data, dict) and "tests" in data:
+        doc, data = doc.sub(["tests"]), data["tests"]
+    if not isinstance(data, list):
+        raise SuiteError([Diagnostic(doc.at(), "a tests file must hold a list of tests")])
+    for i in range(len(data)):
+        yield RawTest(doc.sub([i]), path.parent)
+
+
+def _csv_tests(path: Path, where: Location, is_type: TypeCheck) -> Iterator[RawTest]:
+    display = display_path(path)
+    text = read_text(path, display, where=where)
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise SuiteError([Diagnostic(Location(display, 1, 1), "CSV tests file is empty")]) from None
+    header = [h.strip() for h in header]
+    problems: list[Diagnostic] = []
+    start = reader.line_num + 1
+    for row in reader:
+        line = start
+        start = reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            problems.append(
+                Diagnostic(
+                    Location(display, line, 1),
+                    f"row has {len(row)} cells but the header has {len(header)}",
+                )
+            )
+            continue
+        try:
+            test = csv_row_to_test(dict(zip(header, row, strict=True)), is_type)
+        except ValueError as exc:
+            problems.append(Diagnostic(Location(display, line, 1), str(exc)))
+            continue
+        doc = Document(test, display, path, text, {(): Location(display, line, 1)})
+        yield RawTest(doc, path.parent)
+    if problems:
+        raise SuiteError(problems)
+
+
+def csv_row_to_test(row: dict[str, str], is_type: TypeCheck) -> dict[str, Any]:
+    """promptfoo's CSV convention: columns are vars; ``__expected*`` hold compact assertions."""
+    test: dict[str, Any] = {"vars": {}}
+    asserts: list[dict[str, Any]] = []
+    for column, cell in row.items():
+        if not column.startswith("__"):
+            test["vars"][column] = cell
+            continue
+        if not cell.strip():
+            continue
+        if column.startswith("__expected"):
+            asserts.append(parse_expected(cell.strip(), is_type))
+        elif column == "__description":
+            test["description"] = cell
+        elif column == "__id":
+            test["id"] = cell.strip()
+        elif column == "__should_trigger":
+            test["should_trigger"] = _csv_bool(cell)
+        elif column == "__threshold":
+            test["threshold"] = float(cell)
+        elif column.startswith("__metadata:"):
+            test.setdefault("metadata", {})[column.split(":", 1)[1]] = cell
+        else:
+            raise ValueError(f"unknown special column '{column}'")
+    if asserts:
+        test["assert"] = asserts
+    return test
+
+
+def _csv_bool(cell: str) -> bool:
+    text = cell.strip().lower()
+    if text in ("true", "yes", "1", "y"):
+        return True
+    if text in ("false", "no", "0", "n"):
+        return False
+    raise ValueError(f"__should_trigger must be true or false, not {cell!r}")
+
+
+#: Compact ``__expected`` prefixes that name a type differently from its registry name.
+_ALIASES = {"grade": "llm-rubric", "fn": "javascript"}
+
+
+def parse_expected(cell: str, is_type: TypeCheck) -> dict[str, Any]:
+    """``contains:x``, ``not-regex:y``, ``levenshtein(5):z``, ``is-json``; anything else is ``equals``."""
+    head, sep, rest = cell.partition(":")
+    name, threshold = head.strip(), None
+    if name.endswith(")") and "(" in name:
+        name, _, arg = name[:-1].partition("(")
+        try:
+            threshold = float(arg)
+        except ValueError:
+            return {"type": "equals", "value": cell}
+    base = name.removeprefix("not-")
+    base = _ALIASES.get(base, base)
+    if not is_type(base):
+        return {"type": "equals", "value": cell}
+    if not sep:
+        return {"type": name}
+    name = ("not-" if name.startswith("not-") else "") + base
+    out: dict[str, Any] = {"type": name, "value": rest.strip() if base != "python" else rest}
+    if threshold is not None:
+        out["threshold"] = threshold
+    return out

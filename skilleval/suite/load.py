@@ -1,0 +1,713 @@
+"""Turn a suite file into a :class:`~skilleval.suite.model.Suite`, or every reason it can't be.
+
+Loading is strict and never needs a model: schema violations, unknown assertion types,
+values that cannot work (a regex that does not compile …), duplicate ids and missing files
+are all collected and reported together, in file order, each at its ``file:line:col``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
+from skilleval.engine.base import Decoding, ModelSpec
+from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
+from skilleval.suite import files as filerefs
+from skilleval.suite import template
+from skilleval.suite.model import AssertionEntry, Prompt, Suite, TestCase, Transform
+from skilleval.suite.schema import load_schema, sub_schema, validate
+from skilleval.suite.yamlio import Document, display_path, load_yaml
+
+SCHEMA = "suite.schema.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Settings from the command line that win over the suite file."""
+
+    model: str | None = None
+    judge: str | None = None
+    trials: int | None = None
+    seed: int | None = None
+    plugin_dirs: tuple[Path, ...] = ()
+    entry_points: bool = True
+
+
+@dataclass
+class _Loader:
+    path: Path
+    overrides: Overrides
+    diags: list[Diagnostic] = field(default_factory=list)
+    reader: filerefs.Reader = field(default_factory=filerefs.Reader)
+    registry: Registry = field(default_factory=Registry)
+
+    def error(self, where: Location, message: str) -> None:
+        self.diags.append(Diagnostic(where, message))
+
+    def absorb(self, exc: DiagnosticsError) -> None:
+        self.diags.extend(exc.diagnostics)
+
+
+def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, Registry]:
+    """Load, validate and resolve a suite file.
+
+    Raises:
+        SuiteError: with every problem found, in file order.
+        PluginError: when a plugin folder cannot be loaded.
+    """
+    loader = _Loader(path, overrides or Overrides())
+    doc = load_yaml(path)
+    loader.reader.files.add(path.resolve())
+    if doc.data is None or doc.data == {}:
+        raise SuiteError(
+            [
+                Diagnostic(
+                    Location(doc.display, 1, 1),
+                    "suite is empty: expected a mapping with a `tests:` list",
+                )
+            ]
+        )
+    if not isinstance(doc.data, dict):
+        raise SuiteError([Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")])
+    problems = validate(doc, load_schema(SCHEMA), what="the suite")
+    if problems:
+        raise SuiteError(problems)
+    loader.registry = _registry(loader, doc)
+    suite = _compile(loader, doc)
+    if loader.diags:
+        raise SuiteError(loader.diags)
+    return suite, loader.registry
+
+
+def _registry(loader: _Loader, doc: Document) -> Registry:
+    folders: list[tuple[Path, Location | None]] = []
+    for i, rel in enumerate(doc.data.get("plugins") or []):
+        folders.append((loader.path.parent / rel, doc.at(["plugins", i])))
+    folders.extend((p, None) for p in loader.overrides.plugin_dirs)
+    registry = default_registry(folders, entry_points=loader.overrides.entry_points)
+    for folder, _ in folders:
+        if folder.is_dir():
+            loader.reader.files.add(folder.resolve())
+    return registry
+
+
+def _compile(loader: _Loader, doc: Document) -> Suite:
+    data: dict[str, Any] = doc.data
+    base = loader.path.parent
+    prompts = _prompts(loader, doc)
+    default = data.get("defaultTest") or {}
+    default_doc = doc.sub(["defaultTest"]) if "defaultTest" in data else None
+    raw_tests = _raw_tests(loader, doc)
+    if not raw_tests and not loader.diags:
+        loader.error(
+            doc.key_at(["tests"]) if "tests" in data else doc.at(),
+            "suite has no tests" if "tests" in data else "suite has no `tests:`",
+        )
+    tests: list[TestCase] = []
+    for raw in raw_tests:
+        tests.extend(_tests(loader, raw, default, default_doc, prompts))
+    _assign_ids(loader, tests)
+    model = _model_spec(loader, doc, "model", loader.overrides.model)
+    decoding = _decoding(loader, doc)
+    trials = loader.overrides.trials or int(data.get("trials", 1))
+    if trials > 1 and decoding.mode == "deterministic":
+        where = doc.key_at(["trials"]) if "trials" in data else doc.at()
+        loader.error(
+            where,
+            f"trials: {trials} needs `decoding: {{mode: distribution}}`; "
+            "greedy decoding gives the same answer every trial",
+        )
+    plugin_dirs = tuple((base / p).resolve() for p in data.get("plugins") or [])
+    files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}
+    return Suite(
+        path=loader.path,
+        display=doc.display,
+        description=str(data.get("description", "")),
+        type=data.get("type", "regression"),
+        tests=tuple(tests),
+        model=model,
+        decoding=decoding,
+        trials=trials,
+        threshold=float(data.get("threshold", 1.0)),
+        plugin_dirs=plugin_dirs + loader.overrides.plugin_dirs,
+        files=frozenset(files),
+        metadata=dict(data.get("metadata") or {}),
+        registry_listing=tuple(loader.registry.listing()),
+    )
+
+
+# -- prompts -------------------------------------------------------------------------------
+
+
+def _prompts(loader: _Loader, doc: Document) -> list[Prompt]:
+    raw = doc.data.get("prompts")
+    if raw is None:
+        return []
+    base = loader.path.parent
+    items: list[tuple[Any, list[str | int]]] = []
+    if isinstance(raw, str):
+        items.append((raw, ["prompts"]))
+    else:
+        items.extend((item, ["prompts", i]) for i, item in enumerate(raw))
+    prompts: list[Prompt] = []
+    for item, at in items:
+        where = doc.at(at)
+        label = None
+        if isinstance(item, dict):
+            label = item.get("label")
+            item = item.get("raw") or item.get("id") or ""
+        try:
+            prompts.extend(_prompt_item(loader, str(item), base, where, label))
+        except DiagnosticsError as exc:
+            loader.absorb(exc)
+    for i, p in enumerate(prompts):
+        if not p.label:
+            prompts[i] = Prompt(f"p{i + 1}", p.text, p.messages, p.where)
+    return prompts
+
+
+def _prompt_item(
+    loader: _Loader, item: str, base: Path, where: Location, label: str | None
+) -> list[Prompt]:
+    if not filerefs.is_ref(item):
+        return [Prompt(label or "", text=item, where=where)]
+    out: list[Prompt] = []
+    for path in loader.reader.paths(item, base, where):
+        shown = display_path(path)
+        if path.suffix.lower() in filerefs.DATA_SUFFIXES:
+            pdoc = load_yaml(path, where=where)
+            out.append(_chat_prompt(loader, pdoc, label or path.stem))
+            continue
+        text = path.read_text(encoding="utf-8")
+        # promptfoo's convention: several prompts in one text file, split by a `---` line.
+        parts = [p.strip("\n") for p in re.split(r"^---\s*$", text, flags=re.M)]
+        parts = [p for p in parts if p.strip()]
+        for n, part in enumerate(parts):
+            name = label or path.stem
+            out.append(
+                Prompt(
+                    name if len(parts) == 1 else f"{name}-{n + 1}",
+                    text=part,
+                    where=Location(shown, 1, 1),
+                )
+            )
+    return out
+
+
+def _chat_prompt(loader: _Loader, pdoc: Document, label: str) -> Prompt:
+    data = pdoc.data
+    if not isinstance(data, list) or not data:
+        raise SuiteError(
+            [
+                Diagnostic(
+                    pdoc.at(), "a chat prompt file must hold a list of {role, content} messages"
+                )
+            ]
+        )
+    messages: list[tuple[str, str]] = []
+    for i, msg in enumerate(data):
+        if (
+            not isinstance(msg, dict)
+            or not isinstance(msg.get("role"), str)
+            or not isinstance(msg.get("content"), str)
+        ):
+            raise SuiteError(
+                [Diagnostic(pdoc.at([i]), "each message needs a string `role` and `content`")]
+            )
+        if msg["role"] not in ("system", "user", "assistant"):
+            raise SuiteError(
+                [
+                    Diagnostic(
+                        pdoc.at([i, "role"]),
+                        f"role must be system, user or assistant, not {msg['role']!r}",
+                    )
+                ]
+            )
+        messages.append((msg["role"], msg["content"]))
+    return Prompt(label, messages=tuple(messages), where=pdoc.at())
+
+
+# -- tests ---------------------------------------------------------------------------------
+
+
+def _is_type(loader: _Loader, name: str) -> bool:
+    base = name.removeprefix("not-")
+    return base in loader.registry or base in UNSUPPORTED
+
+
+def _raw_tests(loader: _Loader, doc: Document) -> list[filerefs.RawTest]:
+    raw = doc.data.get("tests")
+    if raw is None:
+        return []
+    base = loader.path.parent
+    entries: list[tuple[Any, list[str | int]]] = (
+        [(raw, ["tests"])]
+        if isinstance(raw, str)
+        else [(t, ["tests", i]) for i, t in enumerate(raw)]
+    )
+    out: list[filerefs.RawTest] = []
+    test_schema = sub_schema(SCHEMA, "test")
+    for item, at in entries:
+        if not isinstance(item, str):
+            out.append(filerefs.RawTest(doc.sub(at), base))
+            continue
+        try:
+            for path in loader.reader.paths(item, base, doc.at(at)):
+                for rt in filerefs.tests_from_file(path, doc.at(at), lambda n: _is_type(loader, n)):
+                    problems = validate(rt.doc, test_schema, what="the test")
+                    if problems:
+                        loader.diags.extend(problems)
+                    else:
+                        out.append(rt)
+        except DiagnosticsError as exc:
+            loader.absorb(exc)
+    return out
+
+
+def _merge_default(test: dict[str, Any], default: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(test)
+    if "vars" in default and isinstance(default["vars"], dict):
+        merged["vars"] = {**default["vars"], **(test.get("vars") or {})}
+    for key in ("threshold", "metadata", "prompt"):
+        if key in default and key not in test:
+            merged[key] = copy.deepcopy(default[key])
+    options = {**(default.get("options") or {}), **(test.get("options") or {})}
+    if options:
+        merged["options"] = options
+    return merged
+
+
+def _tests(
+    loader: _Loader,
+    raw: filerefs.RawTest,
+    default: Mapping[str, Any],
+    default_doc: Document | None,
+    prompts: list[Prompt],
+) -> list[TestCase]:
+    doc = raw.doc
+    if not isinstance(doc.data, dict):
+        loader.error(doc.at(), "a test must be a mapping")
+        return []
+    data = _merge_default(doc.data, default)
+    base = raw.base_dir
+    where = doc.at()
+    vars_ = data.get("vars") or {}
+    try:
+        if filerefs.is_ref(vars_):
+            vars_ = loader.reader.value(str(vars_), base, doc.at(["vars"]))
+            if not isinstance(vars_, dict):
+                raise SuiteError([Diagnostic(doc.at(["vars"]), "a vars file must hold a mapping")])
+        vars_ = {k: loader.reader.resolve(v, base, doc, ["vars", k]) for k, v in vars_.items()}
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return []
+    options = data.get("options") or {}
+    asserts: list[AssertionEntry] = []
+    if default_doc is not None and not options.get("disableDefaultAsserts"):
+        for i, entry in enumerate(default.get("assert") or []):
+            compiled = _assertion(
+                loader, entry, default_doc, ["assert", i], loader.path.parent, vars_
+            )
+            if compiled:
+                asserts.append(compiled)
+    # Default assertions are resolved once per test so their templates see this test's vars.
+    asserts = [_as_default(a) for a in asserts]
+    for i, entry in enumerate(data.get("assert") or []):
+        compiled = _assertion(loader, entry, doc, ["assert", i], base, vars_)
+        if compiled:
+            asserts.append(compiled)
+    transform = _transform(loader, options.get("transform"), doc, ["options", "transform"])
+    test_prompts = _test_prompts(loader, data, doc, prompts)
+    out = []
+    for prompt in test_prompts:
+        _check_template_vars(loader, prompt, vars_, where)
+        out.append(
+            TestCase(
+                id=str(data.get("id", "")),
+                description=str(data.get("description", "")),
+                prompt=prompt,
+                vars=vars_,
+                asserts=tuple(asserts),
+                where=where,
+                base_dir=base,
+                should_trigger=data.get("should_trigger"),
+                threshold=data.get("threshold"),
+                transform=transform,
+                metadata=dict(data.get("metadata") or {}),
+                options=dict(options),
+            )
+        )
+    return out
+
+
+def _as_default(entry: AssertionEntry) -> AssertionEntry:
+    from dataclasses import replace
+
+    return replace(entry, from_default=True)
+
+
+def _test_prompts(
+    loader: _Loader, data: Mapping[str, Any], doc: Document, prompts: list[Prompt]
+) -> list[Prompt]:
+    if "prompt" in data:
+        text = data["prompt"]
+        where = doc.at(["prompt"]) if "prompt" in doc.data else doc.at()
+        return [Prompt("prompt", text=str(text), where=where)]
+    if prompts:
+        return prompts
+    loader.error(
+        doc.at(), "test has no prompt: give it `prompt:`, or add a top-level `prompts:` list"
+    )
+    return []
+
+
+def _check_template_vars(
+    loader: _Loader, prompt: Prompt, vars_: Mapping[str, Any], where: Location
+) -> None:
+    texts = [prompt.text] if prompt.text is not None else [m[1] for m in prompt.messages]
+    for text in texts:
+        try:
+            used = template.variables(text)
+        except template.TemplateProblem as exc:
+            w = prompt.where
+            loader.error(Location(w.path, w.line + exc.line - 1, w.col), exc.message)
+            continue
+        missing = sorted(used - set(vars_))
+        if missing:
+            names = ", ".join(f"'{m}'" for m in missing)
+            loader.error(
+                where, f"prompt '{prompt.label}' uses {names}, which this test's vars do not define"
+            )
+
+
+def _assign_ids(loader: _Loader, tests: list[TestCase]) -> None:
+    seen: dict[str, Location] = {}
+    explicit = {t.id for t in tests if t.id}
+    multi_prompt = len({t.prompt.label for t in tests}) > 1
+    for i, test in enumerate(tests):
+        tid = test.id
+        if tid:
+            if multi_prompt and test.prompt.label != "prompt":
+                tid = f"{tid}[{test.prompt.label}]"
+            if tid in seen:
+                loader.error(test.where, f"duplicate test id '{tid}' (first at {seen[tid]})")
+                continue
+        else:
+            stem = _slug(_slug_source(test))
+            if multi_prompt and test.prompt.label != "prompt":
+                stem = f"{stem}[{test.prompt.label}]"
+            tid, n = stem, 2
+            while tid in seen or tid in explicit:
+                tid, n = f"{stem}-{n}", n + 1
+        seen[tid] = test.where
+        tests[i] = _with_id(test, tid)
+
+
+def _slug_source(test: TestCase) -> str:
+    if test.description:
+        return test.description
+    if test.prompt.label == "prompt" and test.prompt.text:
+        return test.prompt.text
+    return " ".join(str(v) for v in test.vars.values()) or "test"
+
+
+def _slug(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    slug = "-".join(words)[:48].strip("-")
+    return slug or "test"
+
+
+def _with_id(test: TestCase, tid: str) -> TestCase:
+    from dataclasses import replace
+
+    return replace(test, id=tid)
+
+
+# -- assertions ----------------------------------------------------------------------------
+
+_COMMON_KEYS = {"type", "value", "threshold", "weight", "metric", "transform", "config"}
+
+
+def _assertion(
+    loader: _Loader,
+    entry: Any,
+    doc: Document,
+    at: list[str | int],
+    base: Path,
+    vars_: Mapping[str, Any],
+) -> AssertionEntry | None:
+    where = doc.at(at)
+    if not isinstance(entry, dict) or "type" not in entry:
+        loader.error(where, "an assertion needs a `type:`")
+        return None
+    type_name = str(entry["type"])
+    try:
+        resolved = loader.registry.resolve(type_name, doc.at([*at, "type"]))
+    except PluginError as exc:
+        loader.absorb(exc)
+        return None
+    spec = resolved.spec
+    options = {k: v for k, v in entry.items() if k not in _COMMON_KEYS}
+    allowed_options = set(spec.options_schema)
+    for key in sorted(set(options) - allowed_options):
+        loader.error(doc.key_at([*at, key]), f"'{key}' does not apply to '{type_name}'")
+    value = entry.get("value")
+    has_value = "value" in entry and value is not None
+    if spec.uses_threshold and not has_value and "threshold" in entry:
+        value, has_value = entry["threshold"], True
+    if spec.value_required and not has_value:
+        loader.error(where, f"'{type_name}' needs a `value:`")
+        return None
+    if spec.value_schema is None and has_value and not spec.uses_threshold:
+        loader.error(doc.key_at([*at, "value"]), f"'{type_name}' takes no `value:`")
+        return None
+    if has_value:
+        if spec.name != "python":
+            try:
+                value = loader.reader.resolve(value, base, doc, [*at, "value"])
+            except DiagnosticsError as exc:
+                loader.absorb(exc)
+                return None
+        elif filerefs.is_ref(value):
+            try:
+                loader.reader.paths(str(value), base, doc.at([*at, "value"]))
+            except DiagnosticsError as exc:
+                loader.absorb(exc)
+                return None
+        if not _value_ok(loader, spec, value, doc, [*at, "value"], vars_):
+            return None
+    transform = _transform(loader, entry.get("transform"), doc, [*at, "transform"])
+    return AssertionEntry(
+        type=type_name,
+        spec=spec,
+        negated=resolved.negated,
+        value=value if has_value else None,
+        where=where,
+        base_dir=base,
+        threshold=entry.get("threshold"),
+        weight=float(entry.get("weight", 1.0)),
+        metric=entry.get("metric"),
+        transform=transform,
+        config=dict(entry.get("config") or {}),
+        options=options,
+    )
+
+
+def _value_ok(
+    loader: _Loader,
+    spec: Any,
+    value: Any,
+    doc: Document,
+    at: list[str | int],
+    vars_: Mapping[str, Any],
+) -> bool:
+    where = doc.at(at)
+    if spec.value_schema is not None:
+        from jsonschema import Draft202012Validator
+
+        errors = sorted(
+            Draft202012Validator(dict(spec.value_schema)).iter_errors(value),
+            key=lambda e: list(e.absolute_path),
+        )
+        if errors:
+            err = errors[0]
+            inner = "".join(f"[{p!r}]" for p in err.absolute_path)
+            loader.error(
+                doc.at([*at, *err.absolute_path]) if err.absolute_path else where,
+                f"invalid value for '{spec.name}'{inner}: {err.message}",
+            )
+            return False
+    if spec.check_value is not None:
+        rendered = value
+        if _has_template(value):
+            try:
+                rendered = template.render_value(value, vars_)
+            except template.TemplateProblem as exc:
+                loader.error(where, exc.message)
+                return False
+        try:
+            problem = spec.check_value(rendered)
+        except Exception as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem:
+            loader.error(where, problem)
+            return False
+    return True
+
+
+def _has_template(value: Any) -> bool:
+    if isinstance(value, str):
+        return template.is_template(value)
+    if isinstance(value, list):
+        return any(_has_template(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_template(v) for v in value.values())
+    return False
+
+
+def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) -> Transform | None:
+    if raw is None:
+        return None
+    where = doc.at(at)
+    if isinstance(raw, str):
+        kind, source = "expr", raw
+    else:
+        kind, source = next(iter(raw.items()))
+    if kind == "jmespath":
+        import jmespath
+        from jmespath.exceptions import JMESPathError
+
+        try:
+            jmespath.compile(source)
+        except JMESPathError as exc:
+            loader.error(where, f"transform is not a valid JMESPath query: {exc}")
+            return None
+        return Transform("jmespath", source, where)
+    from skilleval import expr
+
+    try:
+        expr.compile_expr(source)
+    except expr.ExprSyntaxError as exc:
+        hint = ""
+        if "JSON.parse" in source or "=>" in source:
+            hint = " (JavaScript transforms are not supported; use {jmespath: ...} or expr)"
+        loader.error(where, f"transform: {exc.message} at column {exc.col}{hint}")
+        return None
+    return Transform("expr", source, where)
+
+
+# -- model settings ------------------------------------------------------------------------
+
+
+def _model_spec(loader: _Loader, doc: Document, key: str, override: str | None) -> ModelSpec:
+    raw: Any = override if override is not None else doc.data.get(key)
+    where = doc.at([key]) if key in doc.data and override is None else Location("command line")
+    return parse_model(loader, raw, where, doc if override is None else None, key)
+
+
+def parse_model(
+    loader: _Loader, raw: Any, where: Location, doc: Document | None, key: str
+) -> ModelSpec:
+    base = loader.path.parent
+    if raw is None or raw == "default":
+        return ModelSpec(kind="gguf", path="default", label="default")
+    if isinstance(raw, str):
+        if raw in ("echo", "scripted"):
+            return ModelSpec(kind=raw, label=raw)  # type: ignore[arg-type]
+        if raw.startswith(("http://", "https://")):
+            loader.error(
+                where,
+                f"to use a server, write `{key}: {{provider: openai, base_url: {raw}, model: NAME}}`",
+            )
+            return ModelSpec(kind="echo")
+        path = Path(raw).expanduser()
+        path = path if path.is_absolute() else base / path
+        return ModelSpec(kind="gguf", path=str(path), label=raw)
+    spec: dict[str, Any] = dict(raw)
+    kind = spec.get("provider") or (
+        "openai" if "base_url" in spec else "gguf" if "path" in spec else None
+    )
+    if kind is None:
+        loader.error(
+            where, f"`{key}:` needs `provider:` (gguf, openai, echo or scripted) or `path:`"
+        )
+        return ModelSpec(kind="echo")
+    allowed = {
+        "gguf": {"provider", "path", "n_ctx", "threads", "n_batch"},
+        "openai": {"provider", "base_url", "model", "api_key_env", "timeout", "retries"},
+        "echo": {"provider"},
+        "scripted": {"provider", "responses", "default"},
+    }[kind]
+    for extra in sorted(set(spec) - allowed):
+        at = doc.key_at([key, extra]) if doc else where
+        loader.error(at, f"'{extra}' does not apply to the {kind} provider")
+    if kind == "openai":
+        for need in ("base_url", "model"):
+            if need not in spec:
+                loader.error(where, f"the openai provider needs `{need}:`")
+        return ModelSpec(
+            kind="openai",
+            base_url=str(spec.get("base_url", "")).rstrip("/"),
+            model=spec.get("model"),
+            api_key_env=spec.get("api_key_env"),
+            timeout_s=float(spec.get("timeout", 120.0)),
+            retries=int(spec.get("retries", 3)),
+            label=str(spec.get("base_url", "")),
+        )
+    if kind == "scripted":
+        rules = spec.get("responses") or []
+        if filerefs.is_ref(rules):
+            try:
+                rules = loader.reader.value(
+                    str(rules), base, doc.at([key, "responses"]) if doc else where
+                )
+            except DiagnosticsError as exc:
+                loader.absorb(exc)
+                rules = []
+        rules = _check_rules(loader, rules, where)
+        return ModelSpec(
+            kind="scripted",
+            responses=tuple(rules),
+            default_response=spec.get("default"),
+            label="scripted",
+        )
+    if kind == "echo":
+        return ModelSpec(kind="echo", label="echo")
+    path_raw = str(spec.get("path", "default"))
+    if path_raw != "default":
+        p = Path(path_raw).expanduser()
+        path_raw = str(p if p.is_absolute() else base / p)
+    return ModelSpec(
+        kind="gguf",
+        path=path_raw,
+        n_ctx=int(spec.get("n_ctx", 4096)),
+        threads=spec.get("threads"),
+        n_batch=int(spec.get("n_batch", 512)),
+        label=str(spec.get("path", "default")),
+    )
+
+
+def _check_rules(loader: _Loader, rules: Any, where: Location) -> list[Mapping[str, Any]]:
+    if not isinstance(rules, list):
+        loader.error(where, "scripted `responses` must be a list of {id|match, output|outputs}")
+        return []
+    out: list[Mapping[str, Any]] = []
+    for rule in rules:
+        if not isinstance(rule, dict) or not ({"output", "outputs"} & set(rule)):
+            loader.error(where, "each scripted response needs `output:` or `outputs:`")
+            continue
+        if "match" in rule:
+            try:
+                re.compile(str(rule["match"]))
+            except re.error as exc:
+                loader.error(where, f"scripted response `match` is not a valid regex: {exc}")
+                continue
+        out.append(rule)
+    return out
+
+
+def _decoding(loader: _Loader, doc: Document) -> Decoding:
+    raw = doc.data.get("decoding") or {}
+    dec = Decoding(
+        mode=raw.get("mode", "deterministic"),
+        seed=int(raw.get("seed", 0)),
+        temperature=float(raw.get("temperature", 0.8)),
+        top_p=float(raw.get("top_p", 0.95)),
+        max_tokens=int(raw.get("max_tokens", 256)),
+    )
+    if loader.overrides.seed is not None:
+        from dataclasses import replace
+
+        dec = replace(dec, seed=loader.overrides.seed)
+    if dec.mode == "deterministic" and ("temperature" in raw or "top_p" in raw):
+        key = "temperature" if "temperature" in raw else "top_p"
+        loader.error(
+            doc.key_at(["decoding", key]),
+            f"`{key}` only applies in distribution mode; deterministic mode is greedy",
+        )
+    return dec

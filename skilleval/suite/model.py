@@ -1,0 +1,111 @@
+"""A suite after loading: validated, resolved, and immutable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from skilleval.assertions.api import AssertionType
+from skilleval.engine.base import Decoding, ModelSpec
+from skilleval.errors import Location
+
+SuiteType = Literal["regression", "capability"]
+
+
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """A rewrite of the output before assertions see it."""
+
+    kind: Literal["expr", "jmespath"]
+    source: str
+    where: Location
+
+
+@dataclass(frozen=True, slots=True)
+class AssertionEntry:
+    """One assertion of one test, with its type resolved."""
+
+    type: str
+    """As written, ``not-`` included."""
+    spec: AssertionType
+    negated: bool
+    value: Any
+    where: Location
+    base_dir: Path
+    threshold: float | None = None
+    weight: float = 1.0
+    metric: str | None = None
+    transform: Transform | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """reference, require, rubricPrompt … (type-specific keys)."""
+    from_default: bool = False
+    """True when the assertion came from ``defaultTest``."""
+
+    @property
+    def tier(self) -> str:
+        return self.spec.tier
+
+    def describe(self) -> str:
+        """A short label: the type and a glimpse of the value."""
+        if self.value is None:
+            return self.type
+        text = self.value if isinstance(self.value, str) else repr(self.value)
+        text = " ".join(str(text).split())
+        return f"{self.type} {text[:40]}{'…' if len(text) > 40 else ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A prompt template: plain text, or a list of chat messages."""
+
+    label: str
+    text: str | None = None
+    messages: tuple[tuple[str, str], ...] = ()
+    """(role, template) pairs when the prompt is a chat."""
+    where: Location = field(default_factory=lambda: Location("<prompt>"))
+
+
+@dataclass(frozen=True, slots=True)
+class TestCase:
+    """One test of the suite (one per prompt when ``prompts:`` lists several)."""
+
+    id: str
+    description: str
+    prompt: Prompt
+    vars: Mapping[str, Any]
+    asserts: tuple[AssertionEntry, ...]
+    where: Location
+    base_dir: Path
+    should_trigger: bool | None = None
+    threshold: float | None = None
+    transform: Transform | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """A loaded suite, ready to plan and run."""
+
+    path: Path
+    display: str
+    description: str
+    type: SuiteType
+    tests: tuple[TestCase, ...]
+    model: ModelSpec
+    decoding: Decoding
+    trials: int = 1
+    threshold: float = 1.0
+    plugin_dirs: tuple[Path, ...] = ()
+    judge: ModelSpec | None = None
+    files: frozenset[Path] = frozenset()
+    """Every file the suite read: itself, test files, fixtures, plugins (for watch)."""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    registry_listing: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent

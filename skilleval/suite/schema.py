@@ -1,0 +1,220 @@
+"""Validate a document against a JSON Schema and report every problem at its position."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from skilleval.errors import Diagnostic
+from skilleval.suite.yamlio import Document
+
+#: Keys promptfoo accepts that skilleval deliberately does not, with what to do instead.
+PROMPTFOO_KEYS: Mapping[str, str] = {
+    "providers": "skilleval runs one model per suite: set `model:` instead",
+    "targets": "skilleval runs one model per suite: set `model:` instead",
+    "provider": "the model is set once per suite with `model:`, and the judge with `judge:`",
+    "scenarios": "scenarios are not supported; list the tests explicitly",
+    "redteam": "red-teaming is out of scope for skilleval",
+    "evaluateOptions": "set these on the command line (`--jobs`, `--no-cache`, `--trials`)",
+    "commandLineOptions": "pass options on the command line instead",
+    "derivedMetrics": "derived metrics are not supported; use `metric:` on assertions",
+    "env": "set environment variables in the shell that runs skilleval",
+    "nunjucksFilters": "custom template filters are not supported",
+    "extensions": "extension hooks are not supported; write an assertion plugin instead",
+    "sharing": "skilleval never uploads results",
+    "outputPath": "use `skilleval run -o FILE` instead",
+    "writeLatestResults": "every run is written under .skilleval/runs/",
+    "tracing": "tracing is not supported",
+    "assertScoringFunction": "custom scoring functions are not supported; use weights and `threshold:`",
+    "providerOutput": "fixed outputs are not supported; use the scripted provider (`model: {provider: scripted}`)",
+    "contextTransform": "context transforms are not supported",
+    "transformVars": "variable transforms are not supported",
+}
+
+
+def _schema_text(name: str) -> str:
+    packaged = resources.files("skilleval") / "_schemas" / name
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    # An editable install reads the top-level copy, which is the same file.
+    return (Path(__file__).resolve().parents[2] / "schemas" / name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def load_schema(name: str) -> Mapping[str, Any]:
+    """A schema shipped with skilleval, by file name (``suite.schema.json`` …)."""
+    result: Mapping[str, Any] = json.loads(_schema_text(name))
+    return result
+
+
+def sub_schema(name: str, ref: str) -> dict[str, Any]:
+    """A ``$defs`` entry of a shipped schema, made standalone (its refs still resolve)."""
+    root = load_schema(name)
+    return {"$defs": root["$defs"], "$ref": f"#/$defs/{ref}"}
+
+
+def validate(doc: Document, schema: Mapping[str, Any], *, what: str = "") -> list[Diagnostic]:
+    """Every schema violation in ``doc``, as diagnostics in file order."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema)
+    diags: list[Diagnostic] = []
+    for error in validator.iter_errors(doc.data):
+        diags.extend(_explain(error, doc, what))
+    unique = {(str(d.where), d.message): d for d in diags}
+    return sorted(unique.values(), key=Diagnostic.sort_key)
+
+
+def _type_name(instance: Any) -> str:
+    if instance is None:
+        return "null"
+    if isinstance(instance, bool):
+        return "a boolean"
+    if isinstance(instance, (int, float)):
+        return "a number"
+    if isinstance(instance, str):
+        return "a string"
+    if isinstance(instance, list):
+        return "a list"
+    if isinstance(instance, dict):
+        return "a mapping"
+    return type(instance).__name__
+
+
+def _field(path: Sequence[str | int], what: str) -> str:
+    named = [str(p) for p in path if isinstance(p, str)]
+    if named:
+        return f"'{named[-1]}'"
+    if path:
+        return f"item {path[-1]} of {what or 'the list'}"
+    return what or "the document"
+
+
+def _branches(error: Any) -> Iterator[Any]:
+    """For anyOf/oneOf: the errors of the branches whose type fits the value."""
+    for sub in error.context or ():
+        if sub.validator == "type" and len(sub.relative_schema_path) <= 2:
+            continue
+        yield sub
+
+
+def _explain(error: Any, doc: Document, what: str) -> list[Diagnostic]:
+    path = list(error.absolute_path)
+    inst = error.instance
+    v = error.validator
+    if v in ("anyOf", "oneOf"):
+        fitting = list(_branches(error))
+        if fitting:
+            # Report the branch that got furthest: its errors are the ones the user meant.
+            depth = max(len(e.absolute_path) for e in fitting)
+            out: list[Diagnostic] = []
+            for sub in fitting:
+                if len(sub.absolute_path) == depth:
+                    out.extend(_explain(sub, doc, what))
+            return out
+        kinds = _expected_kinds(error.schema)
+        return [
+            Diagnostic(
+                doc.at(path), f"{_field(path, what)} must be {kinds}, not {_type_name(inst)}"
+            )
+        ]
+    if v == "additionalProperties":
+        allowed = sorted((error.schema.get("properties") or {}).keys())
+        extra = sorted(set(inst) - set(allowed)) if isinstance(inst, dict) else []
+        return [_unknown_key(doc, path, key, allowed) for key in extra]
+    if v == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else "?"
+        return [Diagnostic(doc.at(path), f"missing required key '{missing}'")]
+    if v == "type":
+        want = error.validator_value
+        kinds = " or ".join(_article(k) for k in (want if isinstance(want, list) else [want]))
+        return [
+            Diagnostic(
+                doc.at(path), f"{_field(path, what)} must be {kinds}, not {_type_name(inst)}"
+            )
+        ]
+    if v == "enum":
+        options = ", ".join(repr(o) for o in error.validator_value)
+        hint = _suggest(str(inst), [str(o) for o in error.validator_value])
+        return [
+            Diagnostic(
+                doc.at(path), f"{_field(path, what)} must be one of {options}, not {inst!r}{hint}"
+            )
+        ]
+    if v == "const":
+        return [
+            Diagnostic(
+                doc.at(path),
+                f"{_field(path, what)} must be {error.validator_value!r}, not {inst!r}",
+            )
+        ]
+    if v == "pattern" and error.validator_value == "^file://":
+        return [
+            Diagnostic(
+                doc.at(path),
+                f"{_field(path, what)} must be a list or a file:// reference, not {inst!r}",
+            )
+        ]
+    if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        sign = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
+            v
+        ]
+        return [
+            Diagnostic(
+                doc.at(path),
+                f"{_field(path, what)} must be {sign} {error.validator_value}, not {inst!r}",
+            )
+        ]
+    if v == "minItems" and error.validator_value == 1:
+        return [Diagnostic(doc.at(path), f"{_field(path, what)} must not be empty")]
+    if v == "minLength" and error.validator_value == 1:
+        return [Diagnostic(doc.at(path), f"{_field(path, what)} must not be empty")]
+    return [Diagnostic(doc.at(path), f"{_field(path, what)}: {error.message}")]
+
+
+def _article(kind: str) -> str:
+    return {
+        "object": "a mapping",
+        "array": "a list",
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "a boolean",
+        "null": "null",
+    }.get(kind, kind)
+
+
+def _expected_kinds(schema: Mapping[str, Any]) -> str:
+    kinds: list[str] = []
+    for branch in schema.get("anyOf") or schema.get("oneOf") or ():
+        kind = branch.get("type")
+        if kind == "string" and branch.get("pattern") == "^file://":
+            label = "a file:// reference"
+        elif kind:
+            label = _article(kind)
+        elif "$ref" in branch:
+            label = "a mapping"
+        else:
+            continue
+        if label not in kinds:
+            kinds.append(label)
+    return " or ".join(kinds) or "something else"
+
+
+def _suggest(word: str, options: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _unknown_key(
+    doc: Document, path: Sequence[str | int], key: str, allowed: Sequence[str]
+) -> Diagnostic:
+    where = doc.key_at([*path, key])
+    if key in PROMPTFOO_KEYS:
+        return Diagnostic(where, f"unsupported key '{key}': {PROMPTFOO_KEYS[key]}")
+    return Diagnostic(where, f"unknown key '{key}'{_suggest(key, allowed)}")

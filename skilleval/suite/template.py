@@ -1,0 +1,75 @@
+"""``{{ var }}`` templates for prompts and assertion values (jinja2, sandboxed, strict)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import jinja2
+import jinja2.meta
+import jinja2.sandbox
+from jinja2.exceptions import SecurityError
+
+
+@functools.cache
+def _env() -> jinja2.sandbox.SandboxedEnvironment:
+    # Strict: a misspelt variable is an error, never a silently empty string.
+    return jinja2.sandbox.SandboxedEnvironment(
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+    )
+
+
+def is_template(text: str) -> bool:
+    """Whether ``text`` contains template syntax at all (plain text is used as is)."""
+    return "{{" in text or "{%" in text
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile(text: str) -> jinja2.Template:
+    return _env().from_string(text)
+
+
+class TemplateProblem(Exception):
+    """A template that does not parse or render; ``line`` is 1-based within the template."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def variables(text: str) -> set[str]:
+    """The top-level variable names a template reads."""
+    if not is_template(text):
+        return set()
+    try:
+        ast = _env().parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1) from None
+    return set(jinja2.meta.find_undeclared_variables(ast))
+
+
+def render(text: str, vars: Mapping[str, Any]) -> str:
+    """Render ``text`` with ``vars``; plain text comes back unchanged."""
+    if not is_template(text):
+        return text
+    try:
+        return _compile(text).render(**vars)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1) from None
+    except jinja2.UndefinedError as exc:
+        raise TemplateProblem(f"template error: {exc.message}") from None
+    except SecurityError as exc:
+        raise TemplateProblem(f"template error: {exc}") from None
+
+
+def render_value(value: Any, vars: Mapping[str, Any]) -> Any:
+    """Render every string inside an assertion value."""
+    if isinstance(value, str):
+        return render(value, vars)
+    if isinstance(value, list):
+        return [render_value(v, vars) for v in value]
+    if isinstance(value, dict):
+        return {k: render_value(v, vars) for k, v in value.items()}
+    return value
