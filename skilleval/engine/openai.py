@@ -1,0 +1,483 @@
+"""A provider for any OpenAI-compatible ``/v1/chat/completions`` server.
+
+Works with vLLM, the llama.cpp server, llama-cpp-python's server and the OpenAI API. One
+:class:`httpx.Client` is shared by every thread the runner starts, so calls run concurrently up
+to ``jobs``. Every failure becomes a one-line :class:`~skilleval.errors.ProviderError`.
+
+Structured output is sent as OpenAI's ``{"type": "json_schema", ...}`` response format. Servers
+that only know ``{"type": "json_object", "schema": ...}`` (llama-cpp-python) reject that form;
+in ``auto`` mode the provider then switches to the ``json_object`` form for the rest of the run.
+Replies are validated against the schema either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+
+from skilleval import __version__
+from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
+from skilleval.errors import ProviderError
+
+ResponseFormatStyle = Literal["auto", "json_schema", "json_object"]
+
+_BACKOFF_CAP_S = 10.0
+_RETRY_AFTER_CAP_S = 30.0
+_SNIPPET_CHARS = 160
+_CHOICE_KEY = "choice"
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+_VERSION_SEGMENT = re.compile(r"v\d+")
+
+
+def chat_completions_url(base_url: str) -> str:
+    """The chat-completions endpoint for a ``base_url`` as users write it.
+
+    ``http://host:8000``, ``http://host:8000/v1`` and the full endpoint URL all lead to
+    ``http://host:8000/v1/chat/completions``; a path ending in another version segment
+    (``/v2``) or in ``/chat/completions`` is kept.
+
+    Args:
+        base_url: The server URL from the suite.
+
+    Returns:
+        The URL that requests are posted to.
+
+    Raises:
+        ProviderError: The URL is not http or https.
+    """
+    url = base_url.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ProviderError(
+            f"base_url {base_url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)"
+        )
+    if parts.path.endswith("/chat/completions"):
+        return url
+    last = parts.path.rsplit("/", 1)[-1]
+    if _VERSION_SEGMENT.fullmatch(last):
+        return f"{url}/chat/completions"
+    return f"{url}/v1/chat/completions"
+
+
+class OpenAIProvider:
+    """Calls an OpenAI-compatible chat-completions server.
+
+    Args:
+        spec: The ``model:`` entry; uses ``base_url``, ``model``, ``api_key_env``,
+            ``timeout_s`` (per network operation) and ``retries`` (extra attempts after the
+            first).
+        jobs: How many calls may be in flight at once; also the connection-pool size.
+        transport: An httpx transport to use instead of the network (tests, proxies).
+        response_format: How a JSON schema is sent. ``json_schema`` is OpenAI's form,
+            ``json_object`` is ``{"type": "json_object", "schema": ...}``; ``auto`` starts with
+            ``json_schema`` and switches for good when the server rejects it.
+        backoff_s: The first retry delay; it doubles per attempt, capped at 10 s, with a jitter
+            factor in [0.5, 1] drawn from an RNG seeded with 0.
+
+    Raises:
+        ProviderError: ``base_url`` or ``model`` is missing or invalid, or ``api_key_env``
+            names an unset environment variable.
+    """
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        jobs: int = 4,
+        transport: httpx.BaseTransport | None = None,
+        response_format: ResponseFormatStyle = "auto",
+        backoff_s: float = 0.5,
+    ) -> None:
+        if not spec.base_url:
+            raise ProviderError("provider openai needs base_url (e.g. http://127.0.0.1:8000/v1)")
+        if not spec.model:
+            raise ProviderError(
+                "provider openai needs model: the name the server serves (see GET /v1/models)"
+            )
+        self._spec = spec
+        self._model = spec.model
+        self._url = chat_completions_url(spec.base_url)
+        self._base_url = self._url.removesuffix("/chat/completions")
+        self.max_concurrency = max(1, jobs)
+        self._auto_format = response_format == "auto"
+        self._format: Literal["json_schema", "json_object"] = (
+            "json_object" if response_format == "json_object" else "json_schema"
+        )
+        self._backoff_s = max(0.0, backoff_s)
+        # Jitter spreads retries from concurrent workers; seeding keeps a run reproducible.
+        self._rng = random.Random(0)
+        self._lock = threading.Lock()
+
+        headers = {"User-Agent": f"skilleval/{__version__}"}
+        if spec.api_key_env:
+            key = os.environ.get(spec.api_key_env)
+            if key is None:
+                raise ProviderError(f"environment variable {spec.api_key_env} is not set")
+            if not key.strip():
+                raise ProviderError(f"environment variable {spec.api_key_env} is empty")
+            headers["Authorization"] = f"Bearer {key.strip()}"
+        self._client = httpx.Client(
+            headers=headers,
+            # Waiting for a free pooled connection is queueing, not a server hang.
+            timeout=httpx.Timeout(spec.timeout_s, pool=None),
+            limits=httpx.Limits(
+                max_connections=self.max_concurrency,
+                max_keepalive_connections=self.max_concurrency,
+            ),
+            transport=transport,
+        )
+
+    @property
+    def url(self) -> str:
+        """The endpoint requests are posted to."""
+        return self._url
+
+    @property
+    def response_format_style(self) -> Literal["json_schema", "json_object"]:
+        """The response-format form currently sent with a schema."""
+        return self._format
+
+    def identity(self) -> ModelIdentity:
+        """Name the model by server and model name; no network call."""
+        return ModelIdentity(kind="openai", name=self._model, details={"base_url": self._base_url})
+
+    def cache_salt(self, request: Request) -> str:
+        """Nothing beyond the request and identity affects the answer."""
+        return ""
+
+    def close(self) -> None:
+        """Close the shared connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIProvider:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def complete(self, request: Request) -> Completion:
+        """Send ``request`` and return the reply.
+
+        A reply cut by ``max_tokens`` comes back with ``finish_reason="length"`` and is not
+        parsed or validated. A constrained choice returns the chosen option as ``text``.
+
+        Args:
+            request: The messages and decoding settings.
+
+        Returns:
+            The reply, its token usage and the latency of the successful attempt.
+
+        Raises:
+            ProviderError: The server could not be reached, kept failing, rejected the request,
+                or sent a reply that breaks the requested constraint.
+        """
+        schema = _choice_schema(request.choices) if request.choices else request.json_schema
+        style = self._format
+        may_fall_back = schema is not None and self._auto_format and style == "json_schema"
+        response, latency_ms = self._post(self._payload(request, schema, style), may_fall_back)
+        if may_fall_back and _rejects_json_schema(response):
+            with self._lock:
+                self._format = "json_object"
+            response, latency_ms = self._post(self._payload(request, schema, "json_object"), False)
+        if response.status_code >= 400:
+            raise ProviderError(self._client_error(response))
+        return self._completion(request, schema, response, latency_ms)
+
+    def _payload(
+        self,
+        request: Request,
+        schema: Mapping[str, Any] | None,
+        style: Literal["json_schema", "json_object"],
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self._model,
+            "messages": [m.to_json() for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "seed": request.seed,
+            "stream": False,
+        }
+        if schema is not None:
+            if style == "json_schema":
+                payload["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": _schema_name(schema, request),
+                        "schema": dict(schema),
+                        "strict": True,
+                    },
+                }
+            else:
+                payload["response_format"] = {"type": "json_object", "schema": dict(schema)}
+        return payload
+
+    def _post(self, payload: dict[str, Any], watch_format: bool) -> tuple[httpx.Response, float]:
+        """POST with retries; returns the first non-retryable response and its latency."""
+        failures: Counter[str] = Counter()
+        last_detail = ""
+        retry_after: float | None = None
+        for attempt in range(self._spec.retries + 1):
+            if attempt:
+                time.sleep(self._delay(attempt - 1, retry_after))
+            retry_after = None
+            start = time.perf_counter()
+            try:
+                response = self._client.post(self._url, json=payload)
+            except httpx.TimeoutException:
+                failures["timeout"] += 1
+                continue
+            except httpx.ConnectError as exc:
+                raise ProviderError(self._unreachable(exc)) from None
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                failures["connection reset"] += 1
+                last_detail = _one_line(str(exc) or type(exc).__name__)
+                continue
+            except httpx.TransportError as exc:
+                raise ProviderError(
+                    f"{self._url}: request failed: {_one_line(str(exc) or type(exc).__name__)}"
+                ) from None
+            latency_ms = (time.perf_counter() - start) * 1000.0
+            status = response.status_code
+            # llama-cpp-python reports a rejected response_format as HTTP 500; retrying is futile.
+            if watch_format and _rejects_json_schema(response):
+                return response, latency_ms
+            if status == 429 or status >= 500:
+                failures[f"HTTP {status}"] += 1
+                last_detail = _error_detail(response)
+                retry_after = _retry_after(response)
+                continue
+            return response, latency_ms
+        raise ProviderError(self._gave_up(failures, last_detail))
+
+    def _delay(self, retry: int, retry_after: float | None) -> float:
+        with self._lock:
+            jitter = self._rng.uniform(0.5, 1.0)
+        delay = min(_BACKOFF_CAP_S, self._backoff_s * 2.0**retry) * jitter
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, _RETRY_AFTER_CAP_S))
+        return delay
+
+    def _unreachable(self, exc: httpx.ConnectError) -> str:
+        reason = str(exc)
+        if "refused" in reason.lower():
+            return f"cannot reach {self._url}: connection refused — is the server running?"
+        return f"cannot reach {self._url}: {_one_line(reason or type(exc).__name__)}"
+
+    def _gave_up(self, failures: Counter[str], last_detail: str) -> str:
+        attempts = sum(failures.values())
+        if set(failures) == {"timeout"}:
+            tries = f" ({attempts} attempts)" if attempts > 1 else ""
+            return f"{self._url}: no reply within {self._spec.timeout_s} s{tries}"
+        summary = ", ".join(f"{label} x{count}" for label, count in failures.items())
+        last = f" (last: {last_detail})" if last_detail else ""
+        return f"{self._url}: server kept failing: {summary}{last}"
+
+    def _client_error(self, response: httpx.Response) -> str:
+        status = response.status_code
+        detail = _error_detail(response)
+        lowered = detail.lower()
+        said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
+        if _is_unknown_model(response, lowered):
+            return f"{self._url}: server has no model {self._model!r} ({said})"
+        if status == 404:
+            return (
+                f"{self._url}: {said} — is base_url an OpenAI-compatible server "
+                "(it should serve /v1/chat/completions)?"
+            )
+        if status in (401, 403):
+            if self._spec.api_key_env:
+                hint = f"check the key in {self._spec.api_key_env}"
+            else:
+                hint = "set api_key_env to the variable that holds the key"
+            return f"{self._url}: {said} — {hint}"
+        return f"{self._url}: {said}"
+
+    def _completion(
+        self,
+        request: Request,
+        schema: Mapping[str, Any] | None,
+        response: httpx.Response,
+        latency_ms: float,
+    ) -> Completion:
+        try:
+            body = response.json()
+        except ValueError:
+            kind = response.headers.get("content-type", "no content-type")
+            raise ProviderError(
+                f"{self._url}: reply is not JSON (HTTP {response.status_code}, {kind}): "
+                f"{_snippet(response.text)!r}"
+            ) from None
+        message, finish_reason = self._first_choice(body)
+        content = message.get("content")
+        text = content if isinstance(content, str) else ""
+        usage = body.get("usage")
+        prompt_tokens, completion_tokens, cached_tokens = _usage(usage)
+        completion = Completion(
+            text=text,
+            finish_reason=finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=latency_ms,
+            tokens_evaluated=max(0, prompt_tokens - cached_tokens),
+        )
+        if finish_reason == "length" or schema is None:
+            return completion
+        if request.choices:
+            return replace(completion, text=self._chosen(text, request.choices))
+        self._validate(text, schema)
+        return completion
+
+    def _first_choice(self, body: Any) -> tuple[Mapping[str, Any], str]:
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ProviderError(
+                f"{self._url}: reply has no choices[0]; is this an OpenAI-compatible "
+                f"chat-completions server? Got {_snippet(json.dumps(body))!r}"
+            )
+        first = choices[0]
+        message = first.get("message")
+        if not isinstance(message, dict):
+            raise ProviderError(f"{self._url}: reply has no choices[0].message")
+        finish = first.get("finish_reason")
+        return message, finish if isinstance(finish, str) and finish else "stop"
+
+    def _chosen(self, text: str, options: tuple[str, ...]) -> str:
+        stripped = text.strip()
+        try:
+            parsed: Any = json.loads(stripped)
+        except ValueError:
+            parsed = stripped
+        if isinstance(parsed, dict):
+            parsed = parsed.get(_CHOICE_KEY)
+        if isinstance(parsed, str) and parsed in options:
+            return parsed
+        raise ProviderError(
+            f"{self._url}: server ignored the choice constraint: reply {_snippet(text)!r} "
+            f"is not one of {list(options)}"
+        )
+
+    def _validate(self, text: str, schema: Mapping[str, Any]) -> None:
+        # Deferred: only schema-constrained calls pay for the import. jsonschema ships no stubs.
+        import jsonschema  # type: ignore[import-untyped,unused-ignore]
+
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise ProviderError(
+                f"{self._url}: server ignored the JSON schema: reply is not JSON ({exc}): "
+                f"{_snippet(text)!r}"
+            ) from None
+        try:
+            jsonschema.validate(value, schema)
+        except jsonschema.SchemaError as exc:
+            raise ProviderError(f"invalid JSON schema: {_one_line(exc.message)}") from None
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+            raise ProviderError(
+                f"{self._url}: server ignored the JSON schema: at {where}: {_snippet(exc.message)}"
+            ) from None
+
+
+def _choice_schema(options: tuple[str, ...]) -> dict[str, Any]:
+    # An object rather than a bare string: OpenAI's strict mode requires a top-level object.
+    return {
+        "type": "object",
+        "properties": {_CHOICE_KEY: {"type": "string", "enum": list(options)}},
+        "required": [_CHOICE_KEY],
+        "additionalProperties": False,
+    }
+
+
+def _schema_name(schema: Mapping[str, Any], request: Request) -> str:
+    if request.choices:
+        return _CHOICE_KEY
+    title = schema.get("title")
+    name = _SCHEMA_NAME.sub("_", title).strip("_")[:64] if isinstance(title, str) else ""
+    return name or "reply"
+
+
+def _rejects_json_schema(response: httpx.Response) -> bool:
+    """Whether the server refused ``{"type": "json_schema"}`` but knows ``json_object``."""
+    if response.status_code < 400:
+        return False
+    text = response.text.lower()
+    return "response_format" in text and "json_object" in text
+
+
+def _is_unknown_model(response: httpx.Response, detail: str) -> bool:
+    code = ""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        code = str(body["error"].get("code") or "")
+    if code == "model_not_found":
+        return True
+    return (
+        response.status_code in (400, 404)
+        and "model" in detail
+        and ("does not exist" in detail or "not found" in detail)
+    )
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """The server's own words about an error, on one line."""
+    try:
+        body = response.json()
+    except ValueError:
+        return _snippet(response.text)
+    found: Any = body
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            found = error["message"]
+        elif isinstance(error, str) and error:
+            found = error
+        elif body.get("detail"):
+            found = body["detail"]
+        elif body.get("message"):
+            found = body["message"]
+    return _snippet(found if isinstance(found, str) else json.dumps(found))
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after", "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _usage(usage: Any) -> tuple[int, int, int]:
+    if not isinstance(usage, dict):
+        return 0, 0, 0
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+    return _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), _int(cached)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _snippet(text: str) -> str:
+    line = _one_line(text)
+    return line if len(line) <= _SNIPPET_CHARS else line[: _SNIPPET_CHARS - 1] + "…"
