@@ -198,7 +198,7 @@ def _iterate(jobs: Sequence[Job], provider: Provider, parallel: int, extra: dict
                 yield fut.result()
 
 
-def _calls(provider: Provider, records: Sequence[Record]) -> dict[str, Any]:
+def _calls(provider: Provider, records: Sequence[Record], timed: bool) -> dict[str, Any]:
     gen = [r.stats for r in records if r.stats]
     completion_tokens = sum(int(s.get("completion_tokens", 0)) for s in gen)
     latency = sum(float(s.get("latency_ms", 0.0)) for s in gen if not s.get("cached"))
@@ -215,7 +215,7 @@ def _calls(provider: Provider, records: Sequence[Record]) -> dict[str, Any]:
             / (latency / 1000.0),
             2,
         )
-        if latency > 0
+        if latency > 0 and timed
         else None,
     }
 
@@ -297,7 +297,7 @@ def build_document(
         "primary_arm": primary,
         "records": [r.to_json() for r in records],
         "summary": summary,
-        "calls": _calls(provider, records),
+        "calls": _calls(provider, records, suite.model.kind in ("gguf", "openai")),
         "gate": gate(suite, summary, primary, interrupted),
         "timing": {
             "started_at": started.isoformat(timespec="seconds"),

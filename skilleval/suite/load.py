@@ -379,9 +379,14 @@ def _check_template_vars(
             continue
         missing = sorted(used - set(vars_))
         if missing:
+            import difflib
+
             names = ", ".join(f"'{m}'" for m in missing)
+            close = difflib.get_close_matches(missing[0], list(vars_), n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
             loader.error(
-                where, f"prompt '{prompt.label}' uses {names}, which this test's vars do not define"
+                where,
+                f"prompt '{prompt.label}' uses {names}, which this test's vars do not define{hint}",
             )
 
 

@@ -110,12 +110,14 @@ def _explain(error: Any, doc: Document, what: str) -> list[Diagnostic]:
     if v in ("anyOf", "oneOf"):
         fitting = list(_branches(error))
         if fitting:
-            # Report the branch that got furthest: its errors are the ones the user meant.
-            depth = max(len(e.absolute_path) for e in fitting)
-            out: list[Diagnostic] = []
+            # Report the branch that got furthest into the value: it is the one the user meant.
+            branches: dict[Any, list[Any]] = {}
             for sub in fitting:
-                if len(sub.absolute_path) == depth:
-                    out.extend(_explain(sub, doc, what))
+                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+            best = max(branches.values(), key=lambda errs: max(len(e.absolute_path) for e in errs))
+            out: list[Diagnostic] = []
+            for sub in best:
+                out.extend(_explain(sub, doc, what))
             return out
         kinds = _expected_kinds(error.schema)
         return [

@@ -125,6 +125,11 @@ def _yaml_error(exc: Exception, display: str, text: str) -> Diagnostic:
         first_at = f" (first defined at line {first.line + 1})" if first is not None else ""
         return Diagnostic(where, f"duplicate key '{key}'{first_at}")
     context = f" {exc.context}" if exc.context else ""
+    start = exc.context_mark
+    if start is not None and problem == "found unexpected end of stream":
+        # An unclosed quote or bracket: the useful position is where it was opened.
+        opened = Location(display, start.line + 1, start.column + 1)
+        return Diagnostic(opened, f"invalid YAML: this is never closed ({problem}{context})")
     return Diagnostic(where, f"invalid YAML: {problem}{context}")
 
 

@@ -1,0 +1,3 @@
+import os
+
+SETTING = os.environ["SKILLEVAL_NO_SUCH_SETTING"]

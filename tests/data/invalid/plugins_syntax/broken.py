@@ -1,0 +1,5 @@
+from skilleval import assertion
+
+@assertion("broken")
+def broken(check)
+    return True

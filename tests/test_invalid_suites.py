@@ -1,0 +1,63 @@
+"""Every invalid suite under tests/data/invalid yields its pinned diagnostics and exit code 4.
+
+Each ``NAME.yaml`` sits beside ``NAME.expected``, the exact stderr of
+``skilleval validate NAME.yaml``. Set ``SKILLEVAL_UPDATE_GOLDENS=1`` to rewrite them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from skilleval.cli import run_cli
+
+INVALID = Path(__file__).parent / "data" / "invalid"
+CASES = sorted(INVALID.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("suite", CASES, ids=lambda p: p.stem)
+def test_invalid_suite_reports_pinned_diagnostics(
+    suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(INVALID)
+    code = run_cli(["validate", suite.name, "--no-entry-points"])
+    err = capsys.readouterr().err
+    golden = suite.with_suffix(".expected")
+    if os.environ.get("SKILLEVAL_UPDATE_GOLDENS") == "1":
+        golden.write_text(err, encoding="utf-8")
+    assert code == 4
+    assert "Traceback" not in err
+    assert err == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("suite", CASES, ids=lambda p: p.stem)
+def test_invalid_suite_never_runs(
+    suite: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run` rejects the same files with the same exit code, before calling any model."""
+    monkeypatch.chdir(INVALID)
+    assert run_cli(["run", suite.name, "--no-entry-points", "--model", "echo"]) == 4
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_every_diagnostic_has_a_position() -> None:
+    for golden in INVALID.glob("*.expected"):
+        for line in golden.read_text(encoding="utf-8").splitlines()[:-1]:
+            path, line_no, col, *_ = line.split(":")
+            assert path and line_no.isdigit() and col.isdigit(), (golden.name, line)
+
+
+def test_json_output_lists_diagnostics(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    monkeypatch.chdir(INVALID)
+    assert run_cli(["validate", "misspelled-type.yaml", "--json", "--no-entry-points"]) == 4
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False
+    first = out["files"][0]["diagnostics"][0]
+    assert (first["line"], first["col"]) == (5, 15)
+    assert "did you mean 'contains'" in first["message"]
