@@ -192,7 +192,8 @@ def test_default_test_weights_metrics_and_threshold(tmp_path: Path, capsys) -> N
     )
     code, doc = run_json(["run", str(suite), "--no-cache"], capsys)
     partial, strict = doc["records"]
-    assert partial["status"] == "pass" and partial["score"] == 0.5
+    assert partial["status"] == "pass"
+    assert partial["score"] == 0.5
     assert strict["status"] == "fail"
     assert partial["metrics"] == {"brevity": 0.0}
     assert partial["asserts"][0]["from_default"] is True

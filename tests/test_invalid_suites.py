@@ -46,7 +46,9 @@ def test_every_diagnostic_has_a_position() -> None:
     for golden in INVALID.glob("*.expected"):
         for line in golden.read_text(encoding="utf-8").splitlines()[:-1]:
             path, line_no, col, *_ = line.split(":")
-            assert path and line_no.isdigit() and col.isdigit(), (golden.name, line)
+            assert path, (golden.name, line)
+            assert line_no.isdigit(), (golden.name, line)
+            assert col.isdigit(), (golden.name, line)
 
 
 def test_json_output_lists_diagnostics(
