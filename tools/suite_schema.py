@@ -236,6 +236,7 @@ suite = {
             ]
         },
         "model": model,
+        "judge": {**model, "description": "The grader for llm-rubric and llm-assert; defaults to the generator. Always greedy."},
         "decoding": {"$ref": "#/$defs/decoding"},
         "tags": {"type": "object", "additionalProperties": {"type": "string"}},
         "metadata": {"type": "object"},

@@ -113,6 +113,9 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         tests.extend(_tests(loader, raw, default, default_doc, prompts))
     _assign_ids(loader, tests)
     model = _model_spec(loader, doc, "model", loader.overrides.model)
+    judge = None
+    if "judge" in data or loader.overrides.judge is not None:
+        judge = _model_spec(loader, doc, "judge", loader.overrides.judge)
     decoding = _decoding(loader, doc)
     trials = loader.overrides.trials or int(data.get("trials", 1))
     if trials > 1 and decoding.mode == "deterministic":
@@ -135,6 +138,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         trials=trials,
         threshold=float(data.get("threshold", 1.0)),
         plugin_dirs=plugin_dirs + loader.overrides.plugin_dirs,
+        judge=judge,
         files=frozenset(files),
         metadata=dict(data.get("metadata") or {}),
         registry_listing=tuple(loader.registry.listing()),
@@ -322,6 +326,8 @@ def _tests(
         if compiled:
             asserts.append(compiled)
     transform = _transform(loader, options.get("transform"), doc, ["options", "transform"])
+    if options.get("rubricPrompt") is not None:
+        asserts = _with_rubric_prompt(loader, asserts, options["rubricPrompt"], doc, base)
     test_prompts = _test_prompts(loader, data, doc, prompts)
     out = []
     for prompt in test_prompts:
@@ -343,6 +349,25 @@ def _tests(
             )
         )
     return out
+
+
+def _with_rubric_prompt(
+    loader: _Loader, asserts: list[AssertionEntry], raw: Any, doc: Document, base: Path
+) -> list[AssertionEntry]:
+    """A test's ``options.rubricPrompt`` applies to its judge assertions that set none."""
+    from dataclasses import replace
+
+    try:
+        prompt = loader.reader.resolve(raw, base, doc, ["options", "rubricPrompt"])
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return asserts
+    return [
+        replace(a, options={**a.options, "rubricPrompt": prompt})
+        if "rubricPrompt" in a.spec.options_schema and "rubricPrompt" not in a.options
+        else a
+        for a in asserts
+    ]
 
 
 def _as_default(entry: AssertionEntry) -> AssertionEntry:
@@ -461,6 +486,11 @@ def _assertion(
     allowed_options = set(spec.options_schema)
     for key in sorted(set(options) - allowed_options):
         loader.error(doc.key_at([*at, key]), f"'{key}' does not apply to '{type_name}'")
+    try:
+        options = {k: loader.reader.resolve(v, base, doc, [*at, k]) for k, v in options.items()}
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return None
     value = entry.get("value")
     has_value = "value" in entry and value is not None
     if spec.uses_threshold and not has_value and "threshold" in entry:
