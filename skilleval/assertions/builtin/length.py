@@ -1,0 +1,114 @@
+"""Size and closeness checks: characters, words, and edit distance to a reference."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.assertions.builtin._common import as_text, quote
+
+_COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}
+_WORD_COUNT: dict[str, Any] = {
+    "oneOf": [
+        _COUNT,
+        {
+            "type": "object",
+            "properties": {"min": _COUNT, "max": _COUNT},
+            "minProperties": 1,
+            "additionalProperties": False,
+        },
+    ]
+}
+DEFAULT_MAX_DISTANCE = 5
+"""promptfoo's default ``threshold`` for ``levenshtein``."""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@assertion("max-length", value=_COUNT)
+def max_length(check: Check) -> Verdict:
+    """Output is at most this many characters long."""
+    size = len(check.output)
+    return Verdict.of(
+        size <= check.value, f"output is {_plural(size, 'character')} (max {check.value})"
+    )
+
+
+@assertion("min-length", value=_COUNT)
+def min_length(check: Check) -> Verdict:
+    """Output is at least this many characters long."""
+    size = len(check.output)
+    return Verdict.of(
+        size >= check.value, f"output is {_plural(size, 'character')} (min {check.value})"
+    )
+
+
+def check_word_bounds(value: Any) -> str | None:
+    """The reason a ``{min, max}`` word count is impossible, or None."""
+    if isinstance(value, Mapping):
+        low, high = value.get("min"), value.get("max")
+        if isinstance(low, int) and isinstance(high, int) and low > high:
+            return f"word-count min {low} is greater than max {high}"
+    return None
+
+
+@assertion("word-count", value=_WORD_COUNT, check_value=check_word_bounds)
+def word_count(check: Check) -> Verdict:
+    """Output has exactly this many words, or a count within {min, max}.
+
+    Words are runs of non-whitespace characters, so punctuation attached to a word is part of
+    it and a lone dash counts as a word.
+    """
+    words = len(check.output.split())
+    found = f"output has {_plural(words, 'word')}"
+    if isinstance(check.value, int):
+        return Verdict.of(words == check.value, f"{found} (expected {check.value})")
+    low, high = check.value.get("min"), check.value.get("max")
+    if low is not None and high is not None:
+        wanted = f"{low}–{high}"
+    elif low is not None:
+        wanted = f"at least {low}"
+    else:
+        wanted = f"at most {high}"
+    inside = (low is None or words >= low) and (high is None or words <= high)
+    return Verdict.of(inside, f"{found} (expected {wanted})")
+
+
+def edit_distance(a: str, b: str) -> int:
+    """The Levenshtein distance between ``a`` and ``b``: insertions, deletions, substitutions.
+
+    Dynamic programming over two rows, O(len(a)·len(b)) time and O(min(len)) memory.
+    """
+    if len(a) < len(b):
+        a, b = b, a
+    if not b:
+        return len(a)
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+@assertion("levenshtein", value={"type": ["string", "number"]})
+def levenshtein(check: Check) -> Verdict:
+    """Output is within `threshold` edits (default 5) of the reference text given as the value.
+
+    The score is 1 − distance / length of the longer text, so near misses still score high;
+    the pass/fail decision uses only the distance.
+    """
+    reference = as_text(check.value)
+    limit = DEFAULT_MAX_DISTANCE if check.threshold is None else check.threshold
+    distance = edit_distance(check.output, reference)
+    longest = max(len(check.output), len(reference))
+    score = 1.0 if longest == 0 else 1.0 - distance / longest
+    return Verdict.of(
+        distance <= limit,
+        f"output is {_plural(distance, 'edit')} from {quote(reference, 40)} (max {limit:g})",
+        score=score,
+    )

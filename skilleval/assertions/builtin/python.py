@@ -1,0 +1,208 @@
+"""Checks written in Python by the suite's author.
+
+This type runs the author's own code with the full interpreter, on purpose: it is the escape
+hatch for checks no declarative type expresses. (``expr`` is the sandboxed alternative.)
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import functools
+import hashlib
+import importlib.util
+import json
+import re
+import sys
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import Any
+
+from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.assertions.builtin._common import has_template
+from skilleval.assertions.normalize import normalize_result
+
+FILE_PREFIX = "file://"
+DEFAULT_FUNCTION = "get_assert"
+_FILENAME = "<python assertion>"
+_WRAPPER = "__skilleval_check__"
+_INDENT = "    "
+
+
+# --- inline code ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Inline:
+    code: CodeType
+    expression: bool
+    """True when ``code`` evaluates to the result; False when it defines the wrapper function."""
+
+
+def _syntax_message(exc: SyntaxError, line_shift: int, col_shift: int) -> str:
+    line = (exc.lineno or 1) - line_shift
+    where = f"line {line}"
+    if exc.offset and exc.offset > col_shift:
+        where += f", column {exc.offset - col_shift}"
+    return f"python syntax error at {where}: {exc.msg}"
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_inline(source: str) -> _Inline | str:
+    """The compiled form of inline code, or the syntax error to report.
+
+    The value is an expression when it compiles as one; otherwise it is the body of a function
+    of ``output`` and ``context`` that must ``return``. A one-line value that is neither
+    reports the expression's error, which is what its author most likely meant to write.
+    """
+    stripped = source.strip()
+    try:
+        return _Inline(compile(stripped, _FILENAME, "eval"), expression=True)
+    except SyntaxError as exc:
+        expression_error = _syntax_message(exc, 0, 0)
+    body = textwrap.indent(textwrap.dedent(source.rstrip()), _INDENT)
+    wrapped = f"def {_WRAPPER}(output, context):\n{body}\n"
+    try:
+        return _Inline(compile(wrapped, _FILENAME, "exec"), expression=False)
+    except SyntaxError as exc:
+        if "\n" not in stripped:
+            return expression_error
+        return _syntax_message(exc, 1, len(_INDENT))
+
+
+def _run_inline(inline: _Inline, output: str, context: dict[str, Any]) -> Any:
+    scope: dict[str, Any] = {
+        "__builtins__": builtins,
+        "__name__": "skilleval_inline_check",
+        "json": json,
+        "re": re,
+    }
+    if inline.expression:
+        scope.update(output=output, context=context)
+        return eval(inline.code, scope)
+    exec(inline.code, scope)
+    return scope[_WRAPPER](output, context)
+
+
+# --- file://path.py[:fn] ----------------------------------------------------------------------
+
+
+def split_ref(ref: str) -> tuple[str, str]:
+    """The path and function name of ``file://path.py[:fn]``; the function defaults to get_assert."""
+    target = ref[len(FILE_PREFIX) :]
+    head, sep, tail = target.rpartition(":")
+    if sep and head.endswith(".py") and tail.isidentifier():
+        return head, tail
+    return target, DEFAULT_FUNCTION
+
+
+_modules: dict[Path, tuple[int, ModuleType]] = {}
+_modules_lock = threading.Lock()
+
+
+def _import(path: Path) -> ModuleType:
+    """The module at ``path``, imported again only when the file's mtime changes.
+
+    Each version gets its own name so that an edited file never reuses a stale module, and it
+    is put in ``sys.modules`` because dataclasses and pickling look a module up there.
+    """
+    mtime = path.stat().st_mtime_ns
+    with _modules_lock:
+        cached = _modules.get(path)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:12]
+        name = f"skilleval_python_check_{digest}_{mtime}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        if cached is not None:
+            sys.modules.pop(cached[1].__name__, None)
+        _modules[path] = (mtime, module)
+        return module
+
+
+def _load_function(ref: str, base_dir: str) -> Callable[..., Any] | str:
+    """The function a reference names, or the reason it cannot be found."""
+    raw, name = split_ref(ref)
+    path = Path(raw) if Path(raw).is_absolute() else Path(base_dir) / raw
+    if not path.is_file():
+        return f"python file not found: {raw} (looked for {path})"
+    fn = getattr(_import(path.resolve()), name, None)
+    if not callable(fn):
+        return f"{raw} has no function {name!r}"
+    return fn  # type: ignore[no-any-return]
+
+
+# --- the assertion ----------------------------------------------------------------------------
+
+
+def check_code(value: Any) -> str | None:
+    """The reason ``value`` cannot run: a syntax error with its line, or a malformed file reference."""
+    if not isinstance(value, str):
+        return None
+    if value.startswith(FILE_PREFIX):
+        raw, _ = split_ref(value)
+        if not raw.endswith(".py"):
+            return f"python file reference must name a .py file: {value}"
+        return None
+    if has_template(value):
+        return None
+    compiled = _compile_inline(value)
+    return compiled if isinstance(compiled, str) else None
+
+
+def context_of(check: Check) -> dict[str, Any]:
+    """The ``context`` argument a Python check receives: plain, mutable copies of the check."""
+    return {
+        "vars": dict(check.vars),
+        "prompt": check.prompt,
+        "messages": [dict(m) for m in check.messages],
+        "test_id": check.test_id,
+        "arm": check.arm,
+        "trial": check.trial,
+        "config": dict(check.config),
+        "threshold": check.threshold,
+        "stats": dataclasses.asdict(check.stats),
+        "raw_output": check.raw_output,
+        "transformed": check.transformed,
+    }
+
+
+@assertion("python", value={"type": "string", "minLength": 1}, check_value=check_code)
+def python(check: Check) -> Verdict:
+    """Python code decides: an expression, a function body, or file://path.py[:fn].
+
+    An expression is evaluated with ``output`` and ``context`` in scope (and the ``json`` and
+    ``re`` modules); a value that is not an expression is the body of ``fn(output, context)``
+    and must ``return``. A file reference calls ``get_assert(output, context)``, or the named
+    function, from a file relative to the suite; the file is imported again when it changes.
+    The result is read by :func:`~skilleval.assertions.normalize.normalize_result`: a bool, a
+    number (a score, compared with ``threshold:``), a mapping with ``pass``/``score``/``reason``,
+    or a Verdict. Exceptions raised by the code become error verdicts.
+    """
+    source = str(check.value)
+    context = context_of(check)
+    if source.startswith(FILE_PREFIX):
+        fn = _load_function(source, check.base_dir)
+        if isinstance(fn, str):
+            return Verdict.failed_with_error(fn)
+        label = getattr(fn, "__name__", DEFAULT_FUNCTION)
+        result = fn(check.output, context)
+    else:
+        inline = _compile_inline(source)
+        if isinstance(inline, str):
+            return Verdict.failed_with_error(inline)
+        label = "python"
+        result = _run_inline(inline, check.output, context)
+    return normalize_result(result, check.threshold, label=label)
