@@ -4,7 +4,7 @@ back to back (llama.cpp reuses the KV cache only between consecutive calls)."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from skilleval.engine.base import Decoding, Message, Request
@@ -67,11 +67,14 @@ def messages_for(test: TestCase, system: str | None) -> tuple[tuple[Message, ...
     return tuple(rendered), (users[-1] if users else "")
 
 
+SystemFor = Callable[[str, TestCase], "str | None"]
+
+
 def plan(
     suite: Suite,
     tests: Sequence[TestCase],
     arms: Sequence[str],
-    systems: Mapping[str, str | None],
+    system_for: SystemFor,
     decoding: Decoding | None = None,
 ) -> list[Job]:
     """Every (test, arm, trial) job, grouped by arm so each arm's shared prefix stays warm."""
@@ -80,7 +83,7 @@ def plan(
     for arm in arms:
         for test in tests:
             try:
-                messages, prompt = messages_for(test, systems.get(arm))
+                messages, prompt = messages_for(test, system_for(arm, test))
             except template.TemplateProblem as exc:
                 for trial in range(suite.trials):
                     jobs.append(Job(test, arm, trial, None, "", error=exc.message))

@@ -13,19 +13,22 @@ from __future__ import annotations
 import datetime as dt
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skilleval import __version__
-from skilleval.assertions.api import Stats
+from skilleval.assertions.api import Judge, Stats
 from skilleval.engine.base import Completion, Provider
 from skilleval.errors import ProviderError
 from skilleval.exitcodes import ExitCode
+from skilleval.runner import analysis
+from skilleval.runner import arms as arms_mod
 from skilleval.runner import grade as grading
-from skilleval.runner.plan import Job, plan, select
+from skilleval.runner.arms import TriggerResult
+from skilleval.runner.plan import Job, messages_for, plan, select
 from skilleval.runner.records import Record
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.summary import summarize
@@ -47,6 +50,8 @@ class RunOptions:
     progress: Progress | None = None
     provider: Provider | None = None
     """Use this provider instead of building one (tests and watch mode)."""
+    judge_provider: Provider | None = None
+    """Use this provider as the judge instead of building one."""
 
 
 @dataclass
@@ -89,7 +94,9 @@ def _record_error(job: Job, message: str, messages: Sequence[dict[str, str]] = (
     )
 
 
-def _grade_job(job: Job, completion: Completion, extra: dict[str, Any]) -> Record:
+def _grade_job(
+    job: Job, completion: Completion, extra: dict[str, Any], judge: Judge | None = None
+) -> Record:
     assert job.request is not None
     messages = tuple(m.to_json() for m in job.request.messages)
     subject = grading.Subject(
@@ -101,7 +108,7 @@ def _grade_job(job: Job, completion: Completion, extra: dict[str, Any]) -> Recor
         trial=job.trial,
         extra=extra,
     )
-    graded = grading.grade(job.test, subject)
+    graded = grading.grade(job.test, subject, judge)
     return Record(
         test_id=job.test.id,
         arm=job.arm,
@@ -118,14 +125,25 @@ def _grade_job(job: Job, completion: Completion, extra: dict[str, Any]) -> Recor
     )
 
 
-def _execute(job: Job, provider: Provider, extra: dict[str, Any]) -> Record:
+Generated = tuple[Job, "Completion | str"]
+"""A job and its completion, or the error message that replaced it."""
+
+
+def _generate(job: Job, provider: Provider) -> Generated:
     if job.request is None:
-        return _record_error(job, job.error or "prompt could not be rendered")
+        return job, job.error or "prompt could not be rendered"
     try:
-        completion = provider.complete(job.request)
+        return job, provider.complete(job.request)
     except ProviderError as exc:
-        return _record_error(job, str(exc), [m.to_json() for m in job.request.messages])
-    return _grade_job(job, completion, extra)
+        return job, str(exc)
+
+
+def _finish(gen: Generated, extra: dict[str, Any], judge: Judge | None) -> Record:
+    job, result = gen
+    if isinstance(result, str):
+        msgs = [m.to_json() for m in job.request.messages] if job.request else []
+        return _record_error(job, result, msgs)
+    return _grade_job(job, result, extra, judge)
 
 
 def build_provider(suite: Suite, options: RunOptions) -> Provider:
@@ -139,26 +157,89 @@ def build_provider(suite: Suite, options: RunOptions) -> Provider:
     return CachingProvider(inner, cache)
 
 
+def build_judge(suite: Suite, options: RunOptions, generator: Provider) -> Judge | None:
+    """The grader for model-tier assertions; the generator's model unless ``judge:`` is set."""
+    if not any(a.spec.tier == "model" for t in suite.tests for a in t.asserts):
+        return None
+    from skilleval.judge import JudgeClient
+
+    if options.judge_provider is not None:
+        return JudgeClient(options.judge_provider, seed=suite.decoding.seed)
+    if suite.judge is None or suite.judge == suite.model:
+        return JudgeClient(generator, seed=suite.decoding.seed)
+    options_for_judge = RunOptions(
+        home=options.home, jobs=options.jobs, use_cache=options.use_cache
+    )
+    from dataclasses import replace
+
+    return JudgeClient(
+        build_provider(replace(suite, model=suite.judge), options_for_judge),
+        seed=suite.decoding.seed,
+    )
+
+
+def _needs_judge(test: TestCase) -> bool:
+    return any(a.spec.tier == "model" for a in test.asserts)
+
+
+def _rubric_key(job: Job) -> tuple[str, str]:
+    # Judge calls that share a rubric share a prompt prefix: grade them back to back.
+    for a in job.test.asserts:
+        if a.spec.tier == "model":
+            return (a.type, repr(a.value))
+    return ("", "")
+
+
 def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     """Run ``suite`` and write its run directory; never raises for model failures."""
     tests = select(suite.tests, options.filters)
     if not tests:
         raise NoTestsSelected(", ".join(options.filters))
-    arms = ["default"]
-    jobs = plan(suite, tests, arms, {"default": None})
+    arms = list(suite.arms)
     run_dir = RunDir.create(options.home, suite.path.stem)
     provider = build_provider(suite, options)
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     records: dict[tuple[str, str, int], Record] = {}
+    triggers: dict[str, TriggerResult] = {}
     interrupted = False
     extra: dict[str, Any] = {"cost": 0.0 if suite.model.kind != "openai" else None}
+    jobs: list[Job] = []
+    total = len(tests) * len(arms) * suite.trials
+
+    def emit(record: Record) -> None:
+        trig = triggers.get(record.test_id)
+        if trig is not None and suite.skill is not None:
+            from dataclasses import replace
+
+            record = replace(record, trigger=trig.to_json(suite.skill.name))
+        records[record.key] = record
+        run_dir.append(record.to_json())
+        if options.progress:
+            options.progress(record, len(records), total)
+
     try:
-        for record in _iterate(jobs, provider, options.jobs, extra):
-            records[record.key] = record
-            run_dir.append(record.to_json())
-            if options.progress:
-                options.progress(record, len(records), len(jobs))
+        judge = build_judge(suite, options, provider)
+        triggers = _measure_triggers(suite, tests, provider)
+        systems = arms_mod.system_prompts(suite)
+
+        def system_for(arm: str, test: TestCase) -> str | None:
+            if arm == "routed":
+                trig = triggers.get(test.id)
+                chosen = trig.chosen if trig else None
+                return systems["on"] if suite.skill and chosen == suite.skill.name else None
+            return systems.get(arm)
+
+        jobs = plan(suite, tests, arms, system_for)
+        deferred: list[Generated] = []
+        for gen in _iterate(jobs, provider, options.jobs):
+            if _needs_judge(gen[0].test) and not isinstance(gen[1], str):
+                deferred.append(gen)
+            else:
+                emit(_finish(gen, extra, judge))
+        deferred.sort(key=lambda g: _rubric_key(g[0]))
+        for gen in deferred:
+            emit(_finish(gen, extra, judge))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -174,6 +255,8 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         time.perf_counter() - t0,
         run_dir,
         interrupted,
+        list(triggers.values()),
+        judge,
     )
     run_dir.write_json("results.json", document)
     run_dir.mark_latest()
@@ -181,18 +264,38 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     return RunOutcome(document, run_dir, code, ordered)
 
 
-def _iterate(jobs: Sequence[Job], provider: Provider, parallel: int, extra: dict[str, Any]) -> Any:
+def _measure_triggers(
+    suite: Suite, tests: Sequence[TestCase], provider: Provider
+) -> dict[str, TriggerResult]:
+    """Route every test that needs it, back to back (they share the router prefix)."""
+    if suite.skill is None:
+        return {}
+    everyone = "routed" in suite.arms
+    out: dict[str, TriggerResult] = {}
+    for test in tests:
+        if test.should_trigger is None and not everyone:
+            continue
+        try:
+            _, prompt = messages_for(test, None)
+        except Exception as exc:
+            out[test.id] = TriggerResult(test.id, test.should_trigger, None, None, error=str(exc))
+            continue
+        out[test.id] = arms_mod.measure(provider, suite, test, prompt)
+    return out
+
+
+def _iterate(jobs: Sequence[Job], provider: Provider, parallel: int) -> Iterator[Generated]:
     width = max(1, min(parallel, getattr(provider, "max_concurrency", 1)))
     if width == 1:
         for job in jobs:
-            yield _execute(job, provider, extra)
+            yield _generate(job, provider)
         return
     with ThreadPoolExecutor(max_workers=width) as pool:
-        pending: set[Future[Record]] = set()
+        pending: set[Future[Generated]] = set()
         queue = list(jobs)
         while queue or pending:
             while queue and len(pending) < width * 2:
-                pending.add(pool.submit(_execute, queue.pop(0), provider, extra))
+                pending.add(pool.submit(_generate, queue.pop(0), provider))
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 yield fut.result()
@@ -220,27 +323,31 @@ def _calls(provider: Provider, records: Sequence[Record], timed: bool) -> dict[s
     }
 
 
-def gate(suite: Suite, summary: dict[str, Any], primary: str, interrupted: bool) -> dict[str, Any]:
-    """Decide the exit code: errors first, then the suite type's gate."""
-    arm = summary["arms"][primary]
-    reasons: list[str] = []
-    checks: list[dict[str, Any]] = []
-    rate = arm["pass_rate"]
-    if suite.type == "regression":
-        ok = rate is not None and rate >= suite.threshold
-        checks.append(
-            {"name": "pass_rate", "required": f">= {suite.threshold}", "actual": rate, "passed": ok}
-        )
-        if not ok:
-            shown = "n/a" if rate is None else f"{rate:.1%}"
-            reasons.append(f"pass rate {shown} is below the threshold {suite.threshold:.0%}")
+def gate(
+    suite: Suite,
+    summary: dict[str, Any],
+    primary: str,
+    interrupted: bool,
+    lift_block: dict[str, Any] | None,
+    trigger_block: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Decide the exit code: an interrupted run, then errors, then the gate's checks."""
     errors = summary["errors"]
+    checks = analysis.gate_checks(
+        suite, summary["arms"][primary], lift_block, trigger_block, errors
+    )
+    reasons = [
+        f"{c['name']} is {_shown(c['actual'])}, required {c['required']}"
+        for c in checks
+        if not c["passed"]
+    ]
+    tolerated = "max_errors" in suite.gate and errors <= int(suite.gate["max_errors"])
     if interrupted:
         code = ExitCode.INTERRUPTED
-        reasons.append("the run was interrupted")
-    elif errors:
+        reasons.insert(0, "the run was interrupted")
+    elif errors and not tolerated:
         code = ExitCode.RUNTIME
-        reasons.append(f"{errors} result(s) are errors, so the scores are incomplete")
+        reasons.insert(0, f"{errors} result(s) are errors, so the scores are incomplete")
     elif any(not c["passed"] for c in checks):
         code = ExitCode.GATE_FAILED
     else:
@@ -254,6 +361,12 @@ def gate(suite: Suite, summary: dict[str, Any], primary: str, interrupted: bool)
     }
 
 
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.1%}" if 0 <= value <= 1 else f"{value:g}"
+    return "n/a" if value is None else str(value)
+
+
 def build_document(
     suite: Suite,
     tests: Sequence[TestCase],
@@ -264,6 +377,8 @@ def build_document(
     seconds: float,
     run_dir: RunDir,
     interrupted: bool,
+    triggers: Sequence[TriggerResult] = (),
+    judge: Judge | None = None,
 ) -> dict[str, Any]:
     summary = summarize(records, arms)
     primary = "on" if "on" in arms else arms[0]
@@ -271,6 +386,13 @@ def build_document(
         identity = provider.identity().to_json()
     except ProviderError as exc:
         identity = {"kind": suite.model.kind, "name": suite.model.label, "error": str(exc)}
+    lift_block = analysis.lift(suite, tests, records)
+    trigger_block = analysis.trigger(suite, triggers)
+    judge_block = None
+    if judge is not None:
+        describe = getattr(judge, "describe", None)
+        judge_block = describe() if callable(describe) else {"greedy": True}
+        judge_block["same_as_generator"] = suite.judge is None or suite.judge == suite.model
     return {
         "version": RESULTS_VERSION,
         "skilleval": __version__,
@@ -293,14 +415,32 @@ def build_document(
             "platform": platform.platform(terse=True),
             "registry": list(suite.registry_listing),
         },
+        "skill": _skill_block(suite),
+        "judge": judge_block,
         "arms": list(arms),
         "primary_arm": primary,
         "records": [r.to_json() for r in records],
         "summary": summary,
+        "lift": lift_block,
+        "trigger": trigger_block,
+        "reliability": analysis.reliability(suite, records),
+        "overfit": None,
         "calls": _calls(provider, records, suite.model.kind in ("gguf", "openai")),
-        "gate": gate(suite, summary, primary, interrupted),
+        "gate": gate(suite, summary, primary, interrupted, lift_block, trigger_block),
         "timing": {
             "started_at": started.isoformat(timespec="seconds"),
             "duration_s": round(seconds, 3),
         },
+    }
+
+
+def _skill_block(suite: Suite) -> dict[str, Any] | None:
+    if suite.skill is None:
+        return None
+    return {
+        "name": suite.skill.name,
+        "description": suite.skill.description,
+        "path": suite.skill.display,
+        "digest": suite.skill.digest,
+        "distractors": [s.name for s in suite.distractors],
     }

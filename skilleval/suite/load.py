@@ -17,9 +17,10 @@ from typing import Any
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
 from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
+from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
-from skilleval.suite.model import AssertionEntry, Prompt, Suite, TestCase, Transform
+from skilleval.suite.model import AssertionEntry, LiftConfig, Prompt, Suite, TestCase, Transform
 from skilleval.suite.schema import load_schema, sub_schema, validate
 from skilleval.suite.yamlio import Document, display_path, load_yaml
 
@@ -125,6 +126,27 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
             f"trials: {trials} needs `decoding: {{mode: distribution}}`; "
             "greedy decoding gives the same answer every trial",
         )
+    skill, distractors = _skills(loader, doc)
+    arms = _arms(loader, doc, skill)
+    if skill is None and "skill" not in data:
+        for test in tests:
+            if test.should_trigger is not None:
+                loader.error(
+                    test.where, "`should_trigger` needs a skill: add `skill: path/to/SKILL.md`"
+                )
+                break
+    lift_raw = data.get("lift") or {}
+    lift = LiftConfig(
+        alpha=float(lift_raw.get("alpha", 0.05)),
+        min_lift=float(lift_raw.get("min_lift", 0.0)),
+        sidedness=lift_raw.get("sidedness", "two-sided"),
+    )
+    gate_cfg = dict(data.get("gate") or {})
+    if "skill" not in data and ("lift" in gate_cfg or "trigger_accuracy" in gate_cfg):
+        key = "lift" if "lift" in gate_cfg else "trigger_accuracy"
+        loader.error(
+            doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`"
+        )
     plugin_dirs = tuple((base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}
     return Suite(
@@ -139,10 +161,70 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         threshold=float(data.get("threshold", 1.0)),
         plugin_dirs=plugin_dirs + loader.overrides.plugin_dirs,
         judge=judge,
+        skill=skill,
+        distractors=distractors,
+        arms=arms,
+        lift=lift,
+        gate=gate_cfg,
         files=frozenset(files),
         metadata=dict(data.get("metadata") or {}),
         registry_listing=tuple(loader.registry.listing()),
     )
+
+
+# -- skills --------------------------------------------------------------------------------
+
+
+def _skill_file(loader: _Loader, raw: str, where: Location) -> Skill | None:
+    path = loader.path.parent / raw
+    if path.is_dir():
+        path = path / "SKILL.md"
+    if not path.exists():
+        loader.error(where, f"skill not found: {raw} (looked for {display_path(path)})")
+        return None
+    try:
+        skill = load_skill(path, where)
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return None
+    loader.reader.files.add(path.resolve())
+    return skill
+
+
+def _skills(loader: _Loader, doc: Document) -> tuple[Skill | None, tuple[Skill, ...]]:
+    data = doc.data
+    skill = _skill_file(loader, data["skill"], doc.at(["skill"])) if "skill" in data else None
+    others: list[Skill] = []
+    for i, raw in enumerate(data.get("skills") or []):
+        found = _skill_file(loader, raw, doc.at(["skills", i]))
+        if found is None:
+            continue
+        names = [s.name for s in others] + ([skill.name] if skill else [])
+        if found.name in names:
+            loader.error(doc.at(["skills", i]), f"two skills are named '{found.name}'")
+            continue
+        others.append(found)
+    if others and skill is None and "skill" not in data:
+        loader.error(
+            doc.key_at(["skills"]), "`skills:` lists distractors for routing; set `skill:` too"
+        )
+    return skill, tuple(others)
+
+
+def _arms(loader: _Loader, doc: Document, skill: Skill | None) -> tuple[str, ...]:
+    raw = doc.data.get("arms")
+    if skill is None and "skill" not in doc.data:
+        if raw is not None:
+            loader.error(
+                doc.key_at(["arms"]), "`arms:` needs a skill: add `skill: path/to/SKILL.md`"
+            )
+        return ("default",)
+    if raw is None:
+        return ("off", "on")
+    if skill is None:
+        return ("default",)
+    order = {"off": 0, "on": 1, "routed": 2}
+    return tuple(sorted(raw, key=lambda a: order[a]))
 
 
 # -- prompts -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from skilleval.assertions.api import AssertionType
 from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import Location
+from skilleval.skills import Skill
 
 SuiteType = Literal["regression", "capability"]
 
@@ -87,6 +88,15 @@ class TestCase:
 
 
 @dataclass(frozen=True, slots=True)
+class LiftConfig:
+    """How the ON-vs-OFF lift is judged (``lift:`` in the suite)."""
+
+    alpha: float = 0.05
+    min_lift: float = 0.0
+    sidedness: Literal["two-sided", "one-sided"] = "two-sided"
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     """A loaded suite, ready to plan and run."""
 
@@ -105,6 +115,11 @@ class Suite:
     """Every file the suite read: itself, test files, fixtures, plugins (for watch)."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     registry_listing: tuple[Mapping[str, Any], ...] = ()
+    skill: Skill | None = None
+    distractors: tuple[Skill, ...] = ()
+    arms: tuple[str, ...] = ("default",)
+    lift: LiftConfig = field(default_factory=lambda: LiftConfig())
+    gate: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def base_dir(self) -> Path:

@@ -1,0 +1,129 @@
+"""Skill arms and trigger measurement.
+
+* ``off``: the bare model; the same prompt, seed and decoding, no skill.
+* ``on``: the skill's instructions in the system prompt.
+* ``routed``: the skill is loaded only when the router picks it for that prompt.
+
+Trigger measurement asks the model to route: it sees the name and description of every
+available skill plus ``none``, and decoding is constrained to exactly one of those labels,
+greedy, so the choice is reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from skilleval.engine.base import Completion, Message, Provider, Request
+from skilleval.errors import ProviderError
+from skilleval.skills import Skill
+from skilleval.suite.model import Suite, TestCase
+
+NONE = "none"
+
+
+def router_system_prompt(skills: Sequence[Skill]) -> str:
+    """The routing instructions; shared by every trigger call, so it forms one warm prefix."""
+    lines = [
+        "You are a router. Read the user's request and choose the one skill that should handle "
+        "it, or 'none' when no skill fits. Answer with the skill name only.",
+        "",
+        "Skills:",
+    ]
+    for skill in sorted(skills, key=lambda s: s.name):
+        lines.append(f"- {skill.name}: {skill.description}")
+    lines.append(f"- {NONE}: no skill is needed; answer directly.")
+    return "\n".join(lines)
+
+
+def labels(suite: Suite) -> tuple[str, ...]:
+    """The routing options: every skill's name, then ``none``."""
+    names = sorted(s.name for s in (*([suite.skill] if suite.skill else []), *suite.distractors))
+    return (*names, NONE)
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerResult:
+    """The router's choice for one test."""
+
+    test_id: str
+    expected: bool | None
+    chosen: str | None
+    scores: Mapping[str, float] | None
+    error: str | None = None
+    stats: Mapping[str, Any] | None = None
+
+    def triggered(self, skill: str) -> bool | None:
+        return None if self.chosen is None else self.chosen == skill
+
+    def margin(self) -> float | None:
+        """How far the chosen option's score is ahead of the runner-up."""
+        if not self.scores or self.chosen not in self.scores or len(self.scores) < 2:
+            return None
+        best = self.scores[self.chosen]
+        rest = [v for k, v in self.scores.items() if k != self.chosen]
+        return round(best - max(rest), 6)
+
+    def to_json(self, skill: str) -> dict[str, Any]:
+        triggered = self.triggered(skill)
+        return {
+            "test_id": self.test_id,
+            "expected": self.expected,
+            "chosen": self.chosen,
+            "triggered": triggered,
+            "correct": None
+            if triggered is None or self.expected is None
+            else triggered == self.expected,
+            "scores": None
+            if self.scores is None
+            else {k: round(v, 6) for k, v in self.scores.items()},
+            "margin": self.margin(),
+            "error": self.error,
+        }
+
+
+def trigger_request(suite: Suite, test: TestCase, prompt: str) -> Request:
+    skills = [s for s in (suite.skill, *suite.distractors) if s is not None]
+    return Request(
+        messages=(Message("system", router_system_prompt(skills)), Message("user", prompt)),
+        max_tokens=16,
+        temperature=0.0,
+        top_p=1.0,
+        seed=suite.decoding.seed,
+        choices=labels(suite),
+        test_id=test.id,
+        arm="router",
+        purpose="trigger",
+    )
+
+
+def measure(provider: Provider, suite: Suite, test: TestCase, prompt: str) -> TriggerResult:
+    """Ask the router for one test; a failure is recorded, never raised."""
+    request = trigger_request(suite, test, prompt)
+    try:
+        completion: Completion = provider.complete(request)
+    except ProviderError as exc:
+        return TriggerResult(test.id, test.should_trigger, None, None, error=str(exc))
+    chosen = completion.text.strip()
+    if chosen not in (request.choices or ()):
+        return TriggerResult(
+            test.id,
+            test.should_trigger,
+            None,
+            None,
+            error=f"router replied {chosen[:40]!r}, not one of the options",
+        )
+    return TriggerResult(
+        test.id,
+        test.should_trigger,
+        chosen,
+        dict(completion.choice_scores) if completion.choice_scores else None,
+        stats=completion.to_json(),
+    )
+
+
+def system_prompts(suite: Suite) -> dict[str, str | None]:
+    """The system prompt of each arm (``routed`` is decided per test)."""
+    on = suite.skill.system_prompt() if suite.skill else None
+    return {"default": None, "off": None, "on": on, "routed": None}
