@@ -132,7 +132,8 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         for test in tests:
             if test.should_trigger is not None:
                 loader.error(
-                    test.where, "`should_trigger` needs a skill: add `skill: path/to/SKILL.md`"
+                    test.should_trigger_at or test.where,
+                    "`should_trigger` needs a skill: add `skill: path/to/SKILL.md`",
                 )
                 break
     lift_raw = data.get("lift") or {}
@@ -424,6 +425,9 @@ def _tests(
                 where=where,
                 base_dir=base,
                 should_trigger=data.get("should_trigger"),
+                should_trigger_at=doc.key_at(["should_trigger"])
+                if "should_trigger" in doc.data
+                else None,
                 threshold=data.get("threshold"),
                 transform=transform,
                 metadata=dict(data.get("metadata") or {}),

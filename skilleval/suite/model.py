@@ -81,6 +81,7 @@ class TestCase:
     where: Location
     base_dir: Path
     should_trigger: bool | None = None
+    should_trigger_at: Location | None = None
     threshold: float | None = None
     transform: Transform | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
