@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup                     ## run the example skill suite on the embedded model
-	$(BIN)/skilleval run examples/quickstart/suite.yaml --model default
+	$(BIN)/skilleval run examples/commit-message/suite.yaml
 
 check: setup lint types schema-check
 
