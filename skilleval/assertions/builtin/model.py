@@ -1,0 +1,288 @@
+"""Model-graded assertions: a judge model grades the output against a rubric or statements.
+
+Both types ask the judge (``check.judge``, set by the runner) for a reply locked to a JSON
+Schema (see :mod:`skilleval.judge.schemas`) and score it with the pure rules in
+:mod:`skilleval.judge.scoring`. A judge that cannot give a usable reply makes an error
+verdict, never a pass or a fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.assertions.builtin._common import clip
+from skilleval.errors import ProviderError
+from skilleval.judge.scoring import (
+    AssertGrade,
+    ImpossibleReply,
+    RubricGrade,
+    StatementVerdict,
+    grade_rubric,
+    grade_statements,
+)
+
+_TEXT_OR_LIST: Final[dict[str, Any]] = {
+    "type": ["string", "array"],
+    "minLength": 1,
+    "minItems": 1,
+    "items": {"type": "string", "minLength": 1},
+}
+_RUBRIC_PROMPT: Final[dict[str, Any]] = {
+    "description": "Replaces the judge prompt: a template string, or a list of {role, content}.",
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "role": {"enum": ["system", "user", "assistant"]},
+                    "content": {"type": "string"},
+                },
+                "required": ["role", "content"],
+                "additionalProperties": False,
+            },
+        },
+    ],
+}
+_RUBRIC_OPTIONS: Final[dict[str, Any]] = {
+    "reference": {"type": "string", "description": "A reference answer shown to the judge."},
+    "rubricPrompt": _RUBRIC_PROMPT,
+}
+_ASSERT_OPTIONS: Final[dict[str, Any]] = {
+    "require": {"enum": ["all", "any"], "description": "How the statements combine."},
+}
+
+NO_JUDGE = "no judge model configured"
+
+
+def _blank(value: Any, noun: str) -> str | None:
+    if isinstance(value, str):
+        return f"the {noun} is blank" if not value.strip() else None
+    if isinstance(value, list):
+        if not value:
+            return f"the {noun} list is empty"
+        for i, item in enumerate(value, start=1):
+            if isinstance(item, str) and not item.strip():
+                return f"{noun} {i} is blank"
+    return None
+
+
+def check_rubric(value: Any) -> str | None:
+    """Why ``value`` cannot be a rubric (blank text, or an empty or blank item); None if it can."""
+    return _blank(value, "rubric")
+
+
+def check_statements(value: Any) -> str | None:
+    """Why ``value`` cannot be a list of statements; None if it can."""
+    return _blank(value, "statement")
+
+
+def _as_items(value: Any, noun: str) -> tuple[list[str], str | None]:
+    """The rendered value as a list of texts, or a problem to report as an error."""
+    problem = _blank(value, noun)
+    if problem is not None:
+        return [], f"{problem} once its variables are filled in"
+    if isinstance(value, str):
+        return [value], None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value), None
+    return [], f"the {noun} must be a text or a list of texts"
+
+
+def _judge_failed(exc: ProviderError) -> Verdict:
+    kind = getattr(exc, "kind", "provider")
+    return Verdict.failed_with_error(str(exc), details={"error_kind": kind})
+
+
+def _impossible(exc: ImpossibleReply, reply: Any) -> Verdict:
+    return Verdict.failed_with_error(
+        f"judge reply is impossible: {exc}",
+        details={"error_kind": "impossible", "judge_reply": reply},
+    )
+
+
+def _reference(check: Check) -> tuple[str, str | None]:
+    from skilleval.suite import template
+
+    raw = check.options.get("reference")
+    if raw is None:
+        return "", None
+    if not isinstance(raw, str):
+        return "", "reference must be a text"
+    try:
+        return template.render(raw, check.vars), None
+    except template.TemplateProblem as exc:
+        return "", f"reference: {exc.message}"
+
+
+# --- llm-rubric -------------------------------------------------------------------------------
+
+
+@assertion(
+    "llm-rubric",
+    value=_TEXT_OR_LIST,
+    tier="model",
+    check_value=check_rubric,
+    options=_RUBRIC_OPTIONS,
+)
+def llm_rubric(check: Check) -> Verdict:
+    """A judge model grades the output against a rubric (a text, or a list of items) from 1 to 5.
+
+    The judge replies with ``reason``, ``score`` (1..5), ``pass`` and, for a list rubric, one
+    ``check`` per item. The score maps to (score − 1) / 4. The assertion passes when the
+    judge's ``pass`` is true AND the mapped score is at least ``threshold`` (default 0.5).
+    The judge sees the prompt, the output, the rubric and the optional ``reference``;
+    ``rubricPrompt`` replaces the packaged judge prompt.
+    """
+    from skilleval.judge import prompts, schemas
+
+    if check.judge is None:
+        return Verdict.failed_with_error(NO_JUDGE)
+    items, problem = _as_items(check.value, "rubric")
+    if problem is not None:
+        return Verdict.failed_with_error(problem)
+    if check.threshold is not None and not 0.0 <= check.threshold <= 1.0:
+        return Verdict.failed_with_error(
+            f"llm-rubric threshold must be between 0 and 1, not {check.threshold:g}"
+        )
+    reference, problem = _reference(check)
+    if problem is not None:
+        return Verdict.failed_with_error(problem)
+    listed = items if isinstance(check.value, list) else []
+    variables = prompts.rubric_variables(
+        output=check.output,
+        rubric=listed or items[0],
+        prompt=check.prompt,
+        reference=reference,
+        vars_=check.vars,
+    )
+    try:
+        messages = prompts.rubric_messages(variables, check.options.get("rubricPrompt"))
+    except prompts.PromptProblem as exc:
+        return Verdict.failed_with_error(str(exc))
+    schema = schemas.rubric_schema(len(listed))
+    try:
+        reply = check.judge.complete_json(messages, schema, schemas.rubric_budget(len(listed)))
+    except ProviderError as exc:
+        return _judge_failed(exc)
+    try:
+        grade = grade_rubric(reply, listed, check.threshold)
+    except ImpossibleReply as exc:
+        return _impossible(exc, reply)
+    return Verdict(
+        passed=grade.passed,
+        reason=_rubric_reason(grade),
+        score=grade.score,
+        details=_rubric_details(grade, reply),
+    )
+
+
+def _rubric_reason(grade: RubricGrade) -> str:
+    scored = f"score {grade.judge_score}/5 → {grade.score:g}"
+    if grade.passed:
+        head = f"judge passed it, {scored} ≥ {grade.threshold:g}"
+    elif grade.judge_pass:
+        head = f"judge passed it but {scored} is below the threshold {grade.threshold:g}"
+    else:
+        head = f"judge failed it, {scored}"
+    if grade.checks:
+        held = sum(1 for c in grade.checks if c.passed)
+        head += f", {held}/{len(grade.checks)} items met"
+    return f"{head}: {clip(grade.reason)}" if grade.reason.strip() else head
+
+
+def _rubric_details(grade: RubricGrade, reply: Any) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "judge_reply": reply,
+        "judge_score": grade.judge_score,
+        "judge_pass": grade.judge_pass,
+        "score": grade.score,
+        "threshold": grade.threshold,
+    }
+    if grade.checks:
+        details["checks"] = [c.to_json() for c in grade.checks]
+    return details
+
+
+# --- llm-assert -------------------------------------------------------------------------------
+
+
+@assertion(
+    "llm-assert",
+    value=_TEXT_OR_LIST,
+    tier="model",
+    check_value=check_statements,
+    options=_ASSERT_OPTIONS,
+)
+def llm_assert(check: Check) -> Verdict:
+    """A judge model says whether each statement is TRUE, FALSE or UNKNOWN of the output.
+
+    The value is one statement or a list. Only TRUE counts as holding; UNKNOWN counts as not
+    passed and is recorded apart from FALSE (``details.unknown``). ``require: all`` (the
+    default) passes when every statement is TRUE, ``require: any`` when one is.
+    """
+    from skilleval.judge import prompts, schemas
+
+    if check.judge is None:
+        return Verdict.failed_with_error(NO_JUDGE)
+    statements, problem = _as_items(check.value, "statement")
+    if problem is not None:
+        return Verdict.failed_with_error(problem)
+    require = check.options.get("require", "all")
+    if require not in ("all", "any"):
+        return Verdict.failed_with_error(f"require must be all or any, not {require!r}")
+    if check.threshold is not None:
+        return Verdict.failed_with_error("llm-assert takes no threshold; use require: all | any")
+    messages = prompts.assert_messages(
+        output=check.output, statements=statements, prompt=check.prompt, vars_=check.vars
+    )
+    schema = schemas.assert_schema(len(statements))
+    try:
+        reply = check.judge.complete_json(messages, schema, schemas.assert_budget(len(statements)))
+    except ProviderError as exc:
+        return _judge_failed(exc)
+    try:
+        grade = grade_statements(reply, statements, require)
+    except ImpossibleReply as exc:
+        return _impossible(exc, reply)
+    return Verdict(
+        passed=grade.passed,
+        reason=_assert_reason(grade),
+        score=grade.score,
+        details=_assert_details(grade, reply),
+    )
+
+
+def _assert_reason(grade: AssertGrade) -> str:
+    total = len(grade.verdicts)
+    counts = f"{grade.count('TRUE')}/{total} TRUE"
+    others = [f"{grade.count(t)} {t}" for t in ("FALSE", "UNKNOWN") if grade.count(t)]
+    if others:
+        counts += f" ({', '.join(others)})"
+    head = f"{counts}, require {grade.require}"
+    if grade.passed:
+        return head
+    first = _first_not_true(grade.verdicts)
+    note = f": statement {first.id} is {first.verdict}"
+    if first.reason.strip():
+        note += f" ({clip(first.reason, 60)})"
+    return head + note
+
+
+def _first_not_true(verdicts: Sequence[StatementVerdict]) -> StatementVerdict:
+    return next(v for v in verdicts if v.verdict != "TRUE")
+
+
+def _assert_details(grade: AssertGrade, reply: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "judge_reply": reply,
+        "require": grade.require,
+        "true": grade.count("TRUE"),
+        "false": grade.count("FALSE"),
+        "unknown": grade.count("UNKNOWN"),
+        "verdicts": [v.to_json() for v in grade.verdicts],
+    }

@@ -1,0 +1,277 @@
+"""The judge client: greedy, seeded, schema-validated calls with one repair retry.
+
+A judge call either returns a reply that parses and matches its schema, or raises
+:class:`JudgeError`. Nothing in between: a truncated or invalid reply is retried once with
+twice the token budget, and if the retry fails too the error names what went wrong
+("judge reply truncated at 544 tokens"). Assertions turn that into an error verdict, which is
+neither a pass nor a fail.
+
+Invalid replies never reach the response cache. :class:`SchemaGuard` validates a reply
+*inside* the cache wrapper and raises when it is invalid, and
+:class:`~skilleval.engine.cache.CachingProvider` stores nothing for a call that raised.
+:class:`JudgeClient` puts the guard in place whatever provider it is handed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from skilleval.engine.base import Completion, Message, ModelIdentity, Request
+from skilleval.engine.cache import CachingProvider
+from skilleval.errors import ProviderError, TruncatedError
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
+    from skilleval.engine.base import Provider
+
+ErrorKind = Literal["truncated", "invalid", "provider"]
+
+RETRY_FACTOR: Final = 2
+"""The repair retry's token budget, as a multiple of the first call's."""
+
+# How the engine's own providers word a constrained reply they refused. They raise a plain
+# ProviderError for it; these let such a reply get its repair retry like any invalid one.
+_REFUSED_REPLY_MARKS: Final = ("constrained reply", "ignored the JSON schema")
+
+_CLIP: Final = 160
+
+
+class JudgeError(ProviderError):
+    """The judge gave no usable reply.
+
+    Attributes:
+        kind: ``truncated`` (the reply hit its token budget), ``invalid`` (it did not parse
+            or match the schema) or ``provider`` (the model could not be called at all).
+        attempts: How many calls were made (2 after a repair retry).
+        max_tokens: The budget of the last call.
+    """
+
+    def __init__(self, message: str, *, kind: ErrorKind, attempts: int, max_tokens: int) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.attempts = attempts
+        self.max_tokens = max_tokens
+
+
+class InvalidReply(ProviderError):
+    """A schema-constrained reply that does not parse or does not match its schema."""
+
+    def __init__(self, problem: str, text: str) -> None:
+        super().__init__(f"judge reply is invalid: {problem}")
+        self.problem = problem
+        self.text = text
+
+
+def _clip(text: str, limit: int = _CLIP) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _describe_error(error: ValidationError) -> str:
+    where = error.json_path
+    if error.validator == "pattern":
+        return f"at {where}: text is too long or contains a quote, backslash or control character"
+    return f"at {where}: {_clip(error.message, 120)}"
+
+
+def reply_problem(text: str, schema: Mapping[str, Any]) -> str | None:
+    """Why ``text`` is not a JSON value matching ``schema``; None when it is one."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    from skilleval.assertions.builtin._common import json_error, parse_json
+
+    try:
+        value = parse_json(text)
+    except ValueError as exc:
+        return f"not JSON ({json_error(exc)}): {_clip(text, 80)!r}"
+    error = best_match(Draft202012Validator(dict(schema)).iter_errors(value))
+    return None if error is None else _describe_error(error)
+
+
+class SchemaGuard:
+    """A provider wrapper that raises :class:`InvalidReply` for schema-invalid replies.
+
+    Put it between a cache and the model, so that an invalid reply is an exception by the
+    time the cache sees it, and is therefore never stored. Truncated replies pass through:
+    the cache already refuses them, and the caller needs to know they were cut.
+    """
+
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
+        self.max_concurrency = inner.max_concurrency
+
+    def identity(self) -> ModelIdentity:
+        return self.inner.identity()
+
+    def cache_salt(self, request: Request) -> str:
+        return self.inner.cache_salt(request)
+
+    def complete(self, request: Request) -> Completion:
+        completion = self.inner.complete(request)
+        if request.json_schema is not None and not completion.truncated:
+            problem = reply_problem(completion.text, request.json_schema)
+            if problem is not None:
+                raise InvalidReply(problem, completion.text)
+        return completion
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def guarded(provider: Provider) -> Provider:
+    """``provider`` with a :class:`SchemaGuard` directly around the model, under any cache."""
+    if isinstance(provider, CachingProvider):
+        if isinstance(provider.inner, SchemaGuard):
+            return provider
+        return CachingProvider(SchemaGuard(provider.inner), provider.cache)
+    if isinstance(provider, SchemaGuard):
+        return provider
+    return SchemaGuard(provider)
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    value: Any = None
+    ok: bool = False
+    kind: ErrorKind = "invalid"
+    problem: str = ""
+
+
+class JudgeClient:
+    """A grader model behind the :class:`~skilleval.assertions.api.Judge` protocol.
+
+    Every call is greedy (temperature 0, top_p 1) with a fixed seed, whatever the generator's
+    decoding mode, so the same reply to the same output is graded the same way every time.
+
+    Args:
+        provider: The model. A bare provider or a
+            :class:`~skilleval.engine.cache.CachingProvider`; either way a
+            :class:`SchemaGuard` is put directly around the model, so invalid replies are never
+            cached. The judge keeps its own call counters.
+        seed: The seed sent with every call.
+    """
+
+    def __init__(self, provider: Provider, *, seed: int = 0) -> None:
+        self.provider = guarded(provider)
+        self.seed = seed
+        self._lock = threading.Lock()
+        self._counts = {"calls": 0, "replies": 0, "retries": 0, "repaired": 0, "errors": 0}
+
+    def complete_json(
+        self, messages: Sequence[Mapping[str, str]], schema: Mapping[str, Any], max_tokens: int
+    ) -> Any:
+        """Ask the judge for a JSON reply matching ``schema``.
+
+        Args:
+            messages: The conversation, as ``{role, content}`` mappings.
+            schema: The JSON Schema the reply is constrained to and validated against.
+            max_tokens: The first call's budget; the repair retry gets :data:`RETRY_FACTOR`
+                times as much.
+
+        Returns:
+            The parsed reply, which matches ``schema``.
+
+        Raises:
+            JudgeError: Both calls were truncated or invalid, or the model could not be
+                called.
+        """
+        convo = tuple(Message(m["role"], m["content"]) for m in messages)
+        first = self._attempt(convo, schema, max_tokens)
+        if first.ok:
+            return first.value
+        self._count("retries")
+        budget = max_tokens * RETRY_FACTOR
+        if first.kind != "truncated":
+            # Greedy decoding would repeat the same invalid reply; the note changes the prompt.
+            from skilleval.judge.prompts import repair_message
+
+            convo = (*convo, Message(**repair_message(first.problem)))
+        second = self._attempt(convo, schema, budget)
+        if second.ok:
+            self._count("repaired")
+            return second.value
+        self._count("errors")
+        if second.kind == "truncated":
+            message = f"judge reply truncated at {budget} tokens, after a repair retry"
+        else:
+            message = f"judge reply invalid after a repair retry: {second.problem}"
+        raise JudgeError(message, kind=second.kind, attempts=2, max_tokens=budget)
+
+    def _attempt(
+        self, convo: tuple[Message, ...], schema: Mapping[str, Any], max_tokens: int
+    ) -> _Attempt:
+        request = Request(
+            messages=convo,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            top_p=1.0,
+            seed=self.seed,
+            json_schema=schema,
+            purpose="judge",
+        )
+        self._count("calls")
+        try:
+            completion = self.provider.complete(request)
+        except InvalidReply as exc:
+            return _Attempt(kind="invalid", problem=exc.problem)
+        except TruncatedError:
+            return _Attempt(kind="truncated", problem=f"truncated at {max_tokens} tokens")
+        except ProviderError as exc:
+            if any(mark in str(exc) for mark in _REFUSED_REPLY_MARKS):
+                return _Attempt(kind="invalid", problem=_clip(str(exc)))
+            self._count("errors")
+            raise JudgeError(
+                f"judge model failed: {exc}", kind="provider", attempts=1, max_tokens=max_tokens
+            ) from None
+        if completion.truncated:
+            return _Attempt(kind="truncated", problem=f"truncated at {max_tokens} tokens")
+        # A cache hit skips the guard; an entry written before it existed must not slip by.
+        problem = reply_problem(completion.text, schema)
+        if problem is not None:
+            return _Attempt(kind="invalid", problem=problem)
+        self._count("replies")
+        return _Attempt(value=json.loads(completion.text), ok=True)
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    def stats(self) -> dict[str, int]:
+        """Call counters: calls made, good replies, retries, retries that repaired, errors.
+
+        When the provider is a cache wrapper, its ``hits`` and token counts are included.
+        """
+        with self._lock:
+            out = dict(self._counts)
+        if isinstance(self.provider, CachingProvider):
+            cache = self.provider.stats()
+            out |= {
+                "cache_hits": cache["hits"],
+                "prompt_tokens": cache["prompt_tokens"],
+                "completion_tokens": cache["completion_tokens"],
+            }
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """What the report records about the judge: its model, and that it decodes greedily."""
+        try:
+            model: dict[str, Any] = self.provider.identity().to_json()
+        except ProviderError as exc:
+            model = {"error": str(exc)}
+        return {
+            "model": model,
+            "decoding": {"greedy": True, "temperature": 0.0, "top_p": 1.0, "seed": self.seed},
+            "repair_retries": 1,
+            "retry_budget_factor": RETRY_FACTOR,
+            "reply_validation": "JSON Schema draft 2020-12",
+        }
+
+    def close(self) -> None:
+        """Close the provider (only when the judge owns it, not when it shares the generator's)."""
+        self.provider.close()
