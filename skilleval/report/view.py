@@ -1,0 +1,247 @@
+"""What every report format reads from a results document: rows, verdicts and labels.
+
+The HTML, JUnit, Markdown and CSV writers and ``compare`` all see a run the same way: one
+:class:`Row` per test × arm, holding that pair's trials. A row passes only when every trial
+passed; any trial that errored makes it an error, since its verdict is then incomplete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+RowStatus = Literal["pass", "fail", "error"]
+Tone = Literal["good", "bad", "warn", "neutral"]
+
+TIERS: tuple[str, ...] = ("deterministic", "model")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One test under one arm, with all of its trials."""
+
+    test_id: str
+    arm: str
+    records: tuple[Mapping[str, Any], ...]
+
+    @property
+    def trials(self) -> int:
+        return len(self.records)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for r in self.records if r["status"] == "pass")
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.records if r["status"] == "fail")
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for r in self.records if r["status"] == "error")
+
+    @property
+    def status(self) -> RowStatus:
+        if self.errors:
+            return "error"
+        return "pass" if self.passed == self.trials else "fail"
+
+    @property
+    def flaky(self) -> bool:
+        """Some trials passed and some did not."""
+        return 0 < self.passed < self.trials
+
+    @property
+    def tiers(self) -> dict[str, RowStatus]:
+        """Per tier present in any trial: error, else fail if any trial failed it, else pass."""
+        out: dict[str, RowStatus] = {}
+        for tier in TIERS:
+            seen = [r["tiers"][tier] for r in self.records if tier in (r.get("tiers") or {})]
+            if seen:
+                out[tier] = _worst(seen)
+        return out
+
+    @property
+    def types(self) -> list[str]:
+        """Assertion types checked in any trial, in first-seen order."""
+        return _unique(a["type"] for r in self.records for a in r.get("asserts") or ())
+
+    @property
+    def failed_types(self) -> list[str]:
+        """Assertion types that did not pass in some trial."""
+        return _unique(
+            a["type"] for r in self.records for a in r.get("asserts") or () if a["status"] != "pass"
+        )
+
+    @property
+    def mean_score(self) -> float:
+        return sum(float(r["score"]) for r in self.records) / self.trials if self.records else 0.0
+
+    def reasons(self, limit: int | None = None) -> list[str]:
+        """Why the row did not pass, deduplicated over trials (empty when it passed)."""
+        found = _unique(reason for r in self.records for reason in record_reasons(r))
+        if limit is not None and len(found) > limit:
+            return [*found[:limit], f"… and {len(found) - limit} more"]
+        return found
+
+    def stat_total(self, key: str) -> float:
+        return sum(float((r.get("stats") or {}).get(key) or 0) for r in self.records)
+
+
+def _worst(statuses: Iterable[str]) -> RowStatus:
+    seen = set(statuses)
+    if "error" in seen:
+        return "error"
+    return "fail" if "fail" in seen else "pass"
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def record_reasons(record: Mapping[str, Any]) -> list[str]:
+    """The failing assertions of one record as ``type: reason`` lines, and its error if any.
+
+    Assertions with weight 0 are informational, so they never explain a failure.
+    """
+    out: list[str] = []
+    if record["status"] == "error" and record.get("error"):
+        out.append(f"error: {record['error']}")
+    for a in record.get("asserts") or ():
+        if a["status"] == "pass" or a.get("weight", 1) <= 0:
+            continue
+        if a["status"] == "error":
+            out.append(f"{a['type']} error: {a.get('error') or a.get('reason') or 'failed to run'}")
+        else:
+            out.append(f"{a['type']}: {a.get('reason') or 'failed'}")
+    return out
+
+
+def rows(doc: Mapping[str, Any]) -> list[Row]:
+    """One row per test × arm, in plan order, each with its trials sorted."""
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for rec in doc.get("records") or ():
+        grouped.setdefault((rec["test_id"], rec["arm"]), []).append(rec)
+    return [
+        Row(test_id, arm, tuple(sorted(recs, key=lambda r: int(r.get("trial", 0)))))
+        for (test_id, arm), recs in grouped.items()
+    ]
+
+
+def arms(doc: Mapping[str, Any]) -> list[str]:
+    """The run's arms; for a rebuilt document, the arms its records mention."""
+    listed = list(doc.get("arms") or ())
+    return listed or _unique(r["arm"] for r in doc.get("records") or ())
+
+
+def primary_arm(doc: Mapping[str, Any]) -> str:
+    named = doc.get("primary_arm")
+    if isinstance(named, str):
+        return named
+    found = arms(doc)
+    return "on" if "on" in found else (found[0] if found else "default")
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def pct(rate: float | None, digits: int = 0) -> str:
+    """``0.8333`` → ``83%``; ``None`` (no denominator) → an em dash."""
+    return "—" if rate is None else f"{rate:.{digits}%}"
+
+
+def signed_pct(value: float | None, digits: int = 1) -> str:
+    """A difference in percentage points with its sign: ``+12.5 pp``."""
+    if value is None:
+        return "—"
+    pts = value * 100
+    sign = "+" if pts > 0 else "−" if pts < 0 else "±"
+    return f"{sign}{abs(pts):.{digits}f} pp"
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}g}"
+
+
+def ratio(passed: int, failed: int) -> str:
+    return f"{passed}/{passed + failed}"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The one-word outcome of a run and how to colour it."""
+
+    label: str
+    tone: Tone
+    detail: str
+
+
+def verdict(doc: Mapping[str, Any]) -> Verdict:
+    """PASSED, FAILED, INTERRUPTED or INCOMPLETE, with the gate's reasons."""
+    gate = doc.get("gate") or None
+    notes = list(doc.get("notes") or ())
+    if doc.get("status") == "incomplete" or gate is None:
+        return Verdict("INCOMPLETE", "warn", "; ".join(notes) or "the run did not finish")
+    detail = "; ".join(gate.get("reasons") or ())
+    if doc.get("status") == "interrupted":
+        return Verdict("INTERRUPTED", "warn", detail or "the run was interrupted")
+    if gate.get("passed"):
+        return Verdict("PASSED", "good", detail)
+    return Verdict("FAILED", "bad", detail)
+
+
+def model_label(identity: Mapping[str, Any] | None) -> str:
+    """The model's name: a GGUF's file name rather than its full path."""
+    if not identity:
+        return "unknown model"
+    name = str(identity.get("name") or identity.get("file") or identity.get("kind") or "?")
+    return name.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def short_digest(digest: str | None, width: int = 12) -> str:
+    if not digest:
+        return ""
+    algo, _, hexpart = digest.rpartition(":")
+    return (f"{algo}:" if algo else "") + hexpart[:width]
+
+
+def decoding_label(doc: Mapping[str, Any]) -> str:
+    """How the outputs were produced, in one line."""
+    env = doc.get("environment") or {}
+    dec = env.get("decoding")
+    if not dec:
+        return "decoding unknown"
+    if dec.get("mode") == "deterministic":
+        how = f"greedy, seed {dec.get('seed')}"
+    else:
+        how = (
+            f"sampled (temperature {dec.get('temperature')}, top_p {dec.get('top_p')}), "
+            f"seed {dec.get('seed')}+trial"
+        )
+    return f"{how} · max_tokens {dec.get('max_tokens')}"
+
+
+def suite_name(doc: Mapping[str, Any]) -> str:
+    suite = doc.get("suite") or {}
+    return str(suite.get("path") or doc.get("run_id") or "suite")
+
+
+def trials_of(doc: Mapping[str, Any]) -> int:
+    env = doc.get("environment") or {}
+    suite = doc.get("suite") or {}
+    found = env.get("trials") or suite.get("trials")
+    if isinstance(found, int):
+        return found
+    return max((int(r.get("trial", 0)) + 1 for r in doc.get("records") or ()), default=1)
+
+
+def tier_cells(arm_summary: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The tier tallies of one arm, deterministic first."""
+    tiers = arm_summary.get("tiers") or {}
+    ordered = [t for t in TIERS if t in tiers] + [t for t in tiers if t not in TIERS]
+    return {t: tiers[t] for t in ordered}
+
+
+def failing(all_rows: Sequence[Row]) -> list[Row]:
+    return [r for r in all_rows if r.status != "pass"]
