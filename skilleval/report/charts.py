@@ -1,0 +1,141 @@
+"""Geometry for the HTML report's inline SVG charts: the lift interval and pass@k curves.
+
+Coordinates are computed here, in SVG user units, so the template only draws them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from skilleval.report import view
+
+_VERDICT_TONE: Mapping[str, view.Tone] = {
+    "helps": "good",
+    "hurts": "bad",
+    "no evidence": "neutral",
+    "underpowered": "warn",
+}
+
+
+# --------------------------------------------------------------------------- lift
+
+
+_LIFT_W, _LIFT_X0, _LIFT_X1 = 640, 36, 604
+
+
+def _lift_x(value: float) -> float:
+    clamped = max(-1.0, min(1.0, value))
+    return round(_LIFT_X0 + (clamped + 1) / 2 * (_LIFT_X1 - _LIFT_X0), 2)
+
+
+def lift_view(lift: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The lift block with its interval placed on a −100…+100 pp axis."""
+    if not lift:
+        return None
+    value = lift.get("lift")
+    lo, hi = (lift.get("ci95") or [None, None])[:2]
+    ticks = [
+        {"x": _lift_x(t), "label": view.signed_pct(t, 0).replace(" pp", "")}
+        for t in (-1.0, -0.5, 0.0, 0.5, 1.0)
+    ]
+    min_lift = float(lift.get("min_lift") or 0.0)
+    verdict = str(lift.get("verdict", ""))
+    return {
+        "data": lift,
+        "tone": _VERDICT_TONE.get(verdict, "neutral"),
+        "value": value,
+        "lo": lo,
+        "hi": hi,
+        "svg": {
+            "width": _LIFT_W,
+            "zero": _lift_x(0.0),
+            "ticks": ticks,
+            "point": None if value is None else _lift_x(value),
+            "lo": None if lo is None else _lift_x(lo),
+            "hi": None if hi is None else _lift_x(hi),
+            "min_lift": _lift_x(min_lift) if min_lift > 0 else None,
+        },
+        "votes": [
+            {
+                "test_id": t["test_id"],
+                "on": t.get("on"),
+                "off": t.get("off"),
+                "change": _vote_change(t.get("on"), t.get("off")),
+            }
+            for t in lift.get("tests") or ()
+        ],
+    }
+
+
+def _vote_change(on: bool | None, off: bool | None) -> str:
+    if on is None or off is None:
+        return "undecided"
+    if on == off:
+        return "same"
+    return "helped" if on else "hurt"
+
+
+# --------------------------------------------------------------------------- pass@k curves
+
+
+_CURVE_W, _CURVE_H = 420, 240
+_CL, _CR, _CT, _CB = 46, 16, 14, 40
+
+
+def _curve_xy(k: int, value: float, kmax: int) -> tuple[float, float]:
+    span = _CURVE_W - _CL - _CR
+    x = _CL + (span / 2 if kmax <= 1 else (k - 1) / (kmax - 1) * span)
+    y = _CT + (1 - value) * (_CURVE_H - _CT - _CB)
+    return round(x, 2), round(y, 2)
+
+
+def _series(points: Sequence[Mapping[str, Any]], key: str, kmax: int) -> list[dict[str, Any]]:
+    out = []
+    for p in points:
+        frac = p.get(key)
+        if frac is None:
+            continue
+        x, y = _curve_xy(int(p["k"]), float(frac["value"]), kmax)
+        out.append({"k": p["k"], "x": x, "y": y, "value": frac["value"], "exact": frac["exact"]})
+    return out
+
+
+def curves(reliability: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """One pass@k / pass^k chart per arm, as SVG coordinates."""
+    if not reliability:
+        return []
+    charts = []
+    for arm, rel in reliability.items():
+        points = list(rel.get("aggregate") or ())
+        kmax = max((int(p["k"]) for p in points), default=1)
+        at = _series(points, "pass_at_k", kmax)
+        hat = _series(points, "pass_hat_k", kmax)
+        step = max(1, (kmax + 9) // 10)
+        charts.append(
+            {
+                "arm": arm,
+                "width": _CURVE_W,
+                "height": _CURVE_H,
+                "left": _CL,
+                "right": _CURVE_W - _CR,
+                "bottom": _CURVE_H - _CB,
+                "grid": [
+                    {"y": _curve_xy(1, v, kmax)[1], "label": f"{v:.0%}"}
+                    for v in (0.0, 0.25, 0.5, 0.75, 1.0)
+                ],
+                "xticks": [
+                    {"x": _curve_xy(k, 0, kmax)[0], "label": k}
+                    for k in range(1, kmax + 1)
+                    if (k - 1) % step == 0 or k == kmax
+                ],
+                "at": at,
+                "hat": hat,
+                "at_path": " ".join(f"{p['x']},{p['y']}" for p in at),
+                "hat_path": " ".join(f"{p['x']},{p['y']}" for p in hat),
+                "points": points,
+                "flaky": list(rel.get("flaky") or ()),
+                "tests": list(rel.get("tests") or ()),
+            }
+        )
+    return charts
