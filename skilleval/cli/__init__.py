@@ -25,11 +25,13 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from skilleval.cli import plugins_cmd, run_cmd, validate_cmd
+    from skilleval.cli import compare_cmd, plugins_cmd, report_cmd, run_cmd, validate_cmd
 
     cli.add_command(run_cmd.run)
     cli.add_command(validate_cmd.validate)
     cli.add_command(plugins_cmd.plugins)
+    cli.add_command(report_cmd.report)
+    cli.add_command(compare_cmd.compare)
 
 
 _register()
