@@ -1,0 +1,206 @@
+"""The HTML report in a real headless Chromium: it loads cleanly, shows the right numbers,
+filters, and never runs model text.
+
+Needs Debian's ``chromium`` and ``chromium-driver`` and the ``selenium`` package. Without them
+these tests are skipped, unless ``SKILLEVAL_REQUIRE_BROWSER=1`` (CI), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_reports import skill_doc
+
+from skilleval.report import view
+from skilleval.report.outputs import write_output
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = os.environ.get("SKILLEVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("SKILLEVAL_CHROMEDRIVER", "/usr/bin/chromedriver")
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("selenium") is None:
+        return "selenium is not installed (pip install selenium)"
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not (Path(path).is_file() or shutil.which(path)):
+            return f"{path} not found (apt-get install chromium chromium-driver)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    reason = _missing()
+    if reason:
+        if os.environ.get("SKILLEVAL_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"SKILLEVAL_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--window-size=1280,900",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """A real skill run (three arms, three trials, a planted <script>) rendered to disk."""
+    folder = tmp_path_factory.mktemp("browser-run")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKILLEVAL_HOME", str(folder / "home"))
+        doc = skill_doc(folder, None)
+    path = folder / "report.html"
+    write_output(doc, path, None)
+    return doc, path
+
+
+@pytest.fixture
+def page(driver: Any, report: tuple[dict[str, Any], Path]) -> Any:
+    driver.get(report[1].as_uri())
+    driver.get_log("browser")  # drop anything left from the previous page
+    driver.get(report[1].as_uri())
+    return driver
+
+
+def _rows(page: Any) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(page.find_elements(By.CSS_SELECTOR, "#tests tbody tr.row"))
+
+
+def _lookup(doc: dict[str, Any], metric: str) -> Any:
+    head, *rest = metric.split(".")
+    node: Any = doc["summary"]["arms"] if head == "arms" else doc[head]
+    for key in rest:
+        node = node[key]
+    return node
+
+
+def test_page_loads_without_console_errors(page: Any) -> None:
+    errors = [e for e in page.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert errors == []
+    assert page.execute_script("return document.readyState") == "complete"
+
+
+def test_summary_numbers_equal_the_results(page: Any, report: tuple[dict[str, Any], Path]) -> None:
+    from selenium.webdriver.common.by import By
+
+    doc = report[0]
+    shown = page.find_elements(By.CSS_SELECTOR, "[data-metric]")
+    metrics = {el.get_attribute("data-metric"): el for el in shown}
+    assert {"arms.on.pass_rate", "arms.off.tiers.deterministic.pass_rate", "lift.lift"} <= set(
+        metrics
+    )
+    assert "trigger.accuracy" in metrics
+    for name, el in metrics.items():
+        expected = _lookup(doc, name)
+        raw = el.get_attribute("data-value")
+        if expected is None:
+            assert raw == ""
+            continue
+        assert float(raw) == pytest.approx(expected), name
+        text = el.text.strip()
+        if name.endswith((".passed", ".errors")):
+            assert text == str(expected)
+        elif name == "lift.lift":
+            assert text == view.signed_pct(expected)
+        else:
+            assert text == view.pct(expected, 1), name
+    assert page.find_element(By.ID, "verdict").text == view.verdict(doc).label
+    on = doc["summary"]["arms"]["on"]
+    assert metrics["arms.on.passed"].text == str(on["passed"])
+
+
+def test_failed_only_hides_passing_rows(page: Any, report: tuple[dict[str, Any], Path]) -> None:
+    from selenium.webdriver.common.by import By
+
+    rows = _rows(page)
+    statuses = [r.get_attribute("data-status") for r in rows]
+    assert "pass" in statuses
+    assert all(r.is_displayed() for r in rows)
+    page.find_element(By.ID, "f-failed").click()
+    visible = [r for r in rows if r.is_displayed()]
+    failing = view.failing(view.rows(report[0]))
+    assert len(visible) == len(failing)
+    assert all(r.get_attribute("data-status") != "pass" for r in visible)
+    assert page.find_element(By.ID, "shown-count").text == str(len(failing))
+    hidden = [r for r in rows if r.get_attribute("data-status") == "pass"]
+    assert not any(r.is_displayed() for r in hidden)
+
+
+def test_arm_filter_and_row_expansion(page: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    Select(page.find_element(By.ID, "f-arm")).select_by_value("routed")
+    visible = [r for r in _rows(page) if r.is_displayed()]
+    assert visible
+    assert {r.get_attribute("data-arm") for r in visible} == {"routed"}
+    first = visible[0]
+    detail = page.find_element(By.ID, first.get_attribute("id") + "-detail")
+    assert not detail.is_displayed()
+    first.click()
+    assert detail.is_displayed()
+    assert "transcript" in detail.text.lower()
+
+
+def test_planted_script_in_an_output_does_not_run(
+    page: Any, report: tuple[dict[str, Any], Path]
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    assert page.execute_script("return window.__pwned === undefined")
+    assert page.title != "pwned"
+    row = next(
+        r
+        for r in _rows(page)
+        if (r.get_attribute("data-test"), r.get_attribute("data-arm")) == ("change-2", "on")
+    )
+    row.click()
+    detail = page.find_element(By.ID, row.get_attribute("id") + "-detail")
+    outputs = [el.text for el in detail.find_elements(By.CSS_SELECTOR, "pre.model-output")]
+    assert "<script>document.title='pwned';window.__pwned=1</script>" in "\n".join(outputs)
+    assert page.execute_script("return window.__pwned === undefined")
+    assert page.title != "pwned"
+
+
+def test_screenshot_for_people_to_look_at(page: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    page.find_element(By.ID, "f-failed").click()
+    next(r for r in _rows(page) if r.is_displayed()).click()
+    height = page.execute_script("return document.documentElement.scrollHeight")
+    page.set_window_size(1280, min(int(height) + 40, 7000))
+    page.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    target = ARTIFACTS / "report.png"
+    assert page.save_screenshot(str(target))
+    assert target.stat().st_size > 10_000
+    page.set_window_size(1280, 900)
