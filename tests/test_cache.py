@@ -152,14 +152,25 @@ def test_errors_are_never_cached(cache: ResponseCache) -> None:
     assert cache.info().entries == 0
 
 
-def test_truncated_replies_are_never_cached(cache: ResponseCache) -> None:
+def test_truncated_constrained_replies_are_never_cached(cache: ResponseCache) -> None:
+    fake = FakeProvider(truncate=True)
+    provider = CachingProvider(fake, cache)
+    schema = {"type": "object"}
+    assert provider.complete(_request(json_schema=schema)).truncated
+    assert provider.complete(_request(json_schema=schema)).truncated
+    assert provider.complete(_request(choices=("a", "b"))).truncated
+    assert fake.calls == 3
+    assert cache.info().entries == 0
+    assert cache.put("k", Completion(text="cut", finish_reason="length")) is False
+
+
+def test_free_text_that_reaches_max_tokens_is_cached(cache: ResponseCache) -> None:
+    """Hitting the budget is a normal, reproducible end of a free-text reply."""
     fake = FakeProvider(truncate=True)
     provider = CachingProvider(fake, cache)
     assert provider.complete(_request()).truncated
-    assert provider.complete(_request()).truncated
-    assert fake.calls == 2
-    assert cache.info().entries == 0
-    assert cache.put("k", Completion(text="cut", finish_reason="length")) is False
+    assert provider.complete(_request()).cached
+    assert fake.calls == 1
 
 
 def test_no_cache_always_calls_and_counts_tokens() -> None:

@@ -30,8 +30,21 @@ def _register() -> None:
     cli.add_command(run_cmd.run)
     cli.add_command(validate_cmd.validate)
     cli.add_command(plugins_cmd.plugins)
+
+    from skilleval.cli import judge_check_cmd
+
+    cli.add_command(judge_check_cmd.judge_check)
     cli.add_command(report_cmd.report)
     cli.add_command(compare_cmd.compare)
+
+    from skilleval.cli import cache_cmd
+
+    cli.add_command(cache_cmd.cache)
+
+    from skilleval.cli import lint_cmd, overfit_cmd
+
+    cli.add_command(lint_cmd.lint)
+    cli.add_command(overfit_cmd.overfit)
 
 
 _register()

@@ -2,8 +2,10 @@
 
 The key is a SHA-256 over everything that can change a reply (see :func:`cache_key`). Entries
 live in one SQLite file in WAL mode with a busy timeout, so two runs may read and write the
-same cache at once. Only complete replies are stored: errors are raised before anything is
-written, and replies cut at ``max_tokens`` (``finish_reason == "length"``) are never stored.
+same cache at once. Only usable replies are stored: errors are raised before anything is
+written, and a constrained reply (JSON Schema or choice) cut at ``max_tokens`` is never stored,
+because it is an error. A free-text reply that reached ``max_tokens`` is a normal, reproducible
+outcome of the budget, so it is stored like any other.
 """
 
 from __future__ import annotations
@@ -182,18 +184,21 @@ class ResponseCache:
             # A damaged row is a miss; the fresh answer overwrites it.
             return None
 
-    def put(self, key: str, completion: Completion, model: str = "") -> bool:
-        """Store ``completion`` under ``key`` unless it is truncated.
+    def put(
+        self, key: str, completion: Completion, model: str = "", *, allow_truncated: bool = False
+    ) -> bool:
+        """Store ``completion`` under ``key`` unless it is truncated (and that is not allowed).
 
         Args:
             key: From :func:`cache_key`.
             completion: A finished reply.
             model: The model identity key, kept beside the entry for inspection.
+            allow_truncated: Store a reply cut at ``max_tokens`` too (free-text generation).
 
         Returns:
             Whether it was stored (False for a reply cut at ``max_tokens``).
         """
-        if completion.truncated:
+        if completion.truncated and not allow_truncated:
             return False
         with self._lock:
             self._run(
@@ -305,7 +310,8 @@ class CachingProvider:
             self.completion_tokens += completion.completion_tokens
             self.tokens_evaluated += completion.tokens_evaluated
         if self.cache is not None and key is not None:
-            self.cache.put(key, completion, model=self.identity().key())
+            free_text = request.json_schema is None and request.choices is None
+            self.cache.put(key, completion, model=self.identity().key(), allow_truncated=free_text)
         return completion
 
     def stats(self) -> dict[str, int]:

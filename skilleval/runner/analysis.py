@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from skilleval import stats
 from skilleval.runner.arms import NONE, TriggerResult
@@ -46,10 +46,12 @@ def lift(
         rows.append({"test_id": test.id, "on": on, "off": off})
         if on is not None and off is not None:
             pairs.append((on, off))
-    sidedness = "greater" if suite.lift.sidedness == "one-sided" else "two-sided"
+    sidedness: Literal["two-sided", "greater"] = (
+        "greater" if suite.lift.sidedness == "one-sided" else "two-sided"
+    )
     result = stats.lift_analysis(
         pairs, alpha=suite.lift.alpha, min_lift=suite.lift.min_lift, sidedness=sidedness
-    )  # type: ignore[arg-type]
+    )
     out = result.to_json()
     out["tests"] = rows
     out["excluded"] = [r["test_id"] for r in rows if r["on"] is None or r["off"] is None]

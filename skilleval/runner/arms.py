@@ -59,7 +59,9 @@ class TriggerResult:
 
     def margin(self) -> float | None:
         """How far the chosen option's score is ahead of the runner-up."""
-        if not self.scores or self.chosen not in self.scores or len(self.scores) < 2:
+        if not self.scores or self.chosen is None or self.chosen not in self.scores:
+            return None
+        if len(self.scores) < 2:
             return None
         best = self.scores[self.chosen]
         rest = [v for k, v in self.scores.items() if k != self.chosen]
