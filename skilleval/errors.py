@@ -71,7 +71,9 @@ class DiagnosticsError(SkillevalError):
     """An error made of one or more positioned diagnostics, shown in file order."""
 
     def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+        # The same mistake reached twice (a defaultTest entry, once per test) is shown once.
+        unique = {(str(d.where), d.message): d for d in diagnostics}
+        self.diagnostics = sorted(unique.values(), key=Diagnostic.sort_key)
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
 

@@ -220,7 +220,14 @@ suite = {
             "enum": ["regression", "capability"],
             "description": "regression gates the exit code; capability only reports.",
         },
-        "prompts": {"anyOf": [FILE_REF, {"type": "array", "minItems": 1, "items": prompt_item}]},
+        "prompts": {
+            "anyOf": [
+                FILE_REF,
+                {"type": "array", "minItems": 1, "items": prompt_item},
+                {"type": "object", "minProperties": 1, "additionalProperties": {"type": "string"},
+                 "description": "promptfoo's older form: {prompt or file://: label}."},
+            ]
+        },
         "defaultTest": {"$ref": "#/$defs/test", "description": "Merged into every test."},
         "plugins": {
             "type": "array",
@@ -236,17 +243,31 @@ suite = {
             ]
         },
         "model": model,
-        "judge": {**model, "description": "The grader for llm-rubric and llm-assert; defaults to the generator. Always greedy."},
+        "judge": {
+            **model,
+            "description": "The grader for llm-rubric and llm-assert; defaults to the generator. Always greedy.",
+        },
         "decoding": {"$ref": "#/$defs/decoding"},
-        "skill": {"type": "string", "minLength": 1,
-                  "description": "The skill under test: a SKILL.md (or its folder), relative to this file."},
-        "skills": {"type": "array", "items": {"type": "string", "minLength": 1},
-                   "description": "Other skills present when routing (distractors)."},
-        "arms": {"type": "array", "minItems": 1, "uniqueItems": True,
-                 "items": {"enum": ["on", "off", "routed"]},
-                 "description": "Which arms run; default [off, on] when a skill is set."},
+        "skill": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The skill under test: a SKILL.md (or its folder), relative to this file.",
+        },
+        "skills": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "description": "Other skills present when routing (distractors).",
+        },
+        "arms": {
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"enum": ["on", "off", "routed"]},
+            "description": "Which arms run; default [off, on] when a skill is set.",
+        },
         "lift": {
-            "type": "object", "additionalProperties": False,
+            "type": "object",
+            "additionalProperties": False,
             "description": "How the ON-vs-OFF lift is judged.",
             "properties": {
                 "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
@@ -255,17 +276,51 @@ suite = {
             },
         },
         "gate": {
-            "type": "object", "additionalProperties": False,
+            "type": "object",
+            "additionalProperties": False,
             "description": "Extra conditions the run must meet (exit 1 otherwise).",
             "properties": {
                 "lift": {"enum": ["helps", "not-hurts"]},
-                "trigger_accuracy": {"type": "string", "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$"},
+                "trigger_accuracy": {
+                    "type": "string",
+                    "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                },
                 "pass_rate": {"type": "string", "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$"},
                 "max_errors": {"type": "integer", "minimum": 0},
             },
         },
         "tags": {"type": "object", "additionalProperties": {"type": "string"}},
         "metadata": {"type": "object"},
+        # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------
+        "lint": {
+            "type": "object",
+            "additionalProperties": False,
+            "description": "Settings for `skilleval lint`.",
+            "properties": {
+                "ignore": {
+                    "type": "array",
+                    "description": "Checks this suite silences; each finding still shows, with the reason.",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["id", "reason"],
+                        "properties": {
+                            "id": {
+                                "type": "string",
+                                "pattern": "^([Ss][Ee][0-9]{3}|[a-z][a-z0-9-]*)$",
+                                "description": "A check id (SE202) or name (prompt-echoes-skill).",
+                            },
+                            "reason": {
+                                "type": "string",
+                                "minLength": 1,
+                                "description": "Why the finding does not apply; shown beside it.",
+                            },
+                        },
+                    },
+                },
+            },
+        },
+        # -- end lint ---------------------------------------------------------------------------
     },
     "$defs": {
         "test": test,

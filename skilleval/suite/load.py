@@ -46,6 +46,8 @@ class _Loader:
     diags: list[Diagnostic] = field(default_factory=list)
     reader: filerefs.Reader = field(default_factory=filerefs.Reader)
     registry: Registry = field(default_factory=Registry)
+    top: dict[str, Any] = field(default_factory=dict)
+    """The suite's top-level mapping."""
 
     def error(self, where: Location, message: str) -> None:
         self.diags.append(Diagnostic(where, message))
@@ -79,6 +81,7 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
     if problems:
         raise SuiteError(problems)
     loader.registry = _registry(loader, doc)
+    loader.top = doc.data
     suite = _compile(loader, doc)
     if loader.diags:
         raise SuiteError(loader.diags)
@@ -239,6 +242,15 @@ def _prompts(loader: _Loader, doc: Document) -> list[Prompt]:
     items: list[tuple[Any, list[str | int]]] = []
     if isinstance(raw, str):
         items.append((raw, ["prompts"]))
+    elif isinstance(raw, dict):
+        # promptfoo's older map form: the keys are file paths, without file://.
+        for k, v in raw.items():
+            ref = (
+                k
+                if filerefs.is_ref(k) or not re.search(r"\.(txt|md|j2|json|ya?ml)$", k)
+                else f"file://{k}"
+            )
+            items.append(({"raw": ref, "label": v}, ["prompts", k]))
     else:
         items.extend((item, ["prompts", i]) for i, item in enumerate(raw))
     prompts: list[Prompt] = []
@@ -471,9 +483,12 @@ def _test_prompts(
         return [Prompt("prompt", text=str(text), where=where)]
     if prompts:
         return prompts
-    loader.error(
-        doc.at(), "test has no prompt: give it `prompt:`, or add a top-level `prompts:` list"
-    )
+    if "prompts" not in loader.top:
+        # Without `prompts:` the test must bring its own; with it, a broken prompts file
+        # has already been reported and saying more about every test would only be noise.
+        loader.error(
+            doc.at(), "test has no prompt: give it `prompt:`, or add a top-level `prompts:` list"
+        )
     return []
 
 
