@@ -224,8 +224,12 @@ suite = {
             "anyOf": [
                 FILE_REF,
                 {"type": "array", "minItems": 1, "items": prompt_item},
-                {"type": "object", "minProperties": 1, "additionalProperties": {"type": "string"},
-                 "description": "promptfoo's older form: {prompt or file://: label}."},
+                {
+                    "type": "object",
+                    "minProperties": 1,
+                    "additionalProperties": {"type": "string"},
+                    "description": "promptfoo's older form: {prompt or file://: label}.",
+                },
             ]
         },
         "defaultTest": {"$ref": "#/$defs/test", "description": "Merged into every test."},
