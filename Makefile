@@ -39,7 +39,7 @@ schema: setup
 schema-check: setup
 	$(BIN)/python tools/suite_schema.py --check
 
-test: setup                     ## the whole suite, real-model tests included
+test: setup                     ## the whole suite: real model, local server and browser tests included
 	SKILLEVAL_REQUIRE_MODEL=1 $(BIN)/python -m pytest
 
 test-fast: setup                ## everything that needs no model or server

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import click
 
 from skilleval.cli.options import emit_json, json_option, plugin_options
-from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
-
-OUTPUT_SUFFIXES = (".json", ".jsonl")
 
 
 @click.command()
@@ -67,11 +63,11 @@ def run(
     as_json: bool,
 ) -> None:
     """Run SUITE and report; the exit code tells CI whether its gate passed."""
+    from skilleval.report.outputs import check_output_path, write_output
+    from skilleval.report.progress import progress_reporter
+
     for out in outputs:
-        if out.suffix.lower() not in OUTPUT_SUFFIXES:
-            raise UsageError(
-                f"cannot write {out}: supported extensions are {', '.join(OUTPUT_SUFFIXES)}"
-            )
+        check_output_path(out)
     overrides = Overrides(
         model=model,
         trials=trials,
@@ -80,17 +76,24 @@ def run(
         entry_points=not no_entry_points,
     )
     suite, _ = load_suite(suite_file, overrides)
-    options = RunOptions(home=home_dir(), filters=filters, jobs=jobs, use_cache=not no_cache)
     try:
-        outcome = run_suite(suite, options)
+        with progress_reporter(0, enabled=not quiet and not as_json) as progress:
+            options = RunOptions(
+                home=home_dir(),
+                filters=filters,
+                jobs=jobs,
+                use_cache=not no_cache,
+                progress=progress,
+            )
+            outcome = run_suite(suite, options)
     except NoTestsSelected:
         click.echo(f"no tests match {', '.join(filters)}", err=True)
         ctx.exit(ExitCode.NO_TESTS)
     doc = outcome.document
+    write_output(doc, outcome.run_dir.root / "report.html", None)
     for out in outputs:
         out.parent.mkdir(parents=True, exist_ok=True)
-        source = outcome.run_dir.json_path if out.suffix == ".json" else outcome.run_dir.jsonl_path
-        shutil.copyfile(source, out)
+        write_output(doc, out, outcome.run_dir.jsonl_path)
     if as_json:
         emit_json(doc)
     text = terminal.render(doc)
