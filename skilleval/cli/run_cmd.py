@@ -15,7 +15,7 @@ from skilleval.suite.load import Overrides, load_suite
 
 
 @click.command()
-@click.argument("suite_file", metavar="SUITE", type=click.Path(path_type=Path))
+@click.argument("suite_file", metavar="SUITE", required=False, type=click.Path(path_type=Path))
 @click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
 @click.option("--trials", type=click.IntRange(min=1), help="Trials per test (distribution mode).")
 @click.option("--seed", type=click.IntRange(min=0), help="Base seed (overrides `decoding.seed`).")
@@ -44,6 +44,13 @@ from skilleval.suite.load import Overrides, load_suite
     help="Also write results here; the extension picks the format (repeatable).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only the final verdict line.")
+@click.option(
+    "--resume",
+    "resume",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Finish this interrupted run directory without redoing finished work.",
+)
+@click.option("--force", is_flag=True, help="With --resume: resume even if the suite changed.")
 @plugin_options
 @json_option
 @click.pass_context
@@ -58,11 +65,17 @@ def run(
     no_cache: bool,
     outputs: tuple[Path, ...],
     quiet: bool,
+    resume: Path | None,
+    force: bool,
     plugins_dir: tuple[Path, ...],
     no_entry_points: bool,
     as_json: bool,
 ) -> None:
     """Run SUITE and report; the exit code tells CI whether its gate passed."""
+    if suite_file is None:
+        if resume is None:
+            raise click.UsageError("give a SUITE to run, or --resume RUN_DIR")
+        suite_file = _suite_of(resume)
     from skilleval.report.outputs import check_output_path, write_output
     from skilleval.report.progress import progress_reporter
 
@@ -84,6 +97,9 @@ def run(
                 jobs=jobs,
                 use_cache=not no_cache,
                 progress=progress,
+                resume=resume,
+                force=force,
+                warn=lambda message: click.echo(f"warning: {message}", err=True),
             )
             outcome = run_suite(suite, options)
     except NoTestsSelected:
@@ -102,3 +118,12 @@ def run(
     click.echo(text, err=True)
     click.echo(f"results: {outcome.run_dir.root}", err=True)
     ctx.exit(outcome.exit_code)
+
+
+def _suite_of(run_dir: Path) -> Path:
+    import json
+
+    manifest = run_dir / "run.json"
+    if not manifest.is_file():
+        raise click.UsageError(f"{run_dir} is not a skilleval run directory (no run.json)")
+    return Path(json.loads(manifest.read_text(encoding="utf-8"))["suite"])

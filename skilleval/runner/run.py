@@ -27,6 +27,7 @@ from skilleval.exitcodes import ExitCode
 from skilleval.runner import analysis
 from skilleval.runner import arms as arms_mod
 from skilleval.runner import grade as grading
+from skilleval.runner import resume as resume_mod
 from skilleval.runner.arms import TriggerResult
 from skilleval.runner.plan import Job, messages_for, plan, select
 from skilleval.runner.records import Record
@@ -52,6 +53,12 @@ class RunOptions:
     """Use this provider instead of building one (tests and watch mode)."""
     judge_provider: Provider | None = None
     """Use this provider as the judge instead of building one."""
+    resume: Path | None = None
+    """Finish this interrupted run directory instead of starting a new one."""
+    force: bool = False
+    """Resume even when the suite changed since the run started."""
+    warn: Callable[[str], None] | None = None
+    """Where to send warnings (a skipped corrupt line …)."""
 
 
 @dataclass
@@ -196,11 +203,18 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     if not tests:
         raise NoTestsSelected(", ".join(options.filters))
     arms = list(suite.arms)
-    run_dir = RunDir.create(options.home, suite.path.stem)
+    manifest = resume_mod.manifest(suite, options.filters)
+    records: dict[tuple[str, str, int], Record] = {}
+    if options.resume is not None:
+        run_dir = RunDir(options.resume)
+        resume_mod.check_manifest(run_dir, manifest, force=options.force)
+        records = resume_mod.finished_records(run_dir, options.warn)
+    else:
+        run_dir = RunDir.create(options.home, suite.path.stem)
+        run_dir.write_json("run.json", manifest)
     provider = build_provider(suite, options)
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
-    records: dict[tuple[str, str, int], Record] = {}
     triggers: dict[str, TriggerResult] = {}
     interrupted = False
     extra: dict[str, Any] = {"cost": 0.0 if suite.model.kind != "openai" else None}
@@ -231,8 +245,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
             return systems.get(arm)
 
         jobs = plan(suite, tests, arms, system_for)
+        todo = [j for j in jobs if j.key not in records]
         deferred: list[Generated] = []
-        for gen in _iterate(jobs, provider, options.jobs):
+        for gen in _iterate(todo, provider, options.jobs):
             if _needs_judge(gen[0].test) and not isinstance(gen[1], str):
                 deferred.append(gen)
             else:
