@@ -56,7 +56,7 @@ from skilleval.suite.load import Overrides, load_suite
 @click.pass_context
 def run(
     ctx: click.Context,
-    suite_file: Path,
+    suite_file: Path | None,
     model: str | None,
     trials: int | None,
     seed: int | None,
