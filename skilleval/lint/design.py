@@ -1,0 +1,180 @@
+"""Checks on the test set as a whole: enough distinct tests, negative controls, variety."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from skilleval.errors import Location
+from skilleval.lint.checks import (
+    DUPLICATE_PROMPT,
+    NEAR_DUPLICATE_PROMPT,
+    NO_NEGATIVE_CONTROLS,
+    TOO_FEW_TESTS,
+    UNIFORM_PROMPTS,
+)
+from skilleval.lint.finding import Finding
+from skilleval.lint.ngrams import common_run, normalise, similarity, words
+from skilleval.lint.view import LintTest, LintView
+
+MIN_DISTINCT_TESTS = 5
+"""Below 5 tests no ON/OFF split is significant at 0.05: 4 wins of 4 is p = 0.0625 one-sided."""
+
+NEAR_DUPLICATE = 0.9
+"""Word-level similarity from which two prompts count as the same request reworded."""
+
+UNIFORM = 0.75
+"""Mean pairwise similarity of the positive prompts from which they count as one phrasing."""
+
+MIN_FOR_UNIFORM = 3
+"""Two prompts are a pair, not a pattern."""
+
+UNIFORM_SAMPLE = 40
+"""Past this many positive prompts, the mean similarity is taken over an even sample."""
+
+
+def check(view: LintView) -> Iterator[Finding]:
+    """SE101–SE105: too few tests, no negative controls, duplicates, one phrasing."""
+    yield from _duplicates(view)
+    if view.skill_where is None:
+        return
+    yield from _too_few(view)
+    yield from _negative_controls(view)
+    yield from _uniform(view)
+
+
+def _tests_at(view: LintView) -> Location:
+    if view.doc is not None and isinstance(view.doc.data, dict) and "tests" in view.doc.data:
+        return view.doc.key_at(["tests"])
+    return view.skill_where or Location(view.display, 1, 1)
+
+
+def _positives(view: LintView) -> list[LintTest]:
+    """Tests that exercise the skill: everything except negative controls, one per prompt."""
+    seen: set[str] = set()
+    out: list[LintTest] = []
+    for test in view.tests:
+        key = normalise(test.prompt)
+        if test.is_negative or not key or key in seen:
+            continue
+        seen.add(key)
+        out.append(test)
+    return out
+
+
+def _too_few(view: LintView) -> Iterator[Finding]:
+    count = len(_positives(view))
+    if count >= MIN_DISTINCT_TESTS:
+        return
+    yield Finding(
+        TOO_FEW_TESTS,
+        _tests_at(view),
+        f"only {count} distinct test{'s' if count != 1 else ''} exercise the skill (negative "
+        f"controls and repeated prompts not counted); below {MIN_DISTINCT_TESTS} no lift can be "
+        "significant, since even 4 wins out of 4 has p = 0.0625. Add tests with different "
+        "requests: more trials of the same test do not help",
+    )
+
+
+def _negative_controls(view: LintView) -> Iterator[Finding]:
+    if any(t.is_negative for t in view.tests):
+        return
+    yield Finding(
+        NO_NEGATIVE_CONTROLS,
+        view.skill_where or _tests_at(view),
+        "no test has `should_trigger: false`, so nothing checks that the skill stays out of "
+        "requests it does not fit, and trigger accuracy cannot see over-triggering. Add a "
+        "few near-miss requests the skill must leave alone",
+    )
+
+
+def _duplicates(view: LintView) -> Iterator[Finding]:
+    firsts: dict[str, LintTest] = {}
+    earlier: list[tuple[LintTest, list[str]]] = []
+    index: dict[str, list[tuple[int, int]]] = {}
+    for test in view.tests:
+        key = normalise(test.prompt)
+        if not key:
+            continue
+        first = firsts.get(key)
+        if first is not None:
+            if first.where != test.where:
+                yield Finding(
+                    DUPLICATE_PROMPT,
+                    test.where,
+                    f"test '{test.id}' sends the same prompt as test '{first.id}' "
+                    f"({_line(first.where, test.where)}) once case, spacing and punctuation "
+                    "are ignored; a repeated request adds a count, not evidence",
+                )
+            continue
+        firsts[key] = test
+        seq = words(test.prompt)
+        best, best_score = None, 0.0
+        for j in _candidates(seq, earlier, index):
+            other, other_seq = earlier[j]
+            score = similarity(seq, other_seq)
+            if score > best_score:
+                best, best_score = other, score
+        if best is not None and best_score >= NEAR_DUPLICATE:
+            yield Finding(
+                NEAR_DUPLICATE_PROMPT,
+                test.where,
+                f"test '{test.id}' is {best_score:.0%} the same words as test '{best.id}' "
+                f"({_line(best.where, test.where)}): the two ask one thing. Make one of them a "
+                "different request, or drop it",
+            )
+        counts = Counter(seq)
+        for word, n in counts.items():
+            index.setdefault(word, []).append((len(earlier), n))
+        earlier.append((test, seq))
+
+
+def _candidates(
+    seq: list[str],
+    earlier: list[tuple[LintTest, list[str]]],
+    index: dict[str, list[tuple[int, int]]],
+) -> list[int]:
+    """Earlier prompts that share enough words to reach NEAR_DUPLICATE at all.
+
+    difflib's ratio is 2·M / (|a| + |b|), and the matched words M can be no more than the
+    words the two have in common, so that count bounds it. Comparing every pair in full would
+    be quadratic in difflib calls; this keeps lint fast on suites with thousands of tests.
+    """
+    shared: dict[int, int] = {}
+    for word, n in Counter(seq).items():
+        for j, m in index.get(word, ()):
+            shared[j] = shared.get(j, 0) + min(n, m)
+    return [
+        j
+        for j, common in shared.items()
+        if 2 * common / (len(seq) + len(earlier[j][1])) >= NEAR_DUPLICATE
+    ]
+
+
+def _uniform(view: LintView) -> Iterator[Finding]:
+    positives = [words(t.prompt) for t in _positives(view)]
+    if len(positives) < MIN_FOR_UNIFORM:
+        return
+    total = len(positives)
+    if total > UNIFORM_SAMPLE:
+        # The mean over an evenly spread sample is enough to tell one template from many.
+        positives = [positives[i * total // UNIFORM_SAMPLE] for i in range(UNIFORM_SAMPLE)]
+    scores = [similarity(a, b) for i, a in enumerate(positives) for b in positives[i + 1 :]]
+    mean = sum(scores) / len(scores)
+    if mean < UNIFORM:
+        return
+    shared = common_run(positives)
+    common = f"; every one contains '{' '.join(shared)}'" if len(shared) >= 2 else ""
+    yield Finding(
+        UNIFORM_PROMPTS,
+        _tests_at(view),
+        f"the {total} positive tests are phrased almost the same way (mean word "
+        f"similarity {mean:.2f}{common}): they measure one phrasing, not the skill. Vary the "
+        "wording, length, context and what the user already knows",
+    )
+
+
+def _line(where: Location, near: Location) -> str:
+    if where.path != near.path:
+        return str(where)
+    return f"line {where.line}" if where.line else where.path
