@@ -1,0 +1,535 @@
+"""Tools an agent may call: their declarations, their three implementations, and the parser.
+
+A tool is a name, a description, a JSON Schema for its arguments and one implementation:
+
+``mock``
+    Canned results. Each case has ``args`` and ``match`` (``subset``, the default: the call
+    has at least these arguments with these values; ``exact``: exactly these) and a
+    ``result``. The first matching case wins; otherwise ``default``; with no default the call
+    is an error step.
+``command``
+    Runs in the test's workspace with a timeout (killed when it hangs) and an output cap
+    (output past it is dropped and the result marked truncated). Arguments reach the command
+    two ways, neither of which lets a model inject shell syntax: ``{name}`` placeholders,
+    replaced by the argument *shell-quoted* (``shlex.quote``) in a command line, or verbatim
+    as one argv item in a list command; and environment variables, ``SKILLEVAL_ARGS`` (all
+    arguments as JSON) and ``SKILLEVAL_ARG_<NAME>`` (each one as text).
+``python``
+    ``fn(arguments: dict, workspace: Path | None) -> Any`` from ``file://path.py:fn``
+    (relative to the suite) or ``module.py:fn`` in a plugin folder. It runs in-process with
+    no timeout.
+
+A result that is not a string is shown to the model as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import re
+import shlex
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from skilleval.errors import Diagnostic, Location
+from skilleval.suite.yamlio import Document, display_path
+
+COMMAND_TIMEOUT_S = 10.0
+COMMAND_MAX_OUTPUT = 16_000
+FILE_PREFIX = "file://"
+IMPLEMENTATIONS = ("mock", "command", "python")
+NO_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {},
+    "additionalProperties": False,
+}
+_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_NAME = re.compile(r"[^A-Za-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one call returned."""
+
+    output: str
+    """The observation shown to the model."""
+    error: str | None = None
+    """Why the call failed (no matching mock, a timeout, an exception); shown to the model too."""
+    truncated: bool = False
+    exit_code: int | None = None
+    """command: the exit code (None if it was killed or could not start)."""
+    timed_out: bool = False
+
+
+class ToolImpl(Protocol):
+    """How a tool answers."""
+
+    @property
+    def kind(self) -> str:
+        """mock, command or python."""
+        ...
+
+    def run(self, arguments: Mapping[str, Any], workspace: Path | None) -> ToolResult: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def as_text(value: Any) -> str:
+    """A result as the model sees it: text unchanged, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+# -- argument matching ------------------------------------------------------------------------
+
+
+def _same(actual: Any, expected: Any, subset: bool) -> bool:
+    # JSON equality: true is not 1, though 1 and 1.0 are equal.
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(actual) is type(expected) and actual == expected
+    if isinstance(expected, Mapping):
+        if not isinstance(actual, Mapping):
+            return False
+        if not subset and set(actual) != set(expected):
+            return False
+        return all(k in actual and _same(actual[k], v, subset) for k, v in expected.items())
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(_same(a, e, False) for a, e in zip(actual, expected, strict=True))
+        )
+    return bool(actual == expected)
+
+
+def args_match(
+    actual: Mapping[str, Any], expected: Mapping[str, Any], *, exact: bool = False
+) -> bool:
+    """Whether a call's arguments match ``expected``.
+
+    Subset matching (the default) needs every key of ``expected``, at any depth of nested
+    mappings, with an equal value; lists must be equal item for item. Exact matching needs
+    equal mappings.
+    """
+    return _same(actual, expected, not exact)
+
+
+# -- implementations --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MockCase:
+    args: Mapping[str, Any] | None
+    """None matches every call."""
+    result: Any
+    exact: bool = False
+
+
+_NO_DEFAULT = object()
+
+
+@dataclass(frozen=True, slots=True)
+class MockTool:
+    """Canned results matched on arguments."""
+
+    cases: tuple[MockCase, ...] = ()
+    default: Any = _NO_DEFAULT
+    kind: str = "mock"
+
+    def run(self, arguments: Mapping[str, Any], workspace: Path | None) -> ToolResult:
+        for case in self.cases:
+            if case.args is None or args_match(arguments, case.args, exact=case.exact):
+                return ToolResult(as_text(case.result))
+        if self.default is not _NO_DEFAULT:
+            return ToolResult(as_text(self.default))
+        shown = as_text(dict(arguments))
+        return ToolResult("", error=f"the mock has no result for arguments {shown}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cases": len(self.cases)}
+
+
+@dataclass(frozen=True, slots=True)
+class CommandTool:
+    """A command run in the workspace; see the module docstring for how arguments reach it."""
+
+    command: str | tuple[str, ...]
+    timeout_s: float = COMMAND_TIMEOUT_S
+    max_output: int = COMMAND_MAX_OUTPUT
+    kind: str = "command"
+
+    def argv_for(self, arguments: Mapping[str, Any]) -> str | list[str]:
+        """The command with its placeholders filled in from ``arguments``."""
+
+        def fill(quote: bool) -> Callable[[re.Match[str]], str]:
+            def one(match: re.Match[str]) -> str:
+                text = _arg_text(arguments.get(match.group(1)))
+                return shlex.quote(text) if quote else text
+
+            return one
+
+        if isinstance(self.command, str):
+            return _PLACEHOLDER.sub(fill(True), self.command)
+        return [_PLACEHOLDER.sub(fill(False), part) for part in self.command]
+
+    def run(self, arguments: Mapping[str, Any], workspace: Path | None) -> ToolResult:
+        from skilleval.agent.process import run_process
+
+        if workspace is None:
+            return ToolResult("", error="a command tool needs a workspace, and this run has none")
+        env = {"SKILLEVAL_WORKSPACE": str(workspace), "SKILLEVAL_ARGS": as_text(dict(arguments))}
+        for name, value in arguments.items():
+            env[f"SKILLEVAL_ARG_{_ENV_NAME.sub('_', name).upper()}"] = _arg_text(value)
+        done = run_process(
+            self.argv_for(arguments),
+            cwd=workspace,
+            timeout_s=self.timeout_s,
+            max_output=self.max_output,
+            env=env,
+        )
+        if done.error is not None:
+            return ToolResult("", error=done.error)
+        parts = []
+        if done.exit_code not in (0, None):
+            parts.append(f"exit code {done.exit_code}")
+        if done.stdout:
+            parts.append(done.stdout.rstrip("\n"))
+        if done.stderr:
+            parts.append(f"stderr:\n{done.stderr.rstrip(chr(10))}")
+        if done.truncated:
+            parts.append(f"[output cut at {self.max_output} bytes per stream]")
+        output = "\n".join(parts)
+        error = done.describe_failure(self.timeout_s) if done.timed_out else None
+        return ToolResult(
+            output,
+            error=error,
+            truncated=done.truncated,
+            exit_code=done.exit_code,
+            timed_out=done.timed_out,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        command = self.command if isinstance(self.command, str) else list(self.command)
+        return {"kind": self.kind, "command": command, "timeout_s": self.timeout_s}
+
+
+def _arg_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else as_text(value)
+
+
+PythonFn = Callable[[dict[str, Any], "Path | None"], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PythonTool:
+    """A Python function called in-process."""
+
+    ref: str
+    fn: PythonFn
+    kind: str = "python"
+
+    def run(self, arguments: Mapping[str, Any], workspace: Path | None) -> ToolResult:
+        try:
+            value = self.fn(dict(arguments), workspace)
+        except Exception as exc:
+            # A tool's own failure is an observation for the model, not a crash of the run.
+            return ToolResult("", error=f"{type(exc).__name__}: {exc}")
+        return ToolResult(as_text(value))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "function": self.ref}
+
+
+# -- the declaration --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One declared tool."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    """JSON Schema (draft 2020-12) for the arguments, an object."""
+    impl: ToolImpl
+    where: Location = field(default_factory=lambda: Location("<tool>"))
+
+    def argument_error(self, arguments: Any) -> str | None:
+        """Why ``arguments`` do not satisfy the parameters schema, or None when they do."""
+        from jsonschema.exceptions import best_match
+
+        if not isinstance(arguments, Mapping):
+            return f"arguments must be a JSON object, not {as_text(arguments)}"
+        error = best_match(_validator(self.parameters).iter_errors(dict(arguments)))
+        if error is None:
+            return None
+        return f"at {error.json_path}: {error.message}"
+
+    def call(
+        self, arguments: Mapping[str, Any], workspace: Path | None
+    ) -> tuple[ToolResult, float]:
+        """Run the implementation; returns the result and how long it took (ms)."""
+        start = time.perf_counter()
+        result = self.impl.run(arguments, workspace)
+        return result, (time.perf_counter() - start) * 1000.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": dict(self.parameters),
+            "impl": self.impl.to_json(),
+        }
+
+
+_validators: dict[str, Any] = {}
+_validators_lock = threading.Lock()
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    from jsonschema import Draft202012Validator
+
+    key = json.dumps(schema, sort_keys=True, default=str)
+    with _validators_lock:
+        found = _validators.get(key)
+        if found is None:
+            found = _validators[key] = Draft202012Validator(dict(schema))
+    return found
+
+
+def merge_tools(*levels: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
+    """Tools from suite, defaultTest and test, in that order; a later one replaces a name."""
+    merged: dict[str, ToolSpec] = {}
+    for level in levels:
+        for tool in level:
+            merged[tool.name] = tool
+    return tuple(merged.values())
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+
+def parse_tools(
+    doc: Document,
+    path: Sequence[str | int],
+    *,
+    base_dir: Path,
+    plugin_dirs: Sequence[Path] = (),
+) -> tuple[tuple[ToolSpec, ...], list[Diagnostic]]:
+    """Read the ``tools:`` list at ``path`` in ``doc``.
+
+    Args:
+        doc: The file the list is in.
+        path: Where the list is, e.g. ``["tools"]`` or ``["tests", 2, "tools"]``.
+        base_dir: The folder ``file://`` references are relative to.
+        plugin_dirs: Folders searched for ``module.py:fn`` python tools.
+
+    Returns:
+        The tools that are valid, and every problem found, positioned.
+    """
+    from skilleval.agent.schema import TOOLS
+    from skilleval.suite.schema import validate
+
+    sub = doc.sub(path)
+    diags = validate(sub, TOOLS, what="tools")
+    if diags:
+        return (), diags
+    tools: list[ToolSpec] = []
+    seen: dict[str, Location] = {}
+    for i, raw in enumerate(sub.data or []):
+        at = [*path, i]
+        name = raw["name"]
+        first = seen.get(name)
+        if first is not None:
+            diags.append(
+                Diagnostic(
+                    doc.at([*at, "name"]), f"duplicate tool name '{name}' (first at {first})"
+                )
+            )
+            continue
+        seen[name] = doc.at([*at, "name"])
+        tool = _tool(doc, at, raw, base_dir, plugin_dirs, diags)
+        if tool is not None:
+            tools.append(tool)
+    return tuple(tools), diags
+
+
+def _tool(
+    doc: Document,
+    at: list[str | int],
+    raw: Mapping[str, Any],
+    base_dir: Path,
+    plugin_dirs: Sequence[Path],
+    diags: list[Diagnostic],
+) -> ToolSpec | None:
+    name = raw["name"]
+    before = len(diags)
+    parameters = raw.get("parameters", NO_PARAMETERS)
+    problem = parameters_problem(parameters)
+    if problem is not None:
+        diags.append(Diagnostic(doc.at([*at, "parameters"]), f"tool '{name}': {problem}"))
+    kinds = [k for k in IMPLEMENTATIONS if k in raw]
+    if not kinds:
+        diags.append(
+            Diagnostic(
+                doc.at(at), f"tool '{name}' needs an implementation: mock, command or python"
+            )
+        )
+        return None
+    if len(kinds) > 1:
+        diags.append(
+            Diagnostic(
+                doc.key_at([*at, kinds[1]]),
+                f"tool '{name}' has both {kinds[0]} and {kinds[1]}; give exactly one",
+            )
+        )
+        return None
+    kind = kinds[0]
+    for key in ("timeout", "max_output"):
+        if key in raw and kind != "command":
+            diags.append(
+                Diagnostic(doc.key_at([*at, key]), f"'{key}' applies to command tools only")
+            )
+    impl: ToolImpl | None
+    if kind == "mock":
+        impl = _mock(raw["mock"])
+    elif kind == "command":
+        impl = _command(doc, at, raw, parameters, diags)
+    else:
+        impl = _python(doc, [*at, "python"], raw["python"], base_dir, plugin_dirs, diags)
+    if impl is None or len(diags) > before:
+        return None
+    return ToolSpec(name, str(raw.get("description", "")), parameters, impl, doc.at(at))
+
+
+def parameters_problem(parameters: Any) -> str | None:
+    """Why ``parameters`` cannot describe a tool's arguments, or None when it can."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(parameters)
+    except SchemaError as exc:
+        return f"invalid parameters schema at {exc.json_path}: {exc.message}"
+    kind = parameters.get("type") if isinstance(parameters, Mapping) else None
+    if kind is not None and kind != "object":
+        return f"parameters must describe an object (type: object), not type {kind!r}"
+    return None
+
+
+def _mock(raw: Mapping[str, Any]) -> MockTool:
+    cases = tuple(
+        MockCase(case.get("args"), case["result"], case.get("match", "subset") == "exact")
+        for case in raw.get("results") or []
+    )
+    return MockTool(cases, raw.get("default", _NO_DEFAULT))
+
+
+def _command(
+    doc: Document,
+    at: list[str | int],
+    raw: Mapping[str, Any],
+    parameters: Any,
+    diags: list[Diagnostic],
+) -> CommandTool:
+    command = raw["command"]
+    parts = [command] if isinstance(command, str) else list(command)
+    declared = set((parameters.get("properties") or {}) if isinstance(parameters, Mapping) else {})
+    for part in parts:
+        for match in _PLACEHOLDER.finditer(part):
+            if match.group(1) not in declared:
+                diags.append(
+                    Diagnostic(
+                        doc.at([*at, "command"]),
+                        f"command uses {{{match.group(1)}}}, which is not a parameter of "
+                        f"tool '{raw['name']}'",
+                    )
+                )
+    return CommandTool(
+        command if isinstance(command, str) else tuple(command),
+        float(raw.get("timeout", COMMAND_TIMEOUT_S)),
+        int(raw.get("max_output", COMMAND_MAX_OUTPUT)),
+    )
+
+
+def _python(
+    doc: Document,
+    at: list[str | int],
+    ref: str,
+    base_dir: Path,
+    plugin_dirs: Sequence[Path],
+    diags: list[Diagnostic],
+) -> PythonTool | None:
+    where = doc.at(at)
+    target, sep, fn_name = ref.removeprefix(FILE_PREFIX).rpartition(":")
+    if not sep or not target or not fn_name.isidentifier():
+        diags.append(
+            Diagnostic(
+                where,
+                f"python tool must be file://path.py:function or module.py:function, not {ref!r}",
+            )
+        )
+        return None
+    if ref.startswith(FILE_PREFIX):
+        candidates = [Path(target) if Path(target).is_absolute() else base_dir / target]
+    else:
+        name = target if target.endswith(".py") else f"{target}.py"
+        candidates = [folder / name for folder in plugin_dirs]
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        looked = ", ".join(display_path(p) for p in candidates) or "no plugin folders are set"
+        diags.append(
+            Diagnostic(where, f"python tool file not found: {target} (looked in {looked})")
+        )
+        return None
+    try:
+        module = _import(path.resolve())
+    except Exception as exc:
+        # Importing runs the author's code, which may raise anything.
+        diags.append(Diagnostic(where, f"{target} failed to import: {type(exc).__name__}: {exc}"))
+        return None
+    fn = getattr(module, fn_name, None)
+    if not callable(fn):
+        diags.append(Diagnostic(where, f"{target} has no function {fn_name!r}"))
+        return None
+    return PythonTool(ref, fn)
+
+
+_modules: dict[tuple[Path, int], ModuleType] = {}
+_modules_lock = threading.Lock()
+
+
+def _import(path: Path) -> ModuleType:
+    """The module at ``path``, imported once per version of the file."""
+    mtime = path.stat().st_mtime_ns
+    with _modules_lock:
+        found = _modules.get((path, mtime))
+        if found is not None:
+            return found
+        digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:12]
+        name = f"skilleval_tool_{digest}_{mtime}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        # Registered because dataclasses and pickling look modules up by name.
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        _modules[(path, mtime)] = module
+        return module
