@@ -1,0 +1,136 @@
+"""``skilleval judge-check``: is the judge model good enough to trust?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from skilleval.cli.options import emit_json, json_option
+from skilleval.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from skilleval.engine.base import ModelSpec
+    from skilleval.judge.selftest import JudgeCheckReport, PairOutcome
+
+
+def judge_spec(raw: str) -> ModelSpec:
+    """``default`` (the embedded model), ``echo``, or a path to a GGUF file."""
+    from skilleval.engine.base import ModelSpec
+
+    if raw == "default":
+        return ModelSpec(kind="gguf", path="default", label="default")
+    if raw == "echo":
+        return ModelSpec(kind="echo", label="echo")
+    return ModelSpec(kind="gguf", path=str(Path(raw).expanduser()), label=raw)
+
+
+@click.command("judge-check")
+@click.option(
+    "--judge-model",
+    default="default",
+    show_default=True,
+    metavar="default|PATH.gguf|echo",
+    help="The judge to test: the embedded model, a GGUF file, or echo (a constant judge).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The judge's fixed seed.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Grade only the first N pairs (a quick look, not a verdict).",
+)
+@click.option("--no-cache", is_flag=True, help="Ask the model again instead of the cache.")
+@json_option
+@click.pass_context
+def judge_check(
+    ctx: click.Context,
+    judge_model: str,
+    seed: int,
+    limit: int | None,
+    no_cache: bool,
+    as_json: bool,
+) -> None:
+    """Grade built-in good and bad outputs; report accuracy, discrimination and errors.
+
+    Exits 0 when the check ran, whatever the figures, and 3 when the judge could not run.
+    """
+    from skilleval.judge.selftest import load_pairs, run_judge_check
+
+    pairs = load_pairs()[:limit] if limit else load_pairs()
+    client = _client(judge_model, seed, no_cache)
+    try:
+        describe = client.describe()
+        if not as_json:
+            click.echo(f"judge: {_name(describe)}, greedy, seed {seed}", err=True)
+        report = run_judge_check(
+            client, pairs, describe=describe, progress=None if as_json else _progress
+        )
+    finally:
+        client.close()
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        _summary(report)
+    ctx.exit(ExitCode.RUNTIME if report.aborted else ExitCode.OK)
+
+
+def _client(judge_model: str, seed: int, no_cache: bool) -> Any:
+    from skilleval.engine.cache import CachingProvider, ResponseCache
+    from skilleval.engine.factory import create_provider
+    from skilleval.judge import JudgeClient
+    from skilleval.runner.rundir import home_dir
+
+    home = home_dir()
+    provider = create_provider(judge_spec(judge_model), home=home)
+    cache = None if no_cache else ResponseCache(home / "cache.db")
+    return JudgeClient(CachingProvider(provider, cache), seed=seed)
+
+
+def _name(describe: dict[str, Any]) -> str:
+    model = describe.get("model") or {}
+    if "error" in model:
+        return f"unavailable ({model['error']})"
+    name = f"{model.get('kind')} {model.get('name')}"
+    sha = model.get("sha256")
+    return f"{name} (sha256 {sha[:12]})" if sha else name
+
+
+def _grade(g: Any) -> str:
+    if g.error is not None:
+        return "error"
+    return f"{'pass' if g.passed else 'fail'} {g.score:.2f}"
+
+
+def _progress(outcome: PairOutcome, done: int, total: int) -> None:
+    mark = {2: "ok", 1: "half", 0: "WRONG"}[outcome.correct]
+    click.echo(
+        f"  [{done:>2}/{total}] {outcome.pair.id:<22} good {_grade(outcome.good):<10} "
+        f"bad {_grade(outcome.bad):<10} {mark}",
+        err=True,
+    )
+
+
+def _figure(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _summary(report: JudgeCheckReport) -> None:
+    if report.aborted:
+        click.echo(f"error: the judge could not run: {report.aborted}", err=True)
+        return
+    scored = len(report.scored_pairs)
+    lines = [
+        f"accuracy        {_figure(report.accuracy)}  "
+        f"({report.correct}/{report.outputs} outputs graded right; a constant judge gets 0.50)",
+        f"discrimination  {_figure(report.discrimination)}  "
+        f"(good scored above bad, ties half, over {scored} pairs scored on both sides; "
+        "chance is 0.50)",
+        f"error rate      {_figure(report.error_rate)}  "
+        f"({report.errors}/{report.outputs} outputs could not be graded)",
+    ]
+    if report.constant:
+        lines.append("note: the judge gave every output the same grade; it cannot tell them apart")
+    click.echo("\n".join(lines), err=True)
+    click.echo(f"{report.seconds:.1f}s", err=True)
