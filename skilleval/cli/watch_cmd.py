@@ -1,0 +1,77 @@
+"""``skilleval watch``: run suites, then re-run the affected ones on every save."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from skilleval.cli.options import plugin_options
+from skilleval.exitcodes import ExitCode
+from skilleval.suite.load import Overrides
+from skilleval.watch import Watcher, WatchOptions
+
+
+@click.command()
+@click.argument(
+    "suite_files",
+    metavar="SUITE...",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
+@click.option(
+    "-k",
+    "--filter",
+    "filters",
+    multiple=True,
+    help="Run only tests whose id matches (exact, glob or substring; repeatable).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Parallel requests for providers that allow it (the OpenAI provider).",
+)
+@click.option(
+    "--no-initial-run", is_flag=True, help="Only validate at start; run on the first change."
+)
+@click.option(
+    "--debounce",
+    type=click.FloatRange(min=0.0),
+    default=0.3,
+    show_default=True,
+    help="Seconds of quiet after a change before re-running (a save fires several events).",
+)
+@plugin_options
+@click.pass_context
+def watch(
+    ctx: click.Context,
+    suite_files: tuple[Path, ...],
+    model: str | None,
+    filters: tuple[str, ...],
+    jobs: int,
+    no_initial_run: bool,
+    debounce: float,
+    plugins_dir: tuple[Path, ...],
+    no_entry_points: bool,
+) -> None:
+    """Run each SUITE, then re-run it whenever a file it reads changes; Ctrl-C stops."""
+    # Plugins are re-imported after every edit: a .pyc written now could shadow the next edit
+    # when both land in the same second with the same size, and it litters plugin folders.
+    sys.dont_write_bytecode = True
+    overrides = Overrides(model=model, plugin_dirs=plugins_dir, entry_points=not no_entry_points)
+    options = WatchOptions(overrides=overrides, filters=filters, jobs=jobs, debounce_s=debounce)
+    watcher = Watcher(list(suite_files), options)
+    try:
+        watcher.start(initial_run=not no_initial_run)
+        watcher.serve()
+    except KeyboardInterrupt:
+        click.echo("\nstopped", err=True)
+    finally:
+        watcher.close()
+    ctx.exit(ExitCode.OK)

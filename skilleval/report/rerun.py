@@ -1,0 +1,148 @@
+"""What a re-run reused from the cache and what changed since the previous run, as text.
+
+``skilleval watch`` prints these after every re-run; they read only results documents, so a
+re-run can be explained from its ``results.json`` alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skilleval.report import view
+from skilleval.report.compare import Comparison
+
+
+@dataclass(frozen=True, slots=True)
+class ArmReuse:
+    """Generation for one arm: how many outputs came from the cache and which were recomputed."""
+
+    arm: str
+    reused: int
+    recomputed: tuple[str, ...]
+    """Test ids with at least one output the model had to produce."""
+    made: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    """What a run took from the cache and what it asked the model for."""
+
+    arms: tuple[ArmReuse, ...]
+    model_calls: int
+    """Every call that reached a model: generation, routing, and a judge sharing the model."""
+    cache_hits: int
+    judge_calls: int | None = None
+    """Calls to a separate judge model (``judge:``), when the run counted them."""
+    judge_hits: int | None = None
+
+    @property
+    def other_calls(self) -> int:
+        """Routing and judge calls that reached the model."""
+        return max(0, self.model_calls - sum(a.made for a in self.arms))
+
+    @property
+    def other_hits(self) -> int:
+        """Routing and judge calls that the cache answered."""
+        return max(0, self.cache_hits - sum(a.reused for a in self.arms))
+
+
+def reuse_of(doc: Mapping[str, Any]) -> Reuse:
+    """Count, per arm, the records served from the cache (``stats.cached``) and the rest."""
+    reused: dict[str, int] = {}
+    made: dict[str, int] = {}
+    recomputed: dict[str, list[str]] = {}
+    arms = [*view.arms(doc), *(r["arm"] for r in doc.get("records") or ())]
+    for arm in dict.fromkeys(arms):
+        reused[arm], made[arm], recomputed[arm] = 0, 0, []
+    for rec in doc.get("records") or ():
+        stats, arm = rec.get("stats") or {}, rec["arm"]
+        if not stats:
+            continue  # an error before generation: nothing was asked or reused
+        if stats.get("cached"):
+            reused[arm] += 1
+            continue
+        made[arm] += 1
+        if rec["test_id"] not in recomputed[arm]:
+            recomputed[arm].append(rec["test_id"])
+    calls = doc.get("calls") or {}
+    # A judge that is the generator is already in model_calls; count only a separate one.
+    separate = (doc.get("judge") or {}).get("same_as_generator") is False
+    return Reuse(
+        arms=tuple(ArmReuse(a, reused[a], tuple(recomputed[a]), made[a]) for a in reused),
+        model_calls=int(calls.get("model_calls", sum(made.values()))),
+        cache_hits=int(calls.get("cache_hits", sum(reused.values()))),
+        judge_calls=int(calls["judge_calls"]) if separate and "judge_calls" in calls else None,
+        judge_hits=int(calls.get("judge_cache_hits", 0)) if separate else None,
+    )
+
+
+def reuse_lines(reuse: Reuse) -> list[str]:
+    """``model calls: 7 made, 9 from the cache`` and one line per arm."""
+    out = [f"  model calls: {reuse.model_calls} made, {reuse.cache_hits} from the cache"]
+    for arm in reuse.arms:
+        line = f"    [{arm.arm}] {arm.reused} reused, {arm.made} recomputed"
+        if arm.recomputed:
+            ids = ", ".join(arm.recomputed[:5])
+            more = f" +{len(arm.recomputed) - 5}" if len(arm.recomputed) > 5 else ""
+            line += f": {ids}{more}"
+        out.append(line)
+    if reuse.other_calls or reuse.other_hits:
+        out.append(
+            f"    routing and judging: {reuse.other_calls} made, {reuse.other_hits} from the cache"
+        )
+    if reuse.judge_calls is not None:
+        out.append(
+            f"    judge model: {reuse.judge_calls} made, {reuse.judge_hits or 0} from the cache"
+        )
+    return out
+
+
+def _change(before: float | None, after: float | None, change: float | None) -> str:
+    return f"{view.pct(before, 1)} → {view.pct(after, 1)} ({view.signed_pct(change)})"
+
+
+def delta_lines(c: Comparison) -> list[str]:
+    """A compact delta: flipped tests, pass rates per arm and tier, lift, trigger accuracy."""
+    out = [f"  since {c.a['run_id']}:"]
+    flipped = [t for t in c.tests if t.change in ("newly_failing", "newly_passing")]
+    if flipped:
+        shown = [f"{t.test_id} [{t.arm}] {t.before} → {t.after}" for t in flipped[:8]]
+        more = f" +{len(flipped) - 8}" if len(flipped) > 8 else ""
+        out.append("    flipped: " + ", ".join(shown) + more)
+    else:
+        out.append("    no test flipped")
+    for s in c.settings:
+        before, after = (
+            (view.short_digest(s["a"]), view.short_digest(s["b"]))
+            if "digest" in s["name"] or "sha256" in s["name"]
+            else (s["a"], s["b"])
+        )
+        out.append(f"    changed: {s['name']} {before} → {after}")
+    added, removed = c.by_change("only_in_b"), c.by_change("only_in_a")
+    if added or removed:
+        out.append(f"    tests added: {len(added)} · removed: {len(removed)}")
+    changed = sum(1 for t in c.tests if t.output_changed)
+    if changed:
+        out.append(f"    outputs changed: {changed}")
+    for arm in dict.fromkeys(t["arm"] for t in c.tiers):
+        parts = [
+            f"{t['tier']} {_change(t['a'], t['b'], t['change'])}"
+            for t in c.tiers
+            if t["arm"] == arm and (t["a"] is not None or t["b"] is not None)
+        ]
+        if parts:
+            out.append(f"    [{arm}] " + " · ".join(parts))
+    if c.lift:
+        lift = c.lift[0]
+        verdicts = c.lift_verdicts or (None, None)
+        verdict = verdicts[1] if verdicts[0] == verdicts[1] else f"{verdicts[0]} → {verdicts[1]}"
+        out.append(
+            f"    lift {view.signed_pct(lift.before)} → {view.signed_pct(lift.after)} "
+            f"({view.signed_pct(lift.change)}) · verdict {verdict or '—'}"
+        )
+    if c.trigger:
+        acc = c.trigger[0]
+        out.append(f"    trigger accuracy {_change(acc.before, acc.after, acc.change)}")
+    return out
