@@ -94,7 +94,9 @@ class ScriptedProvider:
     def complete(self, request: Request) -> Completion:
         self.calls += 1
         test_id, arm = request.test_id, request.arm
-        prompt = "\n".join(m.content for m in request.messages if m.role == "user")
+        # Rules match the whole conversation, so a judge's rubric (often in the system
+        # message) can be matched as well as a user's question.
+        prompt = "\n".join(m.content for m in request.messages)
         text = None
         for rule in self.rules:
             if "arm" in rule and rule["arm"] != arm:

@@ -172,6 +172,12 @@ def render(doc: Mapping[str, Any]) -> str:
             if calls.get("generation_tokens_per_s")
             else ""
         )
+        + (
+            f" · judge calls {calls.get('judge_calls', 0)}"
+            f" (cache hits {calls.get('judge_cache_hits', 0)})"
+            if doc.get("judge")
+            else ""
+        )
     )
     gate = doc["gate"]
     verdict = "PASSED" if gate["passed"] else "FAILED"

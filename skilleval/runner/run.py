@@ -316,11 +316,16 @@ def _iterate(jobs: Sequence[Job], provider: Provider, parallel: int) -> Iterator
                 yield fut.result()
 
 
-def _calls(provider: Provider, records: Sequence[Record], timed: bool) -> dict[str, Any]:
+def _calls(
+    provider: Provider, records: Sequence[Record], timed: bool, judge: Judge | None = None
+) -> dict[str, Any]:
     gen = [r.stats for r in records if r.stats]
     completion_tokens = sum(int(s.get("completion_tokens", 0)) for s in gen)
     latency = sum(float(s.get("latency_ms", 0.0)) for s in gen if not s.get("cached"))
+    judged = getattr(judge, "provider", None)
     return {
+        "judge_calls": int(getattr(judged, "calls", 0)),
+        "judge_cache_hits": int(getattr(judged, "hits", 0)),
         "model_calls": int(getattr(provider, "calls", sum(1 for s in gen if not s.get("cached")))),
         "cache_hits": int(getattr(provider, "hits", sum(1 for s in gen if s.get("cached")))),
         "prompt_tokens": sum(int(s.get("prompt_tokens", 0)) for s in gen),
@@ -440,7 +445,7 @@ def build_document(
         "trigger": trigger_block,
         "reliability": analysis.reliability(suite, records),
         "overfit": None,
-        "calls": _calls(provider, records, suite.model.kind in ("gguf", "openai")),
+        "calls": _calls(provider, records, suite.model.kind in ("gguf", "openai"), judge),
         "gate": gate(suite, summary, primary, interrupted, lift_block, trigger_block),
         "timing": {
             "started_at": started.isoformat(timespec="seconds"),
