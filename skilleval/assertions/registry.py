@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib
-import importlib.util
 import inspect
 import pkgutil
 import sys
@@ -201,17 +200,20 @@ def _check_spec(spec: AssertionType) -> str | None:
 
 
 def import_plugin_file(file: Path) -> ModuleType:
-    """Import one plugin file under a stable, unique module name."""
+    """Import one plugin file under a stable, unique module name.
+
+    The source is compiled afresh on every import instead of going through the bytecode
+    cache, whose staleness check (whole-second mtime and size) can miss a quick edit.
+    """
     resolved = file.resolve()
     digest = hashlib.sha256(str(resolved.parent).encode()).hexdigest()[:12]
     name = f"skilleval_plugins.d{digest}.{resolved.stem}"
-    spec = importlib.util.spec_from_file_location(name, resolved)
-    if spec is None or spec.loader is None:
-        raise PluginError([Diagnostic(Location(str(file)), "cannot import plugin file")])
-    module = importlib.util.module_from_spec(spec)
+    module = ModuleType(name)
+    module.__file__ = str(resolved)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        code = compile(resolved.read_bytes(), str(resolved), "exec")
+        exec(code, module.__dict__)
     except SyntaxError as exc:
         sys.modules.pop(name, None)
         where = Location(str(file), exc.lineno or 1, exc.offset or 1)

@@ -22,7 +22,7 @@ from typing import Any
 from skilleval import __version__
 from skilleval.assertions.api import Judge, Stats
 from skilleval.engine.base import Completion, Provider
-from skilleval.errors import ProviderError
+from skilleval.errors import ProviderError, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.runner import analysis
 from skilleval.runner import arms as arms_mod
@@ -164,9 +164,11 @@ def build_provider(suite: Suite, options: RunOptions) -> Provider:
     return CachingProvider(inner, cache)
 
 
-def build_judge(suite: Suite, options: RunOptions, generator: Provider) -> Judge | None:
+def build_judge(
+    suite: Suite, options: RunOptions, generator: Provider, *, force: bool = False
+) -> Judge | None:
     """The grader for model-tier assertions; the generator's model unless ``judge:`` is set."""
-    if not any(a.spec.tier == "model" for t in suite.tests for a in t.asserts):
+    if not force and not any(a.spec.tier == "model" for t in suite.tests for a in t.asserts):
         return None
     from skilleval.judge import JudgeClient
 
@@ -260,6 +262,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     finally:
         run_dir.close()
     ordered = [records[j.key] for j in jobs if j.key in records]
+    overfit = None
+    if suite.skill is not None and suite.judge is not None and not interrupted:
+        overfit = _overfit(suite, options, provider, judge)
     document = build_document(
         suite,
         tests,
@@ -272,11 +277,35 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         interrupted,
         list(triggers.values()),
         judge,
+        overfit,
     )
     run_dir.write_json("results.json", document)
     run_dir.mark_latest()
     code = ExitCode.INTERRUPTED if interrupted else ExitCode(document["gate"]["exit_code"])
     return RunOutcome(document, run_dir, code, ordered)
+
+
+def _overfit(
+    suite: Suite, options: RunOptions, generator: Provider, judge: Judge | None
+) -> dict[str, Any] | None:
+    """The overfitting judge's report on the eval itself: informational, never a gate."""
+    from skilleval.lint.overfit import overfit_report
+
+    grader = judge or build_judge(suite, options, generator, force=True)
+    if grader is None:
+        return None
+    try:
+        return overfit_report(suite, grader)
+    except SkillevalError as exc:
+        return {
+            "severity": "Unknown",
+            "score": None,
+            "per_element": None,
+            "holistic": None,
+            "items": [],
+            "reason": f"the overfitting judge could not run: {exc}",
+            "unclassified": [],
+        }
 
 
 def _measure_triggers(
@@ -399,6 +428,7 @@ def build_document(
     interrupted: bool,
     triggers: Sequence[TriggerResult] = (),
     judge: Judge | None = None,
+    overfit: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     summary = summarize(records, arms)
     primary = "on" if "on" in arms else arms[0]
@@ -444,7 +474,7 @@ def build_document(
         "lift": lift_block,
         "trigger": trigger_block,
         "reliability": analysis.reliability(suite, records),
-        "overfit": None,
+        "overfit": overfit,
         "calls": _calls(provider, records, suite.model.kind in ("gguf", "openai"), judge),
         "gate": gate(suite, summary, primary, interrupted, lift_block, trigger_block),
         "timing": {
