@@ -124,13 +124,17 @@ tests:
 OVERFIT = {
     "severity": "Moderate",
     "score": 0.42,
+    "per_element": 0.5,
+    "holistic": 0.25,
     "reason": "two checks reward copying the skill's wording",
+    "unclassified": [],
     "items": [
         {
             "kind": "assertion",
-            "index": 0,
+            "index": 1,
+            "test_id": "change-0",
             "text": "regex ^feat: <b>bold</b>",
-            "label": "vocabulary",
+            "label": "narrow",
             "reasoning": "the prefix is spelled out in SKILL.md",
         }
     ],
