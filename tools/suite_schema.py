@@ -6,6 +6,11 @@ import json
 import sys
 from pathlib import Path
 
+# -- agentic (skilleval/agent/schema.py holds the shapes; docs/agentic.md describes them) --------
+from skilleval.agent import schema as agentic
+
+# -- end agentic ------------------------------------------------------------------------------
+
 FILE_REF = {
     "type": "string",
     "pattern": "^file://",
@@ -117,6 +122,19 @@ test = {
         },
         "options": {"$ref": "#/$defs/testOptions"},
         "metadata": {"type": "object"},
+        # -- agentic ---------------------------------------------------------------------------
+        "tools": {
+            "type": "array",
+            "items": {"$ref": "#/$defs/tool"},
+            "description": "Tools for this test, added to the suite's (a name here replaces one there).",
+        },
+        "environment": {"$ref": "#/$defs/environment"},
+        "turns": {
+            **agentic.TURNS,
+            "description": "User messages in order, instead of `prompt:`; `assert:` grades the last turn.",
+        },
+        "max_steps": agentic.MAX_STEPS,
+        # -- end agentic -----------------------------------------------------------------------
     },
 }
 
@@ -294,6 +312,13 @@ suite = {
             },
         },
         "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+        # -- agentic ---------------------------------------------------------------------------
+        "tools": {
+            "type": "array",
+            "items": {"$ref": "#/$defs/tool"},
+            "description": "Tools every test may call; a test with tools runs the agent loop.",
+        },
+        # -- end agentic -----------------------------------------------------------------------
         "metadata": {"type": "object"},
         # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------
         "lint": {
@@ -332,6 +357,8 @@ suite = {
         "assertion": assertion,
         "scriptedRule": scripted_rule,
         "decoding": decoding,
+        "tool": agentic.TOOL,
+        "environment": agentic.ENVIRONMENT,
     },
 }
 

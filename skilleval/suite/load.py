@@ -20,7 +20,17 @@ from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
-from skilleval.suite.model import AssertionEntry, LiftConfig, Prompt, Suite, TestCase, Transform
+from skilleval.suite.model import (
+    DEFAULT_MAX_STEPS,
+    AgentSpec,
+    AssertionEntry,
+    LiftConfig,
+    Prompt,
+    Suite,
+    TestCase,
+    Transform,
+    Turn,
+)
 from skilleval.suite.schema import load_schema, sub_schema, validate
 from skilleval.suite.yamlio import Document, display_path, load_yaml
 
@@ -48,6 +58,8 @@ class _Loader:
     registry: Registry = field(default_factory=Registry)
     top: dict[str, Any] = field(default_factory=dict)
     """The suite's top-level mapping."""
+    shared_tools: tuple[Any, ...] = ()
+    """Tools from the top-level ``tools:`` and ``defaultTest.tools``, in that order."""
 
     def error(self, where: Location, message: str) -> None:
         self.diags.append(Diagnostic(where, message))
@@ -106,6 +118,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     prompts = _prompts(loader, doc)
     default = data.get("defaultTest") or {}
     default_doc = doc.sub(["defaultTest"]) if "defaultTest" in data else None
+    _shared_tools(loader, doc, default_doc)
     raw_tests = _raw_tests(loader, doc)
     if not raw_tests and not loader.diags:
         loader.error(
@@ -423,10 +436,15 @@ def _tests(
     transform = _transform(loader, options.get("transform"), doc, ["options", "transform"])
     if options.get("rubricPrompt") is not None:
         asserts = _with_rubric_prompt(loader, asserts, options["rubricPrompt"], doc, base)
-    test_prompts = _test_prompts(loader, data, doc, prompts)
+    agent = _agent(loader, doc, default, default_doc, base, vars_)
+    if agent is not None and agent.turns:
+        test_prompts = _turn_prompts(loader, doc, agent, vars_)
+    else:
+        test_prompts = _test_prompts(loader, data, doc, prompts)
     out = []
     for prompt in test_prompts:
-        _check_template_vars(loader, prompt, vars_, where)
+        if agent is None or not agent.turns:
+            _check_template_vars(loader, prompt, vars_, where)
         out.append(
             TestCase(
                 id=str(data.get("id", "")),
@@ -444,9 +462,103 @@ def _tests(
                 transform=transform,
                 metadata=dict(data.get("metadata") or {}),
                 options=dict(options),
+                agent=agent,
             )
         )
     return out
+
+
+# -- agentic tests (skilleval/agent, docs/agentic.md) ----------------------------------------
+
+
+def _plugin_folders(loader: _Loader) -> list[Path]:
+    folders = [loader.path.parent / rel for rel in loader.top.get("plugins") or []]
+    return folders + list(loader.overrides.plugin_dirs)
+
+
+def _shared_tools(loader: _Loader, doc: Document, default_doc: Document | None) -> None:
+    """Parse the top-level and defaultTest tools once; every test gets them."""
+    from skilleval.agent.tools import parse_tools
+
+    shared: list[Any] = []
+    sources = [(doc, loader.path.parent)] + (
+        [(default_doc, loader.path.parent)] if default_doc else []
+    )
+    for source, base in sources:
+        if "tools" in source.data:
+            tools, diags = parse_tools(
+                source, ["tools"], base_dir=base, plugin_dirs=_plugin_folders(loader)
+            )
+            loader.diags.extend(diags)
+            shared.extend(tools)
+    if default_doc is not None and "turns" in default_doc.data:
+        loader.error(default_doc.key_at(["turns"]), "`turns` belongs on a test, not on defaultTest")
+    loader.shared_tools = tuple(shared)
+
+
+def _agent(
+    loader: _Loader,
+    doc: Document,
+    default: Mapping[str, Any],
+    default_doc: Document | None,
+    base: Path,
+    vars_: Mapping[str, Any],
+) -> AgentSpec | None:
+    """The test's agent settings, or None when it is a plain single-call test."""
+    from skilleval.agent.tools import merge_tools, parse_tools
+    from skilleval.agent.workspace import parse_environment
+
+    data: dict[str, Any] = doc.data
+    own: tuple[Any, ...] = ()
+    if "tools" in data:
+        own, diags = parse_tools(doc, ["tools"], base_dir=base, plugin_dirs=_plugin_folders(loader))
+        loader.diags.extend(diags)
+    environment = None
+    if "environment" in data:
+        environment, diags = parse_environment(doc, ["environment"], base_dir=base)
+        loader.diags.extend(diags)
+    elif default_doc is not None and "environment" in default:
+        environment, diags = parse_environment(
+            default_doc, ["environment"], base_dir=loader.path.parent
+        )
+        loader.diags.extend(diags)
+    turns: list[Turn] = []
+    for i, raw in enumerate(data.get("turns") or []):
+        entries = [
+            _assertion(loader, entry, doc, ["turns", i, "assert", j], base, vars_)
+            for j, entry in enumerate(raw.get("assert") or [])
+        ]
+        turns.append(
+            Turn(str(raw["user"]), tuple(e for e in entries if e), doc.at(["turns", i, "user"]))
+        )
+    tools = merge_tools(loader.shared_tools, own)
+    declared = (
+        "environment" in data
+        or "environment" in default
+        or "max_steps" in data
+        or "max_steps" in default
+    )
+    if not (tools or turns or declared):
+        return None
+    max_steps = int(data.get("max_steps", default.get("max_steps", DEFAULT_MAX_STEPS)))
+    return AgentSpec(tools, environment, tuple(turns), max_steps)
+
+
+def _turn_prompts(
+    loader: _Loader, doc: Document, agent: AgentSpec, vars_: Mapping[str, Any]
+) -> list[Prompt]:
+    """A test with turns has no other prompt; its first turn stands in for routing and ids."""
+    if "prompt" in doc.data:
+        loader.error(doc.key_at(["prompt"]), "a test has `prompt:` or `turns:`, not both")
+    for i, turn in enumerate(agent.turns, start=1):
+        _check_template_vars(
+            loader, Prompt(f"turn {i}", text=turn.user, where=turn.where), vars_, turn.where
+        )
+    first = agent.turns[0]
+    return [Prompt("prompt", text=first.user, where=first.where)]
+
+
+# -- end agentic ------------------------------------------------------------------------------
 
 
 def _with_rubric_prompt(

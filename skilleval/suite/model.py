@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import AssertionType
 from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import Location
 from skilleval.skills import Skill
+
+if TYPE_CHECKING:
+    from skilleval.agent.tools import ToolSpec
+    from skilleval.agent.workspace import Environment
 
 SuiteType = Literal["regression", "capability"]
 
@@ -69,6 +73,35 @@ class Prompt:
     where: Location = field(default_factory=lambda: Location("<prompt>"))
 
 
+# -- agentic tests (skilleval/agent, docs/agentic.md) ----------------------------------------
+
+DEFAULT_MAX_STEPS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One user message of a multi-turn test, with the assertions on its answer."""
+
+    user: str
+    """A template, rendered with the test's vars."""
+    asserts: tuple[AssertionEntry, ...]
+    where: Location
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """How a test runs as an agent: its tools, workspace, turns and step limit."""
+
+    tools: tuple[ToolSpec, ...] = ()
+    environment: Environment | None = None
+    turns: tuple[Turn, ...] = ()
+    """Empty: the test's prompt is the single turn."""
+    max_steps: int = DEFAULT_MAX_STEPS
+
+
+# -- end agentic ------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class TestCase:
     """One test of the suite (one per prompt when ``prompts:`` lists several)."""
@@ -86,6 +119,15 @@ class TestCase:
     transform: Transform | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
+    agent: AgentSpec | None = None
+    """Set when the test runs the agent loop (it has tools, an environment or turns)."""
+
+    @property
+    def every_assert(self) -> tuple[AssertionEntry, ...]:
+        """The test's assertions and those of its turns."""
+        if self.agent is None:
+            return self.asserts
+        return self.asserts + tuple(a for t in self.agent.turns for a in t.asserts)
 
 
 @dataclass(frozen=True, slots=True)
