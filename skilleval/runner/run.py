@@ -24,6 +24,7 @@ from skilleval.assertions.api import Judge, Stats
 from skilleval.engine.base import Completion, Provider
 from skilleval.errors import ProviderError, SkillevalError
 from skilleval.exitcodes import ExitCode
+from skilleval.runner import agentic as agentic_mod
 from skilleval.runner import analysis
 from skilleval.runner import arms as arms_mod
 from skilleval.runner import grade as grading
@@ -132,11 +133,16 @@ def _grade_job(
     )
 
 
-Generated = tuple[Job, "Completion | str"]
-"""A job and its completion, or the error message that replaced it."""
+Generated = tuple[Job, "Completion | str | Record"]
+"""A job and its completion, or the error message that replaced it; an agentic job comes
+back already graded, because its workspace is gone once the job returns."""
+
+RunAgentic = Callable[[Job], Record]
 
 
-def _generate(job: Job, provider: Provider) -> Generated:
+def _generate(job: Job, provider: Provider, agentic: RunAgentic | None = None) -> Generated:
+    if agentic is not None and agentic_mod.is_agentic(job):
+        return job, agentic(job)
     if job.request is None:
         return job, job.error or "prompt could not be rendered"
     try:
@@ -147,6 +153,8 @@ def _generate(job: Job, provider: Provider) -> Generated:
 
 def _finish(gen: Generated, extra: dict[str, Any], judge: Judge | None) -> Record:
     job, result = gen
+    if isinstance(result, Record):
+        return result
     if isinstance(result, str):
         msgs = [m.to_json() for m in job.request.messages] if job.request else []
         return _record_error(job, result, msgs)
@@ -168,7 +176,7 @@ def build_judge(
     suite: Suite, options: RunOptions, generator: Provider, *, force: bool = False
 ) -> Judge | None:
     """The grader for model-tier assertions; the generator's model unless ``judge:`` is set."""
-    if not force and not any(a.spec.tier == "model" for t in suite.tests for a in t.asserts):
+    if not force and not any(a.spec.tier == "model" for t in suite.tests for a in t.every_assert):
         return None
     from skilleval.judge import JudgeClient
 
@@ -249,8 +257,12 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         jobs = plan(suite, tests, arms, system_for)
         todo = [j for j in jobs if j.key not in records]
         deferred: list[Generated] = []
-        for gen in _iterate(todo, provider, options.jobs):
-            if _needs_judge(gen[0].test) and not isinstance(gen[1], str):
+
+        def agentic(job: Job) -> Record:
+            return agentic_mod.run_job(job, provider, judge, extra)
+
+        for gen in _iterate(todo, provider, options.jobs, agentic):
+            if _needs_judge(gen[0].test) and isinstance(gen[1], Completion):
                 deferred.append(gen)
             else:
                 emit(_finish(gen, extra, judge))
@@ -328,18 +340,20 @@ def _measure_triggers(
     return out
 
 
-def _iterate(jobs: Sequence[Job], provider: Provider, parallel: int) -> Iterator[Generated]:
+def _iterate(
+    jobs: Sequence[Job], provider: Provider, parallel: int, agentic: RunAgentic | None = None
+) -> Iterator[Generated]:
     width = max(1, min(parallel, getattr(provider, "max_concurrency", 1)))
     if width == 1:
         for job in jobs:
-            yield _generate(job, provider)
+            yield _generate(job, provider, agentic)
         return
     with ThreadPoolExecutor(max_workers=width) as pool:
         pending: set[Future[Generated]] = set()
         queue = list(jobs)
         while queue or pending:
             while queue and len(pending) < width * 2:
-                pending.add(pool.submit(_generate, queue.pop(0), provider))
+                pending.add(pool.submit(_generate, queue.pop(0), provider, agentic))
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 yield fut.result()

@@ -1,0 +1,175 @@
+"""Run one agentic job (test × arm × trial) from workspace to graded record.
+
+A test runs as an agent when the loader gave it an :class:`~skilleval.suite.model.AgentSpec`
+(it has tools, an environment, turns or ``max_steps``). Its job differs from a plain one in
+three ways:
+
+* it gets a fresh workspace, set up before the first model call and removed after grading,
+  because file checks must see the files the agent left; a failed set-up is an ``error``;
+* the model is called once per step (:func:`~skilleval.agent.loop.run_agent`), not once;
+* each turn's assertions are graded as the turn ends, on that turn's answer, its steps and
+  the workspace as the turn left it; the test's own assertions grade the last answer, the
+  whole trajectory and the final workspace. All of them count towards the result.
+
+The record's ``messages`` are the agent's full transcript and ``extra.agent`` holds the steps,
+per-turn answers and totals, so reports show the trajectory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from skilleval.agent.loop import AgentRun, TurnResult, run_agent
+from skilleval.agent.workspace import create_workspace
+from skilleval.assertions.api import Judge, Stats
+from skilleval.engine.base import Completion, Provider
+from skilleval.runner import grade as grading
+from skilleval.runner.plan import Job
+from skilleval.runner.records import AssertionResult, Record
+from skilleval.suite import template
+
+
+def is_agentic(job: Job) -> bool:
+    """Whether ``job`` runs the agent loop rather than a single call."""
+    return job.test.agent is not None and job.request is not None
+
+
+def _stats(c: Completion) -> Stats:
+    return Stats(
+        prompt_tokens=c.prompt_tokens,
+        completion_tokens=c.completion_tokens,
+        latency_ms=c.latency_ms,
+        cached=c.cached,
+        finish_reason=c.finish_reason,
+    )
+
+
+def _error(
+    job: Job, message: str, messages: Any = (), extra: Mapping[str, Any] | None = None
+) -> Record:
+    return Record(
+        test_id=job.test.id,
+        arm=job.arm,
+        trial=job.trial,
+        status="error",
+        score=0.0,
+        output="",
+        prompt=job.prompt,
+        messages=tuple(messages),
+        asserts=(),
+        stats={},
+        error=message,
+        extra=dict(extra or {}),
+    )
+
+
+def run_job(
+    job: Job,
+    provider: Provider,
+    judge: Judge | None,
+    extra: Mapping[str, Any],
+    *,
+    keep_workspace: bool = False,
+) -> Record:
+    """Set up the workspace, run the agent, grade, clean up; never raises for model failures.
+
+    Args:
+        job: An agentic job (see :func:`is_agentic`).
+        provider: The model under test.
+        judge: The grader for model-tier assertions, if any.
+        extra: Run-wide context for assertions (``cost`` …); ``trajectory`` and
+            ``workspace`` are added per job.
+        keep_workspace: Leave the workspace folder behind (for debugging).
+    """
+    test, request, agent = job.test, job.request, job.test.agent
+    if request is None or agent is None:
+        raise ValueError(f"job {job.key} is not agentic; check is_agentic(job) first")
+    system = request.messages[0].content if request.messages[0].role == "system" else None
+    try:
+        turns = [template.render(t.user, test.vars) for t in agent.turns] or [job.prompt]
+    except template.TemplateProblem as exc:
+        return _error(job, exc.message)
+    label = f"{test.id}-{job.arm}-{job.trial}"
+    with create_workspace(agent.environment, label=label, keep=keep_workspace) as workspace:
+        if workspace.error is not None:
+            return _error(job, workspace.error)
+        context = {**extra, "workspace": str(workspace.path)}
+        turn_results: list[AssertionResult] = []
+
+        def grade_turn(turn: TurnResult) -> None:
+            if turn.index >= len(agent.turns) or not agent.turns[turn.index].asserts:
+                return
+            subject = grading.Subject(
+                output=turn.output,
+                prompt=turn.user,
+                messages=(),
+                stats=Stats(),
+                arm=job.arm,
+                trial=job.trial,
+                extra={**context, "trajectory": [s.to_json() for s in turn.steps]},
+            )
+            graded = grading.grade(test, subject, judge, only=agent.turns[turn.index].asserts)
+            turn_results.extend(
+                replace(r, details={**r.details, "turn": turn.index}) for r in graded.asserts
+            )
+
+        run = run_agent(
+            provider,
+            system=system,
+            turns=turns,
+            tools=agent.tools,
+            workspace=workspace.path,
+            max_steps=agent.max_steps,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            top_p=request.top_p,
+            seed=request.seed,
+            trial=job.trial,
+            test_id=test.id,
+            arm=job.arm,
+            after_turn=grade_turn,
+        )
+        messages = tuple(m.to_json() for m in run.messages)
+        if run.error is not None:
+            return _error(job, run.error, messages, {"agent": _agent_block(run)})
+        completion = run.as_completion()
+        subject = grading.Subject(
+            output=run.final,
+            prompt=job.prompt,
+            messages=messages,
+            stats=_stats(completion),
+            arm=job.arm,
+            trial=job.trial,
+            extra={**context, "trajectory": run.trajectory()},
+        )
+        graded = grading.grade(test, subject, judge)
+    scored = grading.score((*turn_results, *graded.asserts), test.threshold)
+    totals = run.totals()
+    return Record(
+        test_id=test.id,
+        arm=job.arm,
+        trial=job.trial,
+        status=scored.status,
+        score=scored.score,
+        output=run.final,
+        prompt=job.prompt,
+        messages=messages,
+        asserts=scored.asserts,
+        stats={
+            **completion.to_json(),
+            "steps": totals["steps"],
+            "tool_calls": totals["tool_calls"],
+        },
+        tiers=scored.tiers,
+        metrics=scored.metrics,
+        extra={"agent": _agent_block(run)},
+    )
+
+
+def _agent_block(run: AgentRun) -> dict[str, Any]:
+    # The transcript is the record's `messages`; it is not repeated here.
+    data = run.to_json()
+    data.pop("messages", None)
+    return data
