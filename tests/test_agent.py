@@ -1451,3 +1451,34 @@ def test_skilleval_run_runs_agentic_tests_in_both_arms(tmp_path: Path, capsys: A
     assert [s["tool"] for s in notes[0]["extra"]["agent"]["steps"]] == ["write_note", None, None]
     report = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / document["run_id"] / "report.html"
     assert "Result of write_note" in report.read_text(encoding="utf-8")
+
+
+def test_the_loop_works_through_an_openai_compatible_server(tmp_path: Path) -> None:
+    import httpx
+
+    from skilleval.engine.openai import OpenAIProvider
+
+    replies = [call("lookup", id="A1"), final("It has shipped.")]
+    sent: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        sent.append(body)
+        content = json.dumps(replies[len(sent) - 1])
+        message = {"role": "assistant", "content": content}
+        return httpx.Response(
+            200,
+            json={
+                "choices": [{"message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 12},
+            },
+        )
+
+    spec = ModelSpec(kind="openai", base_url="http://test/v1", model="m")
+    with OpenAIProvider(spec, transport=httpx.MockTransport(handler)) as provider:
+        run = agent(provider, [mock_tool()])
+    assert run.final == "It has shipped."
+    assert [s.kind for s in run.steps] == ["tool", "final"]
+    tools = [mock_tool()]
+    assert sent[0]["response_format"]["json_schema"]["schema"] == step_schema(tools)
+    assert [m["role"] for m in sent[1]["messages"]] == ["system", "user", "assistant", "user"]
