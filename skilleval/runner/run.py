@@ -199,12 +199,20 @@ def _needs_judge(test: TestCase) -> bool:
     return any(a.spec.tier == "model" for a in test.asserts)
 
 
-def _rubric_key(job: Job) -> tuple[str, str]:
-    # Judge calls that share a rubric share a prompt prefix: grade them back to back.
+def _rubric_key(job: Job) -> tuple[str, ...]:
+    # Judge calls that share a rubric (and prompt template) share a prompt prefix: grade them
+    # back to back so the KV cache is reused.
+    from skilleval.suite import template
+
     for a in job.test.asserts:
         if a.spec.tier == "model":
-            return (a.type, repr(a.value))
-    return ("", "")
+            try:
+                value = template.render_value(a.value, job.test.vars)
+            except template.TemplateProblem:
+                value = a.value
+            prompt = a.options.get("rubricPrompt")
+            return (repr(prompt), a.type, repr(value), repr(a.options.get("reference")))
+    return ("",)
 
 
 def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
