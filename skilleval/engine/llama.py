@@ -302,13 +302,18 @@ class LlamaProvider:
         text = choice["message"]["content"] or ""
         finish_reason = choice["finish_reason"] or "stop"
         usage = out["usage"]
+        library_evaluated = self._eval_log[0] if self._eval_log else 0
+        if library_evaluated:
+            # The library rendered a different prompt and decoded part of it its own way;
+            # trust none of the KV state for reuse.
+            self._canonical = 0
         completion = Completion(
             text=text,
             finish_reason=finish_reason,
             prompt_tokens=int(usage["prompt_tokens"]),
             completion_tokens=int(usage["completion_tokens"]),
             latency_ms=latency_ms,
-            tokens_evaluated=evaluated + (self._eval_log[0] if self._eval_log else 0),
+            tokens_evaluated=evaluated + library_evaluated,
         )
         if request.json_schema is not None and not completion.truncated:
             _validate_json(text, request.json_schema)
