@@ -704,6 +704,8 @@ def _assertion(
     except DiagnosticsError as exc:
         loader.absorb(exc)
         return None
+    if not _options_ok(loader, spec, options, doc, at):
+        return None
     value = entry.get("value")
     has_value = "value" in entry and value is not None
     if spec.uses_threshold and not has_value and "threshold" in entry:
@@ -744,6 +746,26 @@ def _assertion(
         config=dict(entry.get("config") or {}),
         options=options,
     )
+
+
+def _options_ok(
+    loader: _Loader, spec: Any, options: Mapping[str, Any], doc: Document, at: list[str | int]
+) -> bool:
+    """Type-specific keys (``reference``, ``require``, ``rubricPrompt`` …) against their schemas."""
+    from jsonschema import Draft202012Validator
+
+    ok = True
+    for key, value in options.items():
+        schema = spec.options_schema.get(key)
+        if not isinstance(schema, Mapping) or not schema:
+            continue
+        errors = list(Draft202012Validator(dict(schema)).iter_errors(value))
+        if errors:
+            loader.error(
+                doc.at([*at, key]), f"invalid '{key}' for '{spec.name}': {errors[0].message}"
+            )
+            ok = False
+    return ok
 
 
 def _value_ok(
