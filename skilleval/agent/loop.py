@@ -93,6 +93,8 @@ class Step:
     """The model's raw reply, kept for invalid steps only (the transcript has the rest)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tokens_evaluated: int = 0
+    """Prompt tokens the model actually evaluated (the rest came from its KV cache)."""
     latency_ms: float = 0.0
     """Time of the model call."""
     tool_ms: float = 0.0
@@ -116,6 +118,7 @@ class Step:
             "answer": self.answer,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "tokens_evaluated": self.tokens_evaluated,
             "latency_ms": round(self.latency_ms, 3),
             "tool_ms": round(self.tool_ms, 3),
             "cached": self.cached,
@@ -192,6 +195,7 @@ class AgentRun:
             completion_tokens=sum(s.completion_tokens for s in self.steps),
             latency_ms=sum(s.latency_ms for s in self.steps),
             cached=bool(self.steps) and all(s.cached for s in self.steps),
+            tokens_evaluated=sum(s.tokens_evaluated for s in self.steps),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -490,6 +494,7 @@ def _step(
         kind="invalid",
         prompt_tokens=completion.prompt_tokens,
         completion_tokens=completion.completion_tokens,
+        tokens_evaluated=completion.tokens_evaluated,
         latency_ms=completion.latency_ms,
         cached=completion.cached,
     )
