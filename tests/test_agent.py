@@ -721,6 +721,15 @@ def test_paths_that_escape_the_workspace_are_rejected(
     assert str(info.value) == message
 
 
+def test_a_symlink_loop_is_rejected_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(PathEscape, match="'a/x' cannot be resolved: it is a symlink loop"):
+        resolve_inside(tmp_path, "a/x")
+    verdict = check(agentic.file_exists, "a/x", workspace=tmp_path)
+    assert verdict.error == "'a/x' cannot be resolved: it is a symlink loop"
+
+
 def test_paths_inside_the_workspace_resolve(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "inner").symlink_to(tmp_path / "sub")

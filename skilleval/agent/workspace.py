@@ -27,7 +27,7 @@ _LABEL = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 class PathEscape(ValueError):
-    """A workspace path that leads outside the workspace."""
+    """A workspace path that cannot be used: it leads outside the workspace, or nowhere."""
 
 
 def path_problem(rel: str) -> str | None:
@@ -51,14 +51,18 @@ def resolve_inside(root: Path, rel: str) -> Path:
     workspace is caught even when the text of ``rel`` looks harmless.
 
     Raises:
-        PathEscape: ``rel`` is absolute, climbs above ``root``, or passes through a symlink
-            that leads outside it.
+        PathEscape: ``rel`` is absolute, climbs above ``root``, passes through a symlink
+            that leads outside it, or is a symlink loop.
     """
     problem = path_problem(rel)
     if problem is not None:
         raise PathEscape(problem)
     real_root = root.resolve()
-    target = (real_root / rel).resolve()
+    try:
+        target = (real_root / rel).resolve()
+    except (RuntimeError, OSError):
+        # Python 3.11 raises RuntimeError for a symlink loop, later versions OSError.
+        raise PathEscape(f"{rel!r} cannot be resolved: it is a symlink loop") from None
     if target != real_root and real_root not in target.parents:
         raise PathEscape(f"{rel!r} leads outside the workspace through a symlink")
     return target
