@@ -311,3 +311,37 @@ def test_missing_gguf_is_an_error_result_not_a_crash(tmp_path: Path, capsys) -> 
     assert code == 3
     assert all(r["status"] == "error" for r in doc["records"])
     assert "not found" in doc["records"][0]["error"].lower()
+
+
+def test_a_test_with_its_own_prompt_does_not_rename_the_others(tmp_path: Path, capsys) -> None:
+    suite = write(
+        tmp_path / "suite.yaml",
+        """
+        version: 1
+        model: echo
+        prompts: ["Say {{word}}"]
+        tests:
+          - {id: uses-the-shared-prompt, vars: {word: hi}}
+          - {id: brings-its-own, prompt: "Just this"}
+    """,
+    )
+    _, doc = run_json(["run", str(suite)], capsys)
+    assert [r["test_id"] for r in doc["records"]] == ["uses-the-shared-prompt", "brings-its-own"]
+
+
+def test_several_prompts_run_every_test_once_per_prompt(tmp_path: Path, capsys) -> None:
+    suite = write(
+        tmp_path / "suite.yaml",
+        """
+        version: 1
+        model: echo
+        prompts:
+          - {raw: "Say {{word}}", label: say}
+          - {raw: "Shout {{word}}", label: shout}
+        tests:
+          - {id: greet, vars: {word: hi}, assert: [{type: contains, value: hi}]}
+    """,
+    )
+    _, doc = run_json(["run", str(suite)], capsys)
+    assert [r["test_id"] for r in doc["records"]] == ["greet[say]", "greet[shout]"]
+    assert doc["records"][1]["prompt"] == "Shout hi"

@@ -631,7 +631,7 @@ def _check_template_vars(
 def _assign_ids(loader: _Loader, tests: list[TestCase]) -> None:
     seen: dict[str, Location] = {}
     explicit = {t.id for t in tests if t.id}
-    multi_prompt = len({t.prompt.label for t in tests}) > 1
+    multi_prompt = len({t.prompt.label for t in tests if t.prompt.label != "prompt"}) > 1
     for i, test in enumerate(tests):
         tid = test.id
         if tid:
