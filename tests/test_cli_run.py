@@ -345,3 +345,31 @@ def test_several_prompts_run_every_test_once_per_prompt(tmp_path: Path, capsys) 
     _, doc = run_json(["run", str(suite)], capsys)
     assert [r["test_id"] for r in doc["records"]] == ["greet[say]", "greet[shout]"]
     assert doc["records"][1]["prompt"] == "Shout hi"
+
+
+def test_a_separate_judge_model_grades_alongside_generation(tmp_path: Path, capsys) -> None:
+    suite = write(
+        tmp_path / "suite.yaml",
+        """
+        version: 1
+        type: capability
+        model:
+          provider: scripted
+          default: "Paris is the capital."
+        judge:
+          provider: scripted
+          responses:
+            - match: "names the capital"
+              output: '{"reason": "names Paris", "score": 5, "pass": true}'
+        tests:
+          - {id: a, prompt: "Capital of France?", assert: [{type: llm-rubric, value: names the capital}]}
+          - {id: b, prompt: "Capital, again?", assert: [{type: llm-rubric, value: names the capital}]}
+          - {id: c, prompt: "No judge here", assert: [{type: contains, value: Paris}]}
+    """,
+    )
+    code, doc = run_json(["run", str(suite)], capsys)
+    assert code == 0
+    assert [r["test_id"] for r in doc["records"]] == ["a", "b", "c"]
+    assert all(r["status"] == "pass" for r in doc["records"])
+    assert doc["calls"]["judge_calls"] == 2
+    assert doc["judge"]["same_as_generator"] is False

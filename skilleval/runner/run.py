@@ -195,6 +195,11 @@ def build_judge(
     )
 
 
+def _separate_judge(suite: Suite, judge: Judge | None) -> bool:
+    """Whether grading can overlap generation: the judge is a model of its own."""
+    return judge is not None and suite.judge is not None and suite.judge != suite.model
+
+
 def _needs_judge(test: TestCase) -> bool:
     return any(a.spec.tier == "model" for a in test.asserts)
 
@@ -269,14 +274,30 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         def agentic(job: Job) -> Record:
             return agentic_mod.run_job(job, provider, judge, extra)
 
-        for gen in _iterate(todo, provider, options.jobs, agentic):
-            if _needs_judge(gen[0].test) and isinstance(gen[1], Completion):
-                deferred.append(gen)
-            else:
+        if _separate_judge(suite, judge):
+            # The judge is another model: grade while the generator keeps generating.
+            with ThreadPoolExecutor(max_workers=1) as grader:
+                grading_now: list[Future[Record]] = []
+                for gen in _iterate(todo, provider, options.jobs, agentic):
+                    if _needs_judge(gen[0].test) and isinstance(gen[1], Completion):
+                        grading_now.append(grader.submit(_finish, gen, extra, judge))
+                    else:
+                        emit(_finish(gen, extra, judge))
+                    while grading_now and grading_now[0].done():
+                        emit(grading_now.pop(0).result())
+                for fut in grading_now:
+                    emit(fut.result())
+        else:
+            # One model does both: generate everything first, then grade grouped by rubric,
+            # so judge calls that share a prompt prefix run back to back.
+            for gen in _iterate(todo, provider, options.jobs, agentic):
+                if _needs_judge(gen[0].test) and isinstance(gen[1], Completion):
+                    deferred.append(gen)
+                else:
+                    emit(_finish(gen, extra, judge))
+            deferred.sort(key=lambda g: _rubric_key(g[0]))
+            for gen in deferred:
                 emit(_finish(gen, extra, judge))
-        deferred.sort(key=lambda g: _rubric_key(g[0]))
-        for gen in deferred:
-            emit(_finish(gen, extra, judge))
     except KeyboardInterrupt:
         interrupted = True
     finally:
