@@ -6,7 +6,8 @@ Exception tree::
     ├── SuiteError                 the suite, a test file or a skill is invalid (exit 4)
     ├── PluginError                a plugin folder or entry point is broken (exit 4)
     ├── ProviderError              a model could not be loaded or called (exit 3)
-    │   └── TruncatedError         the reply hit max_tokens before it finished
+    │   ├── TruncatedError         the reply hit max_tokens before it finished
+    │   └── InvalidReplyError      a constrained reply did not parse or match its schema
     └── UsageError                 the command line asks for something impossible (exit 2)
 
 Anything else that escapes is a bug in skilleval and keeps its traceback.
@@ -96,6 +97,10 @@ class TruncatedError(ProviderError):
         super().__init__(message)
         self.text = text
         self.max_tokens = max_tokens
+
+
+class InvalidReplyError(ProviderError):
+    """A reply constrained to a JSON Schema or a set of choices came back outside it."""
 
 
 class UsageError(SkillevalError):

@@ -15,7 +15,7 @@ from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.cli import run_cli
 from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
 from skilleval.engine.cache import CachingProvider, ResponseCache
-from skilleval.errors import ProviderError
+from skilleval.errors import InvalidReplyError, ProviderError
 from skilleval.judge import JudgeClient, SchemaGuard
 from skilleval.judge.schemas import assert_budget, rubric_budget
 from skilleval.judge.scoring import map_score
@@ -267,7 +267,7 @@ def test_model_failure_is_an_error_without_retry() -> None:
 
 
 def test_engine_refusal_of_a_constrained_reply_is_retried() -> None:
-    refused = ProviderError("constrained reply is not valid JSON: Invalid control character")
+    refused = InvalidReplyError("constrained reply is not valid JSON: Invalid control character")
     verdict = rubric(JudgeClient(FakeModel(refused, rubric_reply(4))))
     assert verdict.passed
 

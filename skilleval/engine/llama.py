@@ -33,7 +33,7 @@ from typing import Any
 from skilleval.engine.base import Completion, Message, ModelIdentity, ModelSpec, Request
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
-from skilleval.errors import ProviderError
+from skilleval.errors import InvalidReplyError, ProviderError
 
 INSTALL_HINT = "install with pip install 'skilleval[llama]'"
 GGUF_MAGIC = b"GGUF"
@@ -453,12 +453,12 @@ def _validate_json(text: str, schema: Mapping[str, Any]) -> None:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise ProviderError(f"constrained reply is not valid JSON: {exc}") from None
+        raise InvalidReplyError(f"constrained reply is not valid JSON: {exc}") from None
     validator = jsonschema.validators.validator_for(schema)(dict(schema))
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise ProviderError(
+        raise InvalidReplyError(
             f"constrained reply does not match its schema at {where}: {error.message} "
             "(the grammar cannot enforce minimum/maximum and similar keywords; use enum)"
         )

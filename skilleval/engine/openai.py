@@ -28,7 +28,7 @@ import httpx
 
 from skilleval import __version__
 from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
-from skilleval.errors import ProviderError
+from skilleval.errors import InvalidReplyError, ProviderError
 
 ResponseFormatStyle = Literal["auto", "json_schema", "json_object"]
 
@@ -363,7 +363,7 @@ class OpenAIProvider:
             parsed = parsed.get(_CHOICE_KEY)
         if isinstance(parsed, str) and parsed in options:
             return parsed
-        raise ProviderError(
+        raise InvalidReplyError(
             f"{self._url}: server ignored the choice constraint: reply {_snippet(text)!r} "
             f"is not one of {list(options)}"
         )
@@ -375,7 +375,7 @@ class OpenAIProvider:
         try:
             value = json.loads(text)
         except ValueError as exc:
-            raise ProviderError(
+            raise InvalidReplyError(
                 f"{self._url}: server ignored the JSON schema: reply is not JSON ({exc}): "
                 f"{_snippet(text)!r}"
             ) from None
@@ -385,7 +385,7 @@ class OpenAIProvider:
             raise ProviderError(f"invalid JSON schema: {_one_line(exc.message)}") from None
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-            raise ProviderError(
+            raise InvalidReplyError(
                 f"{self._url}: server ignored the JSON schema: at {where}: {_snippet(exc.message)}"
             ) from None
 

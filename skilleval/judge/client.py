@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skilleval.engine.base import Completion, Message, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider
-from skilleval.errors import ProviderError, TruncatedError
+from skilleval.errors import InvalidReplyError, ProviderError, TruncatedError
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -33,10 +33,6 @@ ErrorKind = Literal["truncated", "invalid", "provider"]
 
 RETRY_FACTOR: Final = 2
 """The repair retry's token budget, as a multiple of the first call's."""
-
-# How the engine's own providers word a constrained reply they refused. They raise a plain
-# ProviderError for it; these let such a reply get its repair retry like any invalid one.
-_REFUSED_REPLY_MARKS: Final = ("constrained reply", "ignored the JSON schema")
 
 _CLIP: Final = 160
 
@@ -58,7 +54,7 @@ class JudgeError(ProviderError):
         self.max_tokens = max_tokens
 
 
-class InvalidReply(ProviderError):
+class InvalidReply(InvalidReplyError):
     """A schema-constrained reply that does not parse or does not match its schema."""
 
     def __init__(self, problem: str, text: str) -> None:
@@ -220,11 +216,11 @@ class JudgeClient:
             completion = self.provider.complete(request)
         except InvalidReply as exc:
             return _Attempt(kind="invalid", problem=exc.problem)
+        except InvalidReplyError as exc:
+            return _Attempt(kind="invalid", problem=_clip(str(exc)))
         except TruncatedError:
             return _Attempt(kind="truncated", problem=f"truncated at {max_tokens} tokens")
         except ProviderError as exc:
-            if any(mark in str(exc) for mark in _REFUSED_REPLY_MARKS):
-                return _Attempt(kind="invalid", problem=_clip(str(exc)))
             self._count("errors")
             raise JudgeError(
                 f"judge model failed: {exc}", kind="provider", attempts=1, max_tokens=max_tokens
