@@ -373,3 +373,19 @@ def test_a_separate_judge_model_grades_alongside_generation(tmp_path: Path, caps
     assert all(r["status"] == "pass" for r in doc["records"])
     assert doc["calls"]["judge_calls"] == 2
     assert doc["judge"]["same_as_generator"] is False
+
+
+def test_judge_model_flag_overrides_the_suite(tmp_path: Path, capsys) -> None:
+    suite = write(
+        tmp_path / "suite.yaml",
+        """
+        version: 1
+        type: capability
+        model: {provider: scripted, default: "Paris."}
+        tests:
+          - {id: a, prompt: "Capital?", assert: [{type: llm-rubric, value: names a city}]}
+    """,
+    )
+    _, doc = run_json(["run", str(suite), "--judge-model", "echo"], capsys)
+    assert doc["judge"]["model"]["kind"] == "echo"
+    assert doc["judge"]["same_as_generator"] is False

@@ -17,6 +17,11 @@ from skilleval.suite.load import Overrides, load_suite
 @click.command()
 @click.argument("suite_file", metavar="SUITE", required=False, type=click.Path(path_type=Path))
 @click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
+@click.option(
+    "--judge-model",
+    "judge_model",
+    help="The grader for llm-rubric/llm-assert: default, a .gguf path, echo (overrides `judge:`).",
+)
 @click.option("--trials", type=click.IntRange(min=1), help="Trials per test (distribution mode).")
 @click.option("--seed", type=click.IntRange(min=0), help="Base seed (overrides `decoding.seed`).")
 @click.option(
@@ -58,6 +63,7 @@ def run(
     ctx: click.Context,
     suite_file: Path | None,
     model: str | None,
+    judge_model: str | None,
     trials: int | None,
     seed: int | None,
     filters: tuple[str, ...],
@@ -83,6 +89,7 @@ def run(
         check_output_path(out)
     overrides = Overrides(
         model=model,
+        judge=judge_model,
         trials=trials,
         seed=seed,
         plugin_dirs=plugins_dir,
