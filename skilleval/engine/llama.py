@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import random
 import threading
 import time
@@ -169,6 +170,11 @@ class LlamaProvider:
             return self._llm
         path = self.path
         _check_gguf(path)
+        # llama.cpp's OpenMP threads spin while they wait. On a machine whose cores are busy
+        # (a shared CI runner, parallel test workers) that makes inference 2-4 times slower
+        # and erratic, against a few per cent gained on an idle one (bench/README.md).
+        if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1) - 1:
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter

@@ -295,7 +295,8 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
                     deferred.append(gen)
                 else:
                     emit(_finish(gen, extra, judge))
-            deferred.sort(key=lambda g: _rubric_key(g[0]))
+            # By rubric, then by prompt: the two arms' judge calls for one test share both.
+            deferred.sort(key=lambda g: (_rubric_key(g[0]), g[0].prompt))
             for gen in deferred:
                 emit(_finish(gen, extra, judge))
     except KeyboardInterrupt:

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import secrets
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,6 +30,7 @@ class RunDir:
         self.root = root
         self.root.mkdir(parents=True, exist_ok=True)
         self._jsonl: IO[str] | None = None
+        self._synced = 0.0
 
     @classmethod
     def create(cls, home: Path, suite_stem: str) -> RunDir:
@@ -51,11 +53,18 @@ class RunDir:
         if self._jsonl is None:
             self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
         self._jsonl.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+        # Flushed at once, so a killed process loses nothing (the kernel has the bytes);
+        # synced to disk at most once a second, since an fsync per record dominates big runs.
         self._jsonl.flush()
-        os.fsync(self._jsonl.fileno())
+        now = time.monotonic()
+        if now - self._synced >= 1.0:
+            os.fsync(self._jsonl.fileno())
+            self._synced = now
 
     def close(self) -> None:
         if self._jsonl is not None:
+            self._jsonl.flush()
+            os.fsync(self._jsonl.fileno())
             self._jsonl.close()
             self._jsonl = None
 

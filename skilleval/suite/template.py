@@ -39,15 +39,16 @@ class TemplateProblem(Exception):
         self.line = line
 
 
-def variables(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def variables(text: str) -> frozenset[str]:
     """The top-level variable names a template reads."""
     if not is_template(text):
-        return set()
+        return frozenset()
     try:
         ast = _env().parse(text)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1) from None
-    return set(jinja2.meta.find_undeclared_variables(ast))
+    return frozenset(jinja2.meta.find_undeclared_variables(ast))
 
 
 def render(text: str, vars: Mapping[str, Any]) -> str:
