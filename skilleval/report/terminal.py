@@ -174,7 +174,8 @@ def render(doc: Mapping[str, Any]) -> str:
         )
         + (
             f" · judge calls {calls.get('judge_calls', 0)}"
-            f" (cache hits {calls.get('judge_cache_hits', 0)})"
+            f" (cache hits {calls.get('judge_cache_hits', 0)},"
+            f" tokens evaluated {calls.get('judge_tokens_evaluated', 0)})"
             if doc.get("judge")
             else ""
         )

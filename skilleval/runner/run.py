@@ -399,6 +399,9 @@ def _calls(
     return {
         "judge_calls": int(getattr(judged, "calls", 0)),
         "judge_cache_hits": int(getattr(judged, "hits", 0)),
+        "judge_prompt_tokens": int(getattr(judged, "prompt_tokens", 0)),
+        "judge_completion_tokens": int(getattr(judged, "completion_tokens", 0)),
+        "judge_tokens_evaluated": int(getattr(judged, "tokens_evaluated", 0)),
         "model_calls": int(getattr(provider, "calls", sum(1 for s in gen if not s.get("cached")))),
         "cache_hits": int(getattr(provider, "hits", sum(1 for s in gen if s.get("cached")))),
         "prompt_tokens": sum(int(s.get("prompt_tokens", 0)) for s in gen),
