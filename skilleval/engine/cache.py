@@ -160,17 +160,30 @@ class ResponseCache:
             )
         except (OSError, sqlite3.Error) as exc:
             raise ProviderError(f"cannot open the response cache {self.path}: {exc}") from None
-        try:
-            # The busy timeout must be set before switching to WAL: the switch takes a lock.
-            self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise ProviderError(
-                f"the response cache {self.path} is unusable ({exc}); delete it to start afresh"
-            ) from None
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                # The busy timeout must be set before switching to WAL: the switch takes a lock.
+                self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                # Two runs opening a new cache at once can race for the WAL switch, and SQLite
+                # reports that as "locked" without waiting on the busy handler: try again.
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                self._db.close()
+                raise ProviderError(
+                    f"the response cache {self.path} is unusable ({exc}); delete it to start afresh"
+                ) from None
+            except sqlite3.Error as exc:
+                self._db.close()
+                raise ProviderError(
+                    f"the response cache {self.path} is unusable ({exc}); delete it to start afresh"
+                ) from None
 
     def get(self, key: str) -> Completion | None:
         """The stored completion for ``key`` (with ``cached=True``), or None."""
