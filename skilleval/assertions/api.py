@@ -34,6 +34,15 @@ class Stats:
     cached: bool = False
     finish_reason: str = "stop"
 
+    def to_env(self) -> dict[str, Any]:
+        """The ``stats`` mapping that expressions see."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": self.latency_ms,
+            "cached": self.cached,
+        }
+
 
 class Judge(Protocol):
     """A grader model, handed to model-tier assertions (see ``skilleval.judge``)."""

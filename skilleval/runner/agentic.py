@@ -24,7 +24,7 @@ from typing import Any
 from skilleval.agent.loop import AgentRun, TurnResult, run_agent
 from skilleval.agent.workspace import create_workspace
 from skilleval.assertions.api import Judge, Stats
-from skilleval.engine.base import Completion, Provider
+from skilleval.engine.base import Provider
 from skilleval.runner import grade as grading
 from skilleval.runner.plan import Job
 from skilleval.runner.records import AssertionResult, Record
@@ -34,35 +34,6 @@ from skilleval.suite import template
 def is_agentic(job: Job) -> bool:
     """Whether ``job`` runs the agent loop rather than a single call."""
     return job.test.agent is not None and job.request is not None
-
-
-def _stats(c: Completion) -> Stats:
-    return Stats(
-        prompt_tokens=c.prompt_tokens,
-        completion_tokens=c.completion_tokens,
-        latency_ms=c.latency_ms,
-        cached=c.cached,
-        finish_reason=c.finish_reason,
-    )
-
-
-def _error(
-    job: Job, message: str, messages: Any = (), extra: Mapping[str, Any] | None = None
-) -> Record:
-    return Record(
-        test_id=job.test.id,
-        arm=job.arm,
-        trial=job.trial,
-        status="error",
-        score=0.0,
-        output="",
-        prompt=job.prompt,
-        messages=tuple(messages),
-        asserts=(),
-        stats={},
-        error=message,
-        extra=dict(extra or {}),
-    )
 
 
 def run_job(
@@ -90,11 +61,11 @@ def run_job(
     try:
         turns = [template.render(t.user, test.vars) for t in agent.turns] or [job.prompt]
     except template.TemplateProblem as exc:
-        return _error(job, exc.message)
+        return Record.failed(job.key, job.prompt, exc.message)
     label = f"{test.id}-{job.arm}-{job.trial}"
     with create_workspace(agent.environment, label=label, keep=keep_workspace) as workspace:
         if workspace.error is not None:
-            return _error(job, workspace.error)
+            return Record.failed(job.key, job.prompt, workspace.error)
         context = {**extra, "workspace": str(workspace.path)}
         turn_results: list[AssertionResult] = []
 
@@ -133,13 +104,15 @@ def run_job(
         )
         messages = tuple(m.to_json() for m in run.messages)
         if run.error is not None:
-            return _error(job, run.error, messages, {"agent": _agent_block(run)})
+            return Record.failed(
+                job.key, job.prompt, run.error, messages, {"agent": _agent_block(run)}
+            )
         completion = run.as_completion()
         subject = grading.Subject(
             output=run.final,
             prompt=job.prompt,
             messages=messages,
-            stats=_stats(completion),
+            stats=grading.stats_of(completion),
             arm=job.arm,
             trial=job.trial,
             extra={**context, "trajectory": run.trajectory()},

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from skilleval.assertions.api import Check, Judge, Stats, Verdict
+from skilleval.engine.base import Completion
 from skilleval.runner.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
@@ -44,6 +45,17 @@ class Graded:
     metrics: Mapping[str, float]
 
 
+def stats_of(completion: Completion) -> Stats:
+    """What an assertion may know about the call that produced an output."""
+    return Stats(
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        latency_ms=completion.latency_ms,
+        cached=completion.cached,
+        finish_reason=completion.finish_reason,
+    )
+
+
 def parse_json(text: str) -> Any:
     try:
         return json.loads(text)
@@ -65,18 +77,9 @@ def apply_transform(
         "output": output,
         "json": parse_json(output),
         "vars": dict(vars_),
-        "stats": _stats_env(stats),
+        "stats": stats.to_env(),
     }
     return expr.compile_expr(transform.source).evaluate(env)
-
-
-def _stats_env(stats: Stats) -> dict[str, Any]:
-    return {
-        "prompt_tokens": stats.prompt_tokens,
-        "completion_tokens": stats.completion_tokens,
-        "latency_ms": stats.latency_ms,
-        "cached": stats.cached,
-    }
 
 
 def _as_text(value: Any) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -91,6 +91,32 @@ class Record:
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.test_id, self.arm, self.trial)
+
+    @classmethod
+    def failed(
+        cls,
+        key: tuple[str, str, int],
+        prompt: str,
+        message: str,
+        messages: Sequence[Mapping[str, str]] = (),
+        extra: Mapping[str, Any] | None = None,
+    ) -> Record:
+        """A result that could not be produced or graded: an ``error``, never a fail."""
+        test_id, arm, trial = key
+        return cls(
+            test_id=test_id,
+            arm=arm,
+            trial=trial,
+            status="error",
+            score=0.0,
+            output="",
+            prompt=prompt,
+            messages=tuple(messages),
+            asserts=(),
+            stats={},
+            error=message,
+            extra=dict(extra or {}),
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval import __version__
-from skilleval.assertions.api import Judge, Stats
+from skilleval.assertions.api import Judge
 from skilleval.engine.base import Completion, Provider
 from skilleval.errors import ProviderError, SkillevalError
 from skilleval.exitcodes import ExitCode
@@ -76,32 +76,6 @@ class NoTestsSelected(Exception):
     """The filters matched nothing."""
 
 
-def _stats(c: Completion) -> Stats:
-    return Stats(
-        prompt_tokens=c.prompt_tokens,
-        completion_tokens=c.completion_tokens,
-        latency_ms=c.latency_ms,
-        cached=c.cached,
-        finish_reason=c.finish_reason,
-    )
-
-
-def _record_error(job: Job, message: str, messages: Sequence[dict[str, str]] = ()) -> Record:
-    return Record(
-        test_id=job.test.id,
-        arm=job.arm,
-        trial=job.trial,
-        status="error",
-        score=0.0,
-        output="",
-        prompt=job.prompt,
-        messages=tuple(messages),
-        asserts=(),
-        stats={},
-        error=message,
-    )
-
-
 def _grade_job(
     job: Job, completion: Completion, extra: dict[str, Any], judge: Judge | None = None
 ) -> Record:
@@ -111,7 +85,7 @@ def _grade_job(
         output=completion.text,
         prompt=job.prompt,
         messages=messages,
-        stats=_stats(completion),
+        stats=grading.stats_of(completion),
         arm=job.arm,
         trial=job.trial,
         extra=extra,
@@ -157,7 +131,7 @@ def _finish(gen: Generated, extra: dict[str, Any], judge: Judge | None) -> Recor
         return result
     if isinstance(result, str):
         msgs = [m.to_json() for m in job.request.messages] if job.request else []
-        return _record_error(job, result, msgs)
+        return Record.failed(job.key, job.prompt, result, msgs)
     return _grade_job(job, result, extra, judge)
 
 

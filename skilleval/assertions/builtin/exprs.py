@@ -37,12 +37,7 @@ def expr(check: Check) -> Verdict:
         "output": check.output,
         "json": _parsed(check),
         "vars": dict(check.vars),
-        "stats": {
-            "prompt_tokens": check.stats.prompt_tokens,
-            "completion_tokens": check.stats.completion_tokens,
-            "latency_ms": check.stats.latency_ms,
-            "cached": check.stats.cached,
-        },
+        "stats": check.stats.to_env(),
     }
     result = compiled.evaluate(env)
     if isinstance(result, bool) or result is None:
