@@ -24,21 +24,18 @@ A result that is not a string is shown to the model as JSON.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import re
 import shlex
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Protocol
 
 from skilleval.errors import Diagnostic, Location
+from skilleval.pyfile import import_file
 from skilleval.suite.yamlio import Document, display_path
 
 COMMAND_TIMEOUT_S = 10.0
@@ -495,7 +492,7 @@ def _python(
         )
         return None
     try:
-        module = _import(path.resolve())
+        module = import_file(path)
     except Exception as exc:
         # Importing runs the author's code, which may raise anything.
         diags.append(Diagnostic(where, f"{target} failed to import: {type(exc).__name__}: {exc}"))
@@ -505,31 +502,3 @@ def _python(
         diags.append(Diagnostic(where, f"{target} has no function {fn_name!r}"))
         return None
     return PythonTool(ref, fn)
-
-
-_modules: dict[tuple[Path, int], ModuleType] = {}
-_modules_lock = threading.Lock()
-
-
-def _import(path: Path) -> ModuleType:
-    """The module at ``path``, imported once per version of the file."""
-    mtime = path.stat().st_mtime_ns
-    with _modules_lock:
-        found = _modules.get((path, mtime))
-        if found is not None:
-            return found
-        digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:12]
-        name = f"skilleval_tool_{digest}_{mtime}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        # Registered because dataclasses and pickling look modules up by name.
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        _modules[(path, mtime)] = module
-        return module

@@ -9,21 +9,18 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import functools
-import hashlib
-import importlib.util
 import json
 import re
-import sys
 import textwrap
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import CodeType, ModuleType
+from types import CodeType
 from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import has_template
 from skilleval.assertions.normalize import normalize_result
+from skilleval.pyfile import import_file
 
 FILE_PREFIX = "file://"
 DEFAULT_FUNCTION = "get_assert"
@@ -99,46 +96,13 @@ def split_ref(ref: str) -> tuple[str, str]:
     return target, DEFAULT_FUNCTION
 
 
-_modules: dict[Path, tuple[int, ModuleType]] = {}
-_modules_lock = threading.Lock()
-
-
-def _import(path: Path) -> ModuleType:
-    """The module at ``path``, imported again only when the file's mtime changes.
-
-    Each version gets its own name so that an edited file never reuses a stale module, and it
-    is put in ``sys.modules`` because dataclasses and pickling look a module up there.
-    """
-    mtime = path.stat().st_mtime_ns
-    with _modules_lock:
-        cached = _modules.get(path)
-        if cached is not None and cached[0] == mtime:
-            return cached[1]
-        digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:12]
-        name = f"skilleval_python_check_{digest}_{mtime}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        if cached is not None:
-            sys.modules.pop(cached[1].__name__, None)
-        _modules[path] = (mtime, module)
-        return module
-
-
 def _load_function(ref: str, base_dir: str) -> Callable[..., Any] | str:
     """The function a reference names, or the reason it cannot be found."""
     raw, name = split_ref(ref)
     path = Path(raw) if Path(raw).is_absolute() else Path(base_dir) / raw
     if not path.is_file():
         return f"python file not found: {raw} (looked for {path})"
-    fn = getattr(_import(path.resolve()), name, None)
+    fn = getattr(import_file(path), name, None)
     if not callable(fn):
         return f"{raw} has no function {name!r}"
     return fn  # type: ignore[no-any-return]
