@@ -118,9 +118,11 @@ def _evaluate(
     if entry.transform is not None:
         try:
             transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
+            # Inside the try: a value that cannot be written as text (an integer over
+            # Python's 4,300-digit limit) is this assertion's error, not the run's end.
+            output = _as_text(transformed)
         except Exception as exc:
             return Verdict.failed_with_error(f"transform failed: {exc}")
-        output = _as_text(transformed)
     check = Check(
         output=output,
         value=value,
@@ -188,13 +190,13 @@ def grade(
     if test.transform is not None:
         try:
             transformed = apply_transform(test.transform, subject.output, test.vars, subject.stats)
+            output = _as_text(transformed)  # may fail as above; then every assertion errs
         except Exception as exc:
             failed = tuple(
                 to_result(e, Verdict.failed_with_error(f"transform failed: {exc}"))
                 for e in test.asserts
             )
             return score(failed, test.threshold)
-        output = _as_text(transformed)
     entries = test.asserts if only is None else only
     results = tuple(run_assertion(e, test, subject, output, transformed, judge) for e in entries)
     return score(results, test.threshold)
