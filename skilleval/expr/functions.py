@@ -157,7 +157,7 @@ def _fn_sum(values: Any) -> int | float:
         if not is_num(item):
             raise ExprRuntimeError(f"sum() expects a list of numbers, found {kind(item)}")
     total: int | float = sum(items)
-    return check_int("sum", total)  # type: ignore[no-any-return]
+    return check_int("sum", total)
 
 
 def _fn_round(x: Any, digits: Any = None) -> int | float:
@@ -166,12 +166,13 @@ def _fn_round(x: Any, digits: Any = None) -> int | float:
         return round(number)
     if not is_index(digits):
         raise _arg_error("round", "an int", digits, 2)
+    places: int = digits
     if isinstance(number, int):
         # round(10, -1000000000) would compute 10**1000000000 first. Below an integer's
         # own length every result is 0, so a bound past the longest integer changes nothing.
         check_int("round", number)
-        digits = max(digits, -(MAX_INT_DIGITS + 1))
-    return round(number, digits)
+        return check_int("round", round(number, max(places, -(MAX_INT_DIGITS + 1))))
+    return round(number, places)  # floats stop at their own range; Python checks that
 
 
 def _fn_int(x: Any) -> int:

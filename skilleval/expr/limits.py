@@ -9,7 +9,7 @@ blow-up fails at once with a message instead of growing to gigabytes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from skilleval.errors import ExprRuntimeError
 
@@ -26,6 +26,8 @@ MAX_INT_DIGITS: Final = 4300
 into text, so every result can still be printed, reported and written to results.json."""
 
 _INT_LIMIT: Final = 10**MAX_INT_DIGITS
+
+_T = TypeVar("_T")
 
 
 def too_big(op: str, size: int) -> ExprRuntimeError:
@@ -71,7 +73,7 @@ def check_built(op: str, size: int) -> None:
         raise too_big(op, size)
 
 
-def check_int(op: str, value: Any) -> Any:
+def check_int(op: str, value: _T) -> _T:
     """Refuse an integer result of ``op`` with more than :data:`MAX_INT_DIGITS` digits."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _INT_LIMIT:
         raise ExprRuntimeError(

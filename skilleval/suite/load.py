@@ -859,8 +859,8 @@ def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) ->
         hint = ""
         if _JAVASCRIPT.search(source):
             hint = (
-                " (a transform is written in expr, not JavaScript: see docs/expr.md;"
-                " {jmespath: ...} is the other choice)"
+                "; JavaScript transforms are not supported:"
+                " transforms are expr (docs/expr.md) or {jmespath: ...}"
             )
         loader.error(where, f"transform: {exc.message} at column {exc.col}{hint}")
         return None

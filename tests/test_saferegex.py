@@ -1,0 +1,166 @@
+"""Users' regexes: one engine with a time limit, at every place a suite can supply one.
+
+A backtracking pattern must end as an ``error`` verdict, never a hang. The tests lower the
+time limit so that they stay fast; they assert what happens, not how long it takes.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skilleval.assertions.api import Check, Verdict
+from skilleval.assertions.builtin import agentic, regex
+from skilleval.errors import ExprRuntimeError, RegexError, RegexTimeoutError
+from skilleval.expr import compile_expr
+from skilleval.util import saferegex
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# `regex` shortcuts (a+)+$ by itself; (a|aa)+$ it cannot, so only the time limit stops it.
+CLASSIC = r"(a+)+$"
+EXPONENTIAL = r"(a|aa)+$"
+HOSTILE_TEXT = "a" * 50 + "b"
+
+
+@pytest.fixture
+def short_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(saferegex, "TIMEOUT_S", 0.05)
+
+
+def test_the_classic_backtracking_pattern_finishes_without_a_match() -> None:
+    assert saferegex.search(CLASSIC, HOSTILE_TEXT) is None
+
+
+@pytest.mark.usefixtures("short_limit")
+def test_a_pattern_past_the_time_limit_raises_and_names_itself() -> None:
+    with pytest.raises(RegexTimeoutError, match=r"/\(a\|aa\)\+\$/ took longer than 0.05 s"):
+        saferegex.search(EXPONENTIAL, HOSTILE_TEXT)
+
+
+def test_a_pattern_that_does_not_compile_says_where() -> None:
+    with pytest.raises(RegexError, match=r"missing \) at position 1"):
+        saferegex.compile("(")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        (r"foo(?=bar)", "foobar", "foo"),  # lookahead: RE2 would refuse it
+        (r"(?<!x)y", "ay", "y"),  # lookbehind
+        (r"(\w)\1", "hello", "ll"),  # backreference
+        (r"\bcafé\b", "un café noir", "café"),  # Unicode \b and \w: RE2's are ASCII
+        (r"\d+", "\u0663\u0664", "\u0663\u0664"),  # Unicode digits, as in re
+        (r"(?m)^total: \d+$", "x\ntotal: 42\ny", "total: 42"),
+    ],
+)
+def test_python_re_syntax_and_meaning_are_kept(pattern: str, text: str, found: str) -> None:
+    match = saferegex.search(pattern, text)
+    assert match is not None
+    assert match.group(0) == found
+
+
+def _check(fn: Any, output: str, value: Any, **extra: Any) -> Verdict:
+    verdict = fn(Check(output=output, value=value, extra=extra))
+    assert isinstance(verdict, Verdict)
+    return verdict
+
+
+def test_regex_assertion_on_the_classic_pattern_is_a_plain_fail() -> None:
+    verdict = _check(regex.regex, HOSTILE_TEXT, CLASSIC)
+    assert (verdict.passed, verdict.error) == (False, None)
+
+
+@pytest.mark.usefixtures("short_limit")
+def test_regex_assertion_past_the_limit_is_an_error() -> None:
+    verdict = _check(regex.regex, HOSTILE_TEXT, EXPONENTIAL)
+    assert verdict.error is not None
+    assert "took longer than" in verdict.error
+
+
+@pytest.mark.usefixtures("short_limit")
+def test_file_matches_past_the_limit_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "out.txt").write_text(HOSTILE_TEXT, encoding="utf-8")
+    value = {"path": "out.txt", "pattern": EXPONENTIAL}
+    verdict = _check(agentic.file_matches, "", value, workspace=str(tmp_path))
+    assert verdict.error is not None
+    assert verdict.error.startswith("out.txt: the regex /(a|aa)+$/ took longer than")
+
+
+@pytest.mark.usefixtures("short_limit")
+def test_expr_matches_past_the_limit_is_a_runtime_error() -> None:
+    compiled = compile_expr(f"matches(output, '{EXPONENTIAL}')")
+    with pytest.raises(ExprRuntimeError, match=r"^matches\(\): the regex .* took longer than"):
+        compiled.evaluate({"output": HOSTILE_TEXT})
+
+
+@pytest.mark.usefixtures("short_limit")
+def test_a_transform_past_the_limit_errs_its_assertions_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from skilleval.cli import run_cli
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            version: 1
+            model:
+              provider: scripted
+              default: {HOSTILE_TEXT}
+            tests:
+              - id: hostile
+                prompt: q
+                options:
+                  transform: >-
+                    matches(output, '{EXPONENTIAL}')
+                assert:
+                  - type: equals
+                    value: "false"
+              - id: fine
+                prompt: q
+                assert:
+                  - type: regex
+                    value: '{CLASSIC}'
+                  - type: contains
+                    value: b
+            """
+        ),
+        encoding="utf-8",
+    )
+    code = run_cli(["run", str(suite), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    statuses = {r["test_id"]: [a["status"] for a in r["asserts"]] for r in doc["records"]}
+    assert statuses == {"hostile": ["error"], "fine": ["fail", "pass"]}
+    hostile = doc["records"][0]["asserts"][0]
+    assert "took longer than" in hostile["reason"]
+    assert code != 0
+
+
+# Every module where a suite's pattern meets a text; none may call `re` on it directly.
+USER_PATTERN_SITES = [
+    "skilleval/assertions/builtin/regex.py",
+    "skilleval/assertions/builtin/agentic.py",
+    "skilleval/expr/functions.py",
+    "skilleval/expr/compiler.py",
+    "skilleval/engine/testing.py",
+]
+
+
+@pytest.mark.parametrize("path", USER_PATTERN_SITES)
+def test_user_patterns_never_reach_re_directly(path: str) -> None:
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "re" not in imported
+    assert "saferegex" in imported
