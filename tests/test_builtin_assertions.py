@@ -549,6 +549,22 @@ def test_levenshtein(
     assert reason in verdict.reason
 
 
+def test_levenshtein_on_long_texts_is_exact() -> None:
+    # 6,000 characters each took 23 s in pure Python; the answer must be the same, fast.
+    a = "abcdefgh " * 700
+    b = a.replace("c", "x")
+    verdict = run(length.levenshtein, a, b, threshold=700)
+    assert verdict.passed is True
+    assert "700 edits" in verdict.reason
+
+
+def test_levenshtein_past_the_size_limit_is_an_error_not_a_wait() -> None:
+    side = int(length.MAX_CELLS**0.5) + 1
+    verdict = run(length.levenshtein, "a" * side, "b" * side)
+    assert verdict.error is not None
+    assert "too slow to compute" in verdict.error
+
+
 # --- latency, max-tokens, cost ----------------------------------------------------------------
 
 

@@ -892,3 +892,55 @@ def test_every_table_example_pastes_into_yaml_as_a_plain_value() -> None:
     for source in sources:
         loaded = YAML(typ="safe").load(StringIO(f"value: {source}\n"))
         assert loaded == {"value": source}, source
+
+
+def test_transform_results_past_the_digit_limit_err_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An integer over 4,300 digits cannot be written as text: an error verdict, not an abort."""
+    import json
+    import textwrap
+
+    from skilleval.cli import run_cli
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            version: 1
+            model:
+              provider: scripted
+              default: '[{BIG}, {BIG}]'
+            tests:
+              - id: jmespath-sum
+                prompt: q
+                options:
+                  transform: {{jmespath: sum(@)}}
+                assert:
+                  - type: contains
+                    value: "9"
+              - id: expr-product
+                prompt: q
+                assert:
+                  - type: contains
+                    transform: json[0] * 10
+                    value: "9"
+              - id: fine
+                prompt: q
+                assert:
+                  - type: contains
+                    value: "9"
+            """
+        ),
+        encoding="utf-8",
+    )
+    run_cli(["run", str(suite), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    asserts = {r["test_id"]: r["asserts"][0] for r in doc["records"]}
+    assert {k: a["status"] for k, a in asserts.items()} == {
+        "jmespath-sum": "error",
+        "expr-product": "error",
+        "fine": "pass",
+    }
+    assert "transform failed" in asserts["jmespath-sum"]["reason"]
+    assert "more than 4,300 digits" in asserts["expr-product"]["reason"]
