@@ -18,6 +18,7 @@ from typing import Any
 
 from skilleval.assertions.api import Check, Judge, Stats, Verdict
 from skilleval.engine.base import Completion
+from skilleval.expr import compile_expr
 from skilleval.runner.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
@@ -71,15 +72,13 @@ def apply_transform(
         import jmespath
 
         return jmespath.search(transform.source, parse_json(output))
-    from skilleval import expr
-
     env = {
         "output": output,
         "json": parse_json(output),
         "vars": dict(vars_),
         "stats": stats.to_env(),
     }
-    return expr.compile_expr(transform.source).evaluate(env)
+    return compile_expr(transform.source).evaluate(env)
 
 
 def _as_text(value: Any) -> str:
