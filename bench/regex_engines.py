@@ -5,7 +5,9 @@
 Times Python's ``re``, the ``regex`` package with ``timeout=`` and, when ``google-re2`` is
 installed (it is not a dependency: ``pip install google-re2``), RE2, on backtracking traps
 and on ordinary patterns, then prints which Python-``re`` patterns each engine refuses or
-reads differently. Best of five runs; the traps run once.
+reads differently, and how long each takes to compile a fixed repeat (``regex`` writes
+the repeat out, which is why skilleval caps it). Best of five runs; the traps and the
+compiles run once.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ ORDINARY = [
     (r"\b\w+@\w+\.com\b", "lorem ipsum " * 100 + "me@example.com"),
     (r"\d{3}-\d{4}", "no numbers " * 100_000),
 ]
+REPEATS = [r"a{10000}", r"a{100000}", r"a{1000000}", r"(?:a{100}){1000}"]
 MEANING = [
     (r"foo(?=bar)", "foobar"),
     (r"(?<!x)y", "ay"),
@@ -97,6 +100,13 @@ def main() -> None:
             except Exception as exc:  # each engine has its own error class
                 found.append(f"{name}=refused ({type(exc).__name__})")
         print(f"  {pattern:16} on {text!r:16} " + "; ".join(found))
+    print("compiling a fixed repeat, uncached (ms):")
+    for pattern in REPEATS:
+        took_re = best(lambda p=pattern: re.compile(p, re.NOFLAG), 1)
+        re.purge()
+        took_regex = best(lambda p=pattern: regex.compile(p), 1)
+        regex.purge()
+        print(f"  {pattern:18} re {took_re * 1000:9.2f}  regex {took_regex * 1000:9.1f}")
 
 
 if __name__ == "__main__":

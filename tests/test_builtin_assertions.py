@@ -246,17 +246,23 @@ def test_regex_searches_the_output(output: str, pattern: str, passed: bool, reas
 
 def test_regex_that_does_not_compile_at_run_time_is_an_error() -> None:
     verdict = run(regex.regex, "x", "(")
-    assert verdict.error == "bad regex: missing ) at position 1"
+    assert verdict.error == "bad regex: missing ), unterminated subpattern at position 0"
 
 
 @pytest.mark.parametrize(
     ("pattern", "problem"),
     [
         (r"\d+", None),
-        ("(", "bad regex: missing ) at position 1"),
-        ("a[", "bad regex: unterminated character set at position 2"),
+        ("(", "bad regex: missing ), unterminated subpattern at position 0"),
+        ("a[", "bad regex: unterminated character set at position 1"),
         ("*a", "bad regex: nothing to repeat at position 0"),
-        ("ok\n(", "bad regex: missing ) at position 4 (line 2, column 2)"),
+        ("ok\n(", "bad regex: missing ), unterminated subpattern at position 3 (line 2, column 1)"),
+        (
+            "a{1000000}",
+            "bad regex: the pattern's repeats write out 1,000,000 items, over the limit"
+            " of 100,000; use a smaller count, or + or * instead of {n}",
+        ),
+        ("(" * 2000 + ")" * 2000, "bad regex: the pattern nests groups too deeply"),
     ],
 )
 def test_regex_check_value_compiles_the_pattern(pattern: str, problem: str | None) -> None:

@@ -7,11 +7,14 @@ time limit so that they stay fast; they assert what happens, not how long it tak
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+import regex as engine
 
 from skilleval.assertions.api import Check, Verdict
 from skilleval.assertions.builtin import agentic, regex
@@ -43,8 +46,93 @@ def test_a_pattern_past_the_time_limit_raises_and_names_itself() -> None:
 
 
 def test_a_pattern_that_does_not_compile_says_where() -> None:
-    with pytest.raises(RegexError, match=r"missing \) at position 1"):
+    with pytest.raises(RegexError, match=r"missing \), unterminated subpattern at position 0"):
         saferegex.compile("(")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "size"),
+    [
+        ("a{1000000}", 1_000_000),
+        ("a{1000000,}", 1_000_000),  # an open repeat writes out its lower bound
+        ("a{200000,300000}", 200_000),
+        ("(?:ab){60000}", 120_000),
+        ("(){1000000}", 1_000_000),  # an empty group still takes a node per copy
+        ("(?>a{100}){10000}", 1_010_000),  # atomic group
+        ("(?=a){1000000}", 2_000_000),  # lookahead
+        ("(a)(?(1)b{1000}|c){1000}", 1_002_002),  # conditional group
+        ("a{50001}|b{50000}", 100_002),  # alternatives add up
+        ("((a{100}){100}){300}", 3_030_300),  # nested repeats multiply
+    ],
+)
+def test_a_pattern_whose_repeats_write_out_too_much_is_refused_before_compiling(
+    pattern: str, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the pattern reached the compiler")
+
+    monkeypatch.setattr(engine, "compile", never)
+    with pytest.raises(RegexError) as caught:
+        saferegex.compile(pattern)
+    assert str(caught.value) == (
+        f"the pattern's repeats write out {size:,} items, over the limit of 100,000;"
+        " use a smaller count, or + or * instead of {n}"
+    )
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "a{100000}",  # exactly at the limit
+        "a{0,1000000}",  # an upper bound is not written out
+        "a{1,1000000}",
+        "(?:a+){99999}",
+        r"\d+(?:,\d{3})*",
+    ],
+)
+def test_repeats_within_the_limit_compile(pattern: str) -> None:
+    assert saferegex.compile(pattern).pattern == pattern
+
+
+@pytest.mark.parametrize("depth", [500, 2000])
+def test_groups_nested_too_deeply_are_refused(depth: int) -> None:
+    with pytest.raises(RegexError, match=r"^the pattern nests groups too deeply$"):
+        saferegex.compile("(" * depth + "a" + ")" * depth)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        (r"\p{L}", r"bad escape \p at position 0"),  # regex would accept it; re does not
+        ("a{2,1}", "min repeat greater than max repeat at position 2"),
+        ("(?<n>a)", "unknown extension ?<n at position 1"),  # regex reads it as (?P<n>a)
+        (
+            "(?P<n>a)(?P<n>b)",
+            "redefinition of group name 'n' as group 2; was group 1 at position 12",
+        ),
+        ("a**", "multiple repeat at position 2"),
+    ],
+)
+def test_syntax_and_error_messages_are_re_s(pattern: str, message: str) -> None:
+    with pytest.raises(re.error) as expected:
+        re.compile(pattern)
+    assert str(expected.value) == message
+    with pytest.raises(RegexError) as caught:
+        saferegex.compile(pattern)
+    assert str(caught.value) == message
+
+
+def test_flags_passed_in_are_read_as_re_reads_them() -> None:
+    # VERBOSE changes how the pattern parses; ASCII is numbered differently by re and regex.
+    assert saferegex.compile("a b # note", engine.VERBOSE).search("ab") is not None
+    assert saferegex.search(r"\w", "é", engine.ASCII) is None
+    assert saferegex.search("^b", "a\nb", saferegex.MULTILINE) is not None
+
+
+def test_a_nested_set_warning_from_re_does_not_reach_the_user() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert saferegex.compile("[[:alpha:]]").search("x]") is not None
 
 
 @pytest.mark.parametrize(
