@@ -186,6 +186,16 @@ def test_expr_matches_past_the_limit_is_a_runtime_error() -> None:
         compiled.evaluate({"output": HOSTILE_TEXT})
 
 
+def test_expr_matches_on_a_pattern_built_at_run_time_checks_its_repeats() -> None:
+    compiled = compile_expr("matches(output, vars.pattern)")
+    with pytest.raises(
+        ExprRuntimeError,
+        match=r"^matches\(\): invalid regular expression: the pattern's repeats write out"
+        r" 1,000,000 items",
+    ):
+        compiled.evaluate({"output": "a", "vars": {"pattern": "a{1000000}"}})
+
+
 @pytest.mark.usefixtures("short_limit")
 def test_a_transform_past_the_limit_errs_its_assertions_and_the_run_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
