@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jmespath
+from jmespath.exceptions import JMESPathError
+
+from skilleval import expr
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
 from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import (
@@ -842,17 +846,12 @@ def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) ->
     else:
         kind, source = next(iter(raw.items()))
     if kind == "jmespath":
-        import jmespath
-        from jmespath.exceptions import JMESPathError
-
         try:
             jmespath.compile(source)
         except JMESPathError as exc:
             loader.error(where, f"transform is not a valid JMESPath query: {exc}")
             return None
         return Transform("jmespath", source, where)
-    from skilleval import expr
-
     try:
         expr.compile_expr(source)
     except expr.ExprSyntaxError as exc:
