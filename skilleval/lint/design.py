@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from skilleval.errors import Location
 from skilleval import stats
+from skilleval.errors import Location
 from skilleval.lint.checks import (
     DUPLICATE_PROMPT,
     EVEN_TRIALS,

@@ -41,9 +41,7 @@ def wilson(x: int, n: int, z: float = Z95) -> tuple[float, float]:
     return lo, hi
 
 
-def newcombe_paired(
-    a: int, b: int, c: int, d: int, z: float = Z95
-) -> tuple[float, float] | None:
+def newcombe_paired(a: int, b: int, c: int, d: int, z: float = Z95) -> tuple[float, float] | None:
     """Newcombe's interval for the difference of paired proportions, ``(b - c) / n``.
 
     Method 10 of Newcombe, "Improved confidence intervals for the difference between binomial

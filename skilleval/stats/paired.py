@@ -242,6 +242,4 @@ def paired_permutation_test(differences: Sequence[Fraction]) -> PermutationP:
     less = sum(w for s, w in enumerate(ways) if 2 * s - total <= observed)
     extreme = sum(w for s, w in enumerate(ways) if abs(2 * s - total) >= abs(observed))
     den = 2**m
-    return PermutationP(
-        Fraction(extreme, den), Fraction(greater, den), Fraction(less, den), m
-    )
+    return PermutationP(Fraction(extreme, den), Fraction(greater, den), Fraction(less, den), m)

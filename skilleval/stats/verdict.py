@@ -95,7 +95,10 @@ def decide(
     Returns:
         The decision.
     """
-    def out(verdict: LiftVerdict, rule: Rule, p: Fraction | None, needed: int | None = None) -> Decision:
+
+    def out(
+        verdict: LiftVerdict, rule: Rule, p: Fraction | None, needed: int | None = None
+    ) -> Decision:
         return Decision(
             verdict=verdict,
             rule=rule,
@@ -115,7 +118,9 @@ def decide(
     if n < min_tests:
         return out("underpowered", "too-few-tests", None)
     if min_wins(b + c, alpha_exact, sidedness) is None:
-        return out("underpowered", "too-few-discordant", None, min_discordant(alpha_exact, sidedness))
+        return out(
+            "underpowered", "too-few-discordant", None, min_discordant(alpha_exact, sidedness)
+        )
     assert lift is not None  # n >= min_tests and b + c > 0 imply n > 0
     if b > c and p_help <= alpha_exact:
         if lift >= min_lift_exact:

@@ -37,7 +37,8 @@ def _core(d: Decision) -> str:
             f"{changed} of {d.n} tests changed outcome between ON and OFF (b={d.b}, c={d.c}); "
             f"at least {d.needed} are needed for any result to reach p ≤ {d.alpha:g} ({side})"
         )
-    assert d.lift is not None and d.p is not None
+    assert d.lift is not None
+    assert d.p is not None
     lift = fmt(float(d.lift))
     p = fmt_p(float(d.p))
     if d.b > d.c:
@@ -50,8 +51,7 @@ def _core(d: Decision) -> str:
         return f"{lead}, {p} ≤ {d.alpha:g} ({side}) and lift {lift} ≥ min_lift {d.min_lift:g}"
     if d.rule == "below-min-lift":
         return (
-            f"{lead}, {p} ≤ {d.alpha:g} ({side}), but lift {lift} is below min_lift "
-            f"{d.min_lift:g}"
+            f"{lead}, {p} ≤ {d.alpha:g} ({side}), but lift {lift} is below min_lift {d.min_lift:g}"
         )
     if d.rule == "hurts":
         return f"{lead}, {p} ≤ {d.alpha:g} ({side}); lift {lift}"

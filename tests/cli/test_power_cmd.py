@@ -29,7 +29,10 @@ def _power(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
 def _write_run(name: str, suite_path: str, a: int, b: int, c: int, d: int) -> Path:
     run = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / name
     run.mkdir(parents=True)
-    doc = {"suite": {"path": suite_path}, "lift": {"n": a + b + c + d, "a": a, "b": b, "c": c, "d": d}}
+    doc = {
+        "suite": {"path": suite_path},
+        "lift": {"n": a + b + c + d, "a": a, "b": b, "c": c, "d": d},
+    }
     (run / "results.json").write_text(json.dumps(doc), encoding="utf-8")
     return run
 

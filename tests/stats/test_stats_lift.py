@@ -93,7 +93,8 @@ def test_four_wins_of_four_is_p_one_eighth_two_sided() -> None:
 
 def test_reason_says_why_an_interval_that_excludes_zero_gave_no_verdict() -> None:
     few = lift_analysis(pairs(0, 4, 0, 0))
-    assert few.ci95 is not None and few.ci95[0] > 0
+    assert few.ci95 is not None
+    assert few.ci95[0] > 0
     assert few.verdict == "underpowered"
     assert few.reason.endswith(
         "; the 95% interval [+0.31, +1.00] excludes 0, but below 5 distinct tests skilleval "
@@ -103,7 +104,8 @@ def test_reason_says_why_an_interval_that_excludes_zero_gave_no_verdict() -> Non
     assert changed.verdict == "underpowered"
     assert "excludes 0, but the interval is an approximation" in changed.reason
     close = lift_analysis(pairs(0, 7, 1, 0))  # p = 0.07 two-sided
-    assert close.ci95 is not None and close.ci95[0] > 0
+    assert close.ci95 is not None
+    assert close.ci95[0] > 0
     assert close.verdict == "no evidence"
     assert "excludes 0, but the verdict rests on the exact test" in close.reason
     # An interval that contains 0 needs no explanation.

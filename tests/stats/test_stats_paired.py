@@ -13,6 +13,7 @@ from stats_support import FAST, pairs
 
 from skilleval.stats import (
     PairedCounts,
+    SidednessArg,
     can_reach_significance,
     lift_analysis,
     lift_from_trials,
@@ -165,7 +166,7 @@ rates = st.lists(
             st.just(nn[0]), st.integers(0, nn[0]), st.just(nn[1]), st.integers(0, nn[1])
         )
     ),
-    max_size=9,
+    max_size=7,
 )
 
 
@@ -267,19 +268,23 @@ def test_pass_rates_keep_the_evidence_a_majority_vote_throws_away() -> None:
         counts, votes = _simulate(rng, tests=20, trials=2, lift=0.35)
         by_rates += lift_from_trials(counts).verdict == "helps"
         by_votes += lift_analysis(votes).verdict == "helps"
-    assert by_rates > 2 * by_votes
-    assert by_rates / runs > 0.4
+    # Measured with this seed: about 0.87 by pass rates against 0.13 by majority votes (and
+    # 0.50 with a single trial per side, where the two agree).
+    assert by_rates > 4 * by_votes
+    assert by_rates / runs > 0.75
+
+
+SIDES: list[SidednessArg] = ["two-sided", "one-sided"]
 
 
 @FAST
-@given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=30), st.sampled_from(["two-sided", "one-sided"]))
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=30), st.sampled_from(SIDES))
 def test_one_trial_per_side_gives_the_vote_based_result(
-    votes: list[tuple[bool, bool]], sidedness: str
+    votes: list[tuple[bool, bool]], sidedness: SidednessArg
 ) -> None:
     counts = [((1, int(on)), (1, int(off))) for on, off in votes]
-    assert lift_from_trials(counts, sidedness=sidedness) == lift_analysis(  # type: ignore[arg-type]
-        votes, sidedness=sidedness  # type: ignore[arg-type]
-    )
+    by_rates = lift_from_trials(counts, sidedness=sidedness)
+    assert by_rates == lift_analysis(votes, sidedness=sidedness)
 
 
 def test_a_one_one_split_still_counts() -> None:

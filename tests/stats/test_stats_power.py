@@ -49,9 +49,7 @@ def test_discordant_power_matches_scipy(m: int, win_rate: float) -> None:
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
-def _enumerated(
-    n: int, win_rate: float, tie_rate: float, min_lift: float, sidedness: str
-) -> float:
+def _enumerated(n: int, win_rate: float, tie_rate: float, min_lift: float, sidedness: str) -> float:
     """P[helps] by running lift_analysis on every (wins, losses, ties) outcome."""
     p_win, p_loss = (1 - tie_rate) * win_rate, (1 - tie_rate) * (1 - win_rate)
     total = 0.0
@@ -97,9 +95,9 @@ def test_suite_power_is_the_chance_of_the_real_verdict(
 
 def test_no_ties_reduces_to_the_discordant_power() -> None:
     for m in (5, 10, 18):
-        assert suite_power(
-            m, win_rate=0.8, tie_rate=0.0, sidedness="one-sided"
-        ) == pytest.approx(discordant_power(m, 0.8, sidedness="one-sided"))
+        assert suite_power(m, win_rate=0.8, tie_rate=0.0, sidedness="one-sided") == pytest.approx(
+            discordant_power(m, 0.8, sidedness="one-sided")
+        )
     assert suite_power(4, win_rate=0.99, tie_rate=0.0) == 0.0  # below min_tests
 
 
@@ -110,7 +108,9 @@ def test_plan_reports_the_first_count_that_reaches_the_target() -> None:
     assert plan.tests_needed is not None
     assert plan.tests_to_add == plan.tests_needed - 10
     assert suite_power(plan.tests_needed, win_rate=0.8, tie_rate=0.5) >= 0.8
-    assert all(suite_power(n, win_rate=0.8, tie_rate=0.5) < 0.8 for n in range(10, plan.tests_needed))
+    assert all(
+        suite_power(n, win_rate=0.8, tie_rate=0.5) < 0.8 for n in range(10, plan.tests_needed)
+    )
     assert plan.to_json()["tests_to_add"] == plan.tests_to_add
     enough = plan_power(plan.tests_needed + 5, win_rate=0.8, tie_rate=0.5)
     assert enough.tests_to_add == 0

@@ -138,16 +138,18 @@ def records(draw: st.DrawFn) -> dict[str, list[str]]:
 
 
 @FAST
-@given(st.dictionaries(st.text("abc", max_size=2), trials(), max_size=6), st.sets(st.integers(1, 8)))
-def test_suite_curve_is_monotone_in_k(
-    per_test: dict[str, tuple[int, int]], ks: set[int]
-) -> None:
+@given(
+    st.dictionaries(st.text("abc", max_size=2), trials(), max_size=6), st.sets(st.integers(1, 8))
+)
+def test_suite_curve_is_monotone_in_k(per_test: dict[str, tuple[int, int]], ks: set[int]) -> None:
     rel = reliability(per_test, ks or None)
     points = [p for p in rel.aggregate if p.pass_at_k is not None]
     assert len({(p.tests_counted, p.tests_skipped) for p in rel.aggregate}) <= 1
     for x, y in itertools.pairwise(points):
-        assert x.pass_at_k is not None and y.pass_at_k is not None
-        assert x.pass_hat_k is not None and y.pass_hat_k is not None
+        assert x.pass_at_k is not None
+        assert y.pass_at_k is not None
+        assert x.pass_hat_k is not None
+        assert y.pass_hat_k is not None
         assert x.pass_at_k <= y.pass_at_k
         assert x.pass_hat_k >= y.pass_hat_k
         assert 0 <= y.pass_hat_k <= y.pass_at_k <= 1
