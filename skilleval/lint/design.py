@@ -110,6 +110,8 @@ def _power_hint(view: LintView, count: int) -> str:
         alpha=alpha,
         sidedness=sidedness,
     )
+    if plan.tests_needed is None:
+        return "`skilleval power` says how many tests your suite needs"
     return (
         f"If half the tests tie and the skill wins {PLANNING_WIN_RATE:.0%} of the rest, "
         f"about {plan.tests_needed} tests give an 80% chance of `helps` "

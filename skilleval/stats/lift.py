@@ -163,13 +163,14 @@ def lift_from_trials(
     differences. A 1–1 split is no longer discarded, and 3 of 3 against 2 of 3 counts for
     something. With one trial per side the result equals :func:`lift_analysis` exactly.
 
-    The fields read as follows: ``lift`` is the mean difference of pass rates; ``b`` and
-    ``c`` count the tests whose ON rate is above / below their OFF rate, ``a`` and ``d`` the
-    tests with equal rates (``d`` when both are 0); ``ci95`` is Newcombe's interval on that
-    table, i.e. for the share of tests ON wins minus the share OFF wins, which is the lift
-    itself when every test ran once per side. The verdict rules are those of
-    :func:`lift_analysis`, with ``b + c`` tests whose rates differ as the discordant ones: at
-    least 5 (one-sided) or 6 (two-sided) are needed before any result is significant.
+    The table and the lift are those of the per-test directions: ``b`` and ``c`` count the
+    tests whose ON rate is above / below their OFF rate, ``a`` and ``d`` the tests with equal
+    rates (``d`` when both are 0), and ``lift`` is ``(b - c) / n``, the share of tests ON
+    does better on minus the share OFF does better on, with Newcombe's interval for it. With
+    one trial per side these are the usual table, lift and interval. The verdict rules are
+    those of :func:`lift_analysis`, with the ``b + c`` tests whose rates differ as the
+    discordant ones: at least 5 (one-sided) or 6 (two-sided) are needed before any result is
+    significant.
 
     Returns:
         As :func:`lift_analysis`.
@@ -196,9 +197,10 @@ def lift_from_trials(
         else:
             d += 1
     test = paired_permutation_test(diffs)
-    lift = sum(diffs, Fraction(0)) / len(diffs) if diffs else None
+    counts = PairedCounts(a, b, c, d)
+    lift = Fraction(b - c, counts.n) if counts.n else None
     return _result(
-        PairedCounts(a, b, c, d),
+        counts,
         lift,
         p_two=test.two_sided,
         p_on=test.greater,

@@ -293,8 +293,13 @@ def test_a_one_one_split_still_counts() -> None:
     counts = [((2, 2), (2, 1))] * 6
     result = lift_from_trials(counts)
     assert (result.n, result.b, result.c) == (6, 6, 0)
-    assert result.lift_exact == Fraction(1, 2)
+    assert result.lift_exact == 1  # every test does better ON
     assert result.p_two_sided == 1 / 32
     assert result.verdict == "helps"
+    # Magnitudes count in the p-value: one large loss outweighs five small wins.
+    mixed = lift_from_trials([((3, 3), (3, 2))] * 5 + [((3, 0), (3, 3))] * 2)
+    assert (mixed.b, mixed.c) == (5, 2)
+    assert mixed.p_one_sided > 0.5
+    assert mixed.verdict in ("no evidence", "underpowered")
     with pytest.raises(ValueError, match="both sides"):
         lift_from_trials([((0, 0), (1, 1))])
