@@ -178,6 +178,8 @@ def power(
     """
     overrides = Overrides(plugin_dirs=plugins_dir, entry_points=not no_entry_points)
     suite, _ = load_suite(file, overrides)
+    if not {"on", "off"} <= set(suite.arms):
+        raise UsageError(f"{suite.display}: no ON/OFF comparison to plan for (needs a `skill:`)")
     tie = _tie_rate(tie_rate, run, suite.display)
     plan = stats.plan_power(
         len(lift_tests(suite.tests)),

@@ -82,3 +82,15 @@ def test_text_output_says_what_to_do(capsys: pytest.CaptureFixture[str]) -> None
 def test_rates_outside_zero_one_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(["power", str(SUITE), "--win-rate", "1.5"]) == 2
     assert "between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_suite_without_a_skill_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "plain.yaml"
+    suite.write_text(
+        "version: 1\nmodel: echo\ntests:\n  - prompt: hi\n    assert: [{type: contains, value: hi}]\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["power", str(suite)]) == 2
+    assert "no ON/OFF comparison" in capsys.readouterr().err
