@@ -303,3 +303,21 @@ def test_a_one_one_split_still_counts() -> None:
     assert mixed.verdict in ("no evidence", "underpowered")
     with pytest.raises(ValueError, match="both sides"):
         lift_from_trials([((0, 0), (1, 1))])
+
+
+@FAST
+@given(
+    st.integers(0, 80),
+    st.sampled_from([0.001, 0.01, 0.03125, 0.05, 0.1, 0.2]),
+    st.sampled_from(SIDES),
+)
+def test_min_wins_is_the_first_significant_split(
+    n: int, alpha: float, sidedness: SidednessArg
+) -> None:
+    p_of = sign_test_greater if sidedness == "one-sided" else mcnemar_exact
+    lowest = 0 if sidedness == "one-sided" else n // 2 + 1
+    expected = next(
+        (w for w in range(lowest, n + 1) if Fraction(p_of(w, n - w)) <= Fraction(str(alpha))),
+        None,
+    )
+    assert min_wins_for_significance(n, alpha, sidedness) == expected
