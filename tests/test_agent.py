@@ -36,8 +36,8 @@ from skilleval.agent.loop import decoding_schema, parse_step
 from skilleval.assertions.api import Check, Verdict
 from skilleval.assertions.builtin import agentic
 from skilleval.assertions.registry import Registry
-from skilleval.engine.base import Completion, Message, ModelIdentity, ModelSpec, Request
-from skilleval.engine.testing import ScriptedProvider
+from skilleval.engine.base import Completion, Message, ModelIdentity, Request
+from skilleval.engine.testing import ScriptedConfig, ScriptedProvider
 from skilleval.errors import Location, ProviderError
 from skilleval.suite.yamlio import parse_yaml
 
@@ -367,8 +367,7 @@ def test_after_turn_sees_the_workspace_as_that_turn_left_it(tmp_path: Path) -> N
 
 
 def test_the_scripted_provider_can_drive_a_trajectory() -> None:
-    spec = ModelSpec(
-        kind="scripted",
+    spec = ScriptedConfig(
         responses=(
             {"match": "Result of lookup", "output": json.dumps(final("It shipped."))},
             {"id": "t", "output": json.dumps(call("lookup", id="A1"))},
@@ -1205,7 +1204,7 @@ def test_run_command(ws: Path, value: Any, passed: bool, reason: str) -> None:
 
 @pytest.mark.model
 def test_the_embedded_model_runs_a_two_step_agent(tmp_path: Path) -> None:
-    from skilleval.engine.llama import LlamaProvider
+    from skilleval.engine.llama import LlamaConfig, LlamaProvider
 
     write(tmp_path / "notes.txt", "Buy milk.\n")
     read = ToolSpec(
@@ -1215,7 +1214,7 @@ def test_the_embedded_model_runs_a_two_step_agent(tmp_path: Path) -> None:
         CommandTool(("cat", "--", "{path}")),
     )
     lookup = mock_tool()
-    provider = LlamaProvider(ModelSpec(kind="gguf", path="default"), tmp_path / "memo")
+    provider = LlamaProvider(LlamaConfig(), tmp_path / "memo")
     try:
         run = run_agent(
             provider,
@@ -1466,6 +1465,7 @@ def test_the_loop_works_through_an_openai_compatible_server(tmp_path: Path) -> N
     import httpx
 
     from skilleval.engine.openai import OpenAIProvider
+    from skilleval.engine.openai_provider import OpenAIConfig
 
     replies = [call("lookup", id="A1"), final("It has shipped.")]
     sent: list[dict[str, Any]] = []
@@ -1483,7 +1483,7 @@ def test_the_loop_works_through_an_openai_compatible_server(tmp_path: Path) -> N
             },
         )
 
-    spec = ModelSpec(kind="openai", base_url="http://test/v1", model="m")
+    spec = OpenAIConfig(base_url="http://test/v1", model="m")
     with OpenAIProvider(spec, transport=httpx.MockTransport(handler)) as provider:
         run = agent(provider, [mock_tool()])
     assert run.final == "It has shipped."
