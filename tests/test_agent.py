@@ -1380,7 +1380,7 @@ def test_an_agentic_job_runs_grades_every_turn_and_cleans_up(tmp_path: Path) -> 
     suite = load(tmp_path)
     job = jobs_of(suite)[0]
     assert is_agentic(job)
-    record = run_job(job, ScriptedProvider(suite.model), None, {})
+    record = run_job(job, ScriptedProvider(suite.model.config), None, {})
     assert record.error is None
     assert [(a.type, a.status, a.details.get("turn")) for a in record.asserts] == [
         ("tool-called", "pass", 0),
@@ -1408,7 +1408,7 @@ def test_the_on_arm_gets_the_skill_before_the_tool_guide(tmp_path: Path) -> None
 
     suite = load(tmp_path)
     on = next(j for j in jobs_of(suite, ("off", "on")) if j.arm == "on" and j.test.id == "notes")
-    record = run_job(on, ScriptedProvider(suite.model), None, {})
+    record = run_job(on, ScriptedProvider(suite.model.config), None, {})
     assert record.messages[0]["content"].startswith("SKILL\n\nYou can use tools.")
 
 
@@ -1417,7 +1417,7 @@ def test_a_failed_setup_makes_the_record_an_error(tmp_path: Path) -> None:
 
     text = SUITE.replace("files: [{src: seed.txt, dest: notes.txt}]", "commands: ['exit 7']")
     suite = load(tmp_path, text)
-    record = run_job(jobs_of(suite)[0], ScriptedProvider(suite.model), None, {})
+    record = run_job(jobs_of(suite)[0], ScriptedProvider(suite.model.config), None, {})
     assert (record.status, record.error) == ("error", "set-up command 1 `exit 7` exited with 7")
     assert record.asserts == ()
 

@@ -14,8 +14,8 @@ from skilleval.assertions.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.cli import run_cli
 from skilleval.engine.base import Completion, ModelIdentity, Request
-from skilleval.engine.llama import gguf_spec
 from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.llama import gguf_spec
 from skilleval.errors import InvalidReplyError, ProviderError
 from skilleval.judge import JudgeClient, SchemaGuard
 from skilleval.judge.schemas import assert_budget, rubric_budget

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from skilleval.engine.base import Message, Provider, Request
-from skilleval.engine.openai_provider import OpenAIConfig
 from skilleval.engine.openai import OpenAIProvider, chat_completions_url
+from skilleval.engine.openai_provider import OpenAIConfig
 from skilleval.errors import ProviderError
 
 

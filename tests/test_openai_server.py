@@ -19,8 +19,8 @@ import jsonschema
 import pytest
 
 from skilleval.engine.base import Message, Request
-from skilleval.engine.openai_provider import OpenAIConfig
 from skilleval.engine.openai import OpenAIProvider
+from skilleval.engine.openai_provider import OpenAIConfig
 
 pytestmark = pytest.mark.server
 

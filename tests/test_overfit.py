@@ -357,8 +357,8 @@ def test_the_command_without_a_skill_is_a_usage_error(
 
 @pytest.mark.model
 def test_the_embedded_model_gives_a_schema_valid_report(tmp_path: Path) -> None:
-    from skilleval.engine.llama import gguf_spec
     from skilleval.engine.factory import create_provider
+    from skilleval.engine.llama import gguf_spec
     from skilleval.judge import JudgeClient
 
     small = """

@@ -420,9 +420,7 @@ def _tool(
     present = [k for k in kinds if k.name in raw]
     if not present:
         listed = ", ".join(k.name for k in kinds[:-1]) + f" or {kinds[-1].name}" if kinds else ""
-        diags.append(
-            Diagnostic(doc.at(at), f"tool '{name}' needs an implementation: {listed}")
-        )
+        diags.append(Diagnostic(doc.at(at), f"tool '{name}' needs an implementation: {listed}"))
         return None
     if len(present) > 1:
         diags.append(
@@ -437,7 +435,9 @@ def _tool(
         for key in other.options:
             if key in raw and key not in kind.options:
                 diags.append(
-                    Diagnostic(doc.key_at([*at, key]), f"'{key}' applies to {other.name} tools only")
+                    Diagnostic(
+                        doc.key_at([*at, key]), f"'{key}' applies to {other.name} tools only"
+                    )
                 )
     ctx = ToolContext(name, parameters, raw, base_dir, plugin_dirs, doc, list(at), kind.name)
     impl = cast("ToolFactory", kind.factory)(raw[kind.name], ctx)

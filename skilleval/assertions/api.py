@@ -169,7 +169,9 @@ class AssertionType:
         if self.name.startswith(NEGATION_PREFIX):
             return f"assertion type '{self.name}' must not start with '{NEGATION_PREFIX}'; negation is automatic"
         if not self.name or not all(c.isalnum() or c in "-_:" for c in self.name):
-            return f"assertion type name '{self.name}' may only use letters, digits, '-', '_' and ':'"
+            return (
+                f"assertion type name '{self.name}' may only use letters, digits, '-', '_' and ':'"
+            )
         if self.tier not in ("deterministic", "model"):
             return f"assertion type '{self.name}' has an unknown tier '{self.tier}'"
         try:

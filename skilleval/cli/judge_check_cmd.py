@@ -11,8 +11,8 @@ from skilleval.cli.options import emit_json, json_option
 from skilleval.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from skilleval.suite.model_config import ModelSpec
     from skilleval.judge.selftest import JudgeCheckReport, PairOutcome
+    from skilleval.suite.model_config import ModelSpec
 
 
 def judge_spec(raw: str) -> ModelSpec:

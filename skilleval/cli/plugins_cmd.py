@@ -74,7 +74,5 @@ def plugins(
             headers = [headers[0], "origin", "summary"]
         blocks.append(tabulate(rows, headers=headers, tablefmt="simple"))
     click.echo("\n\n".join(blocks))
-    counts = ", ".join(
-        f"{sum(p['kind'] == k for p in listing)} {_HEADINGS[k]}" for k in chosen
-    )
+    counts = ", ".join(f"{sum(p['kind'] == k for p in listing)} {_HEADINGS[k]}" for k in chosen)
     click.echo(f"\n{counts}; prefix any assertion type with not- to negate it", err=True)

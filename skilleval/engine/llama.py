@@ -114,7 +114,12 @@ class LlamaConfig:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "n_ctx": self.n_ctx, "threads": self.threads, "n_batch": self.n_batch}
+        return {
+            "path": self.path,
+            "n_ctx": self.n_ctx,
+            "threads": self.threads,
+            "n_batch": self.n_batch,
+        }
 
 
 GGUF_SCHEMA: dict[str, Any] = {

@@ -175,7 +175,11 @@ SCRIPTED_SCHEMA: dict[str, Any] = {
         "responses": {
             "description": "Rules tried in order, or file://.",
             "anyOf": [
-                {"type": "string", "pattern": "^file://", "description": "A file, relative to this file."},
+                {
+                    "type": "string",
+                    "pattern": "^file://",
+                    "description": "A file, relative to this file.",
+                },
                 {"type": "array", "items": SCRIPTED_RULE},
             ],
         },

@@ -128,7 +128,11 @@ class ReporterType(Registration):
         return "reporter"
 
     def problem(self) -> str | None:
-        if not self.suffix.startswith(".") or len(self.suffix) < 2 or self.suffix != self.suffix.lower():
+        if (
+            not self.suffix.startswith(".")
+            or len(self.suffix) < 2
+            or self.suffix != self.suffix.lower()
+        ):
             return f"output format '{self.name}' needs a lower-case suffix like '.txt', not {self.suffix!r}"
         return Registration.problem(self)
 

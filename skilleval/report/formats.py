@@ -29,7 +29,8 @@ def write_json(results: Mapping[str, Any], dest: Path) -> None:
 def write_jsonl(results: Mapping[str, Any], dest: Path) -> None:
     """One record per line, as results.jsonl streams them."""
     _write(
-        dest, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results.get("records") or ())
+        dest,
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results.get("records") or ()),
     )
 
 
@@ -59,7 +60,7 @@ def write_markdown(results: Mapping[str, Any], dest: Path) -> None:
 
 @reporter("csv", suffix=".csv")
 def write_csv(results: Mapping[str, Any], dest: Path) -> None:
-    """One row per test, arm and trial."""
+    """One row per test × arm, for spreadsheets."""
     from skilleval.report.csvout import render_csv
 
     _write(dest, render_csv(results))

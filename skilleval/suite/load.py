@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
-from skilleval.suite.model_config import ModelSpec, parse_decoding, parse_model
 from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
@@ -31,10 +30,10 @@ from skilleval.suite.model import (
     Transform,
     Turn,
 )
+from skilleval.suite.model_config import ModelSpec, parse_decoding, parse_model
 from skilleval.suite.schema import validate
 from skilleval.suite.suite_schema import suite_schema
 from skilleval.suite.yamlio import Document, display_path, load_yaml
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skilleval.errors import Diagnostic, DiagnosticsError, Location
-from skilleval.plugins.markers import ProviderType
 from skilleval.plugins.manager import PluginManager
+from skilleval.plugins.markers import ProviderType
 from skilleval.suite import files as filerefs
 from skilleval.suite.schema import validate
 from skilleval.suite.yamlio import Document

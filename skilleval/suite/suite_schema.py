@@ -190,7 +190,10 @@ def model_schema(providers: list[ProviderType]) -> dict[str, Any]:
                 },
                 "allOf": [
                     {
-                        "if": {"required": ["provider"], "properties": {"provider": {"const": p.name}}},
+                        "if": {
+                            "required": ["provider"],
+                            "properties": {"provider": {"const": p.name}},
+                        },
                         "then": {"properties": p.properties()},
                     }
                     for p in providers
@@ -286,7 +289,10 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                         "type": "string",
                         "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
                     },
-                    "pass_rate": {"type": "string", "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$"},
+                    "pass_rate": {
+                        "type": "string",
+                        "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                    },
                     "max_errors": {"type": "integer", "minimum": 0},
                 },
             },

@@ -25,7 +25,12 @@ def test_builtins_register_every_kind_through_the_marks() -> None:
     manager.load_builtins()
     assert manager.names("provider") == ["echo", "gguf", "openai", "scripted"]
     assert [r.suffix for r in manager.reporters()] == [
-        ".csv", ".html", ".json", ".jsonl", ".xml", ".md",
+        ".csv",
+        ".html",
+        ".json",
+        ".jsonl",
+        ".xml",
+        ".md",
     ]
     assert [k.name for k in manager.tool_kinds()] == ["mock", "command", "python"]
     assert "contains" in manager.names("assertion")

@@ -147,8 +147,15 @@ def test_an_installed_plugin_adds_a_provider_a_format_and_a_tool_kind(
     out = tmp_path / "out" / "results.tsv"
     assert run_cli(["run", str(suite), "-o", str(out), "--json"]) == ExitCode.OK
     doc = results_of(capsys)
-    assert out.read_text(encoding="utf-8") == "relayed\tpassed\n"
-    assert doc["model_spec"] == {"provider": "relay", "label": "relay", "config": {"word": "hello"}}
+    assert out.read_text(encoding="utf-8") == "relayed\tpass\n"
+    environment = doc["environment"]
+    assert isinstance(environment, dict)
+    assert environment["model_spec"] == {
+        "provider": "relay",
+        "label": "relay",
+        "config": {"word": "hello"},
+    }
+    assert environment["model"]["details"] == {"word": "hello"}
     [record] = doc["records"]  # type: ignore[misc]
     assert record["output"] == "you said: hello"
 
@@ -163,7 +170,7 @@ def test_the_same_file_works_from_a_plugin_folder(
     out = tmp_path / "results.tsv"
     code = run_cli(["run", str(suite), "--no-entry-points", "-o", str(out), "--json"])
     assert code == ExitCode.OK
-    assert out.read_text(encoding="utf-8") == "relayed\tpassed\n"
+    assert out.read_text(encoding="utf-8") == "relayed\tpass\n"
 
 
 def test_a_failing_run_through_plugins_exits_1_and_still_writes(
@@ -172,7 +179,7 @@ def test_a_failing_run_through_plugins_exits_1_and_still_writes(
     suite = suite_at(tmp_path / "s", SUITE.replace("word: hello", "word: bye"))
     out = tmp_path / "results.tsv"
     assert run_cli(["run", str(suite), "-o", str(out), "--json"]) == ExitCode.GATE_FAILED
-    assert out.read_text(encoding="utf-8") == "relayed\tfailed\n"
+    assert out.read_text(encoding="utf-8") == "relayed\tfail\n"
 
 
 @pytest.mark.parametrize(
@@ -180,9 +187,9 @@ def test_a_failing_run_through_plugins_exits_1_and_still_writes(
     [
         (
             ("word: hello", "word: hello, colour: red"),
-            "suite.yaml:3:35: error: 'colour' does not apply to the relay provider",
+            "suite.yaml:3:39: error: 'colour' does not apply to the relay provider",
         ),
-        (("word: hello", "word: ''"), "suite.yaml:3:33: error: 'word'"),
+        (("word: hello", "word: ''"), "suite.yaml:3:32: error: 'word' must not be empty"),
         (("word: hello", "wurd: hello"), "error: 'wurd' does not apply to the relay provider"),
         (("provider: relay", "provider: rlay"), "did you mean 'relay'?"),
         (('prefix: "you said: "', 'prefix: "you said:"'), "prefix must end with a space"),
