@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 Kind = Literal["assertion", "provider", "reporter", "tool_kind"]
 
@@ -64,9 +64,8 @@ class Registration:
     origin: str = "builtin"
     """``builtin``, ``entry point 'NAME' (DIST VERSION)`` or a plugin file's path."""
 
-    @property
-    def kind(self) -> Kind:
-        raise NotImplementedError
+    kind: ClassVar[Kind]
+    """Which extension point; set by each subclass."""
 
     @property
     def defined_at(self) -> str:
@@ -105,9 +104,7 @@ class ProviderType(Registration):
     implied_by: str | None = None
     """A key whose presence selects this provider when ``provider:`` is left out."""
 
-    @property
-    def kind(self) -> Kind:
-        return "provider"
+    kind: ClassVar[Kind] = "provider"
 
     def properties(self) -> Mapping[str, Any]:
         """The keys the provider's mapping accepts, as JSON Schema properties."""
@@ -123,9 +120,7 @@ class ReporterType(Registration):
 
     suffix: str
 
-    @property
-    def kind(self) -> Kind:
-        return "reporter"
+    kind: ClassVar[Kind] = "reporter"
 
     def problem(self) -> str | None:
         if (
@@ -148,9 +143,7 @@ class ToolKindType(Registration):
     options: Mapping[str, Any] = field(default_factory=dict)
     """Sibling keys on the tool that only this kind accepts (``timeout`` …), as JSON Schema properties."""
 
-    @property
-    def kind(self) -> Kind:
-        return "tool_kind"
+    kind: ClassVar[Kind] = "tool_kind"
 
 
 def _summary(fn: Callable[..., Any]) -> str:
