@@ -197,7 +197,13 @@ def _check_keys(
     schema = {**dict(provider.schema or {}), "additionalProperties": True}
     if doc is not None:
         return validate(doc.sub([key]), schema, what=f"the {provider.name} provider")
-    return []
+    # A shorthand (`model: NAME`, `--model NAME`) has no positions inside it.
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+
+    return [
+        Diagnostic(where, f"the {provider.name} provider: {error.message}")
+        for error in Draft202012Validator(schema).iter_errors(dict(mapping))
+    ]
 
 
 def parse_decoding(doc: Document, seed: int | None) -> tuple[Decoding, list[Diagnostic]]:

@@ -231,3 +231,14 @@ def test_plugins_lists_every_kind_with_its_origin(
     assert by_kind["tool_kind", "mock"]["origin"] == "builtin"
     assert by_kind["reporter", "junit"]["suffix"] == ".xml"
     assert {"assertion", "provider", "reporter", "tool_kind"} == {p["kind"] for p in listing}
+
+
+def test_a_plugin_provider_named_on_the_command_line_is_checked_too(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = suite_at(tmp_path / "s")
+    assert run_cli(["run", str(suite), "--model", "relay"]) == ExitCode.INVALID
+    assert (
+        "command line: error: the relay provider: 'word' is a required property"
+        in capsys.readouterr().err
+    )
