@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from skilleval.agent.schema import COMMAND, COMMAND_OPTIONS, MOCK, PYTHON
+from skilleval.agent.schema import COMMAND, COMMAND_OPTIONS, MOCK, PYTHON, tools_schema
 from skilleval.errors import Diagnostic, Location
 from skilleval.plugins.markers import ToolKindType, registration_of, tool_kind
 from skilleval.pyfile import import_file
@@ -373,7 +373,6 @@ def parse_tools(
     Returns:
         The tools that are valid, and every problem found, positioned.
     """
-    from skilleval.agent.schema import tools_schema
     from skilleval.suite.schema import validate
 
     if kinds is None:

@@ -8,20 +8,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from skilleval.cli.options import emit_json, json_option
+from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
+from skilleval.plugins import PluginManager
+from skilleval.suite.files import Reader
+from skilleval.suite.model_config import ModelSpec, parse_model
 
 if TYPE_CHECKING:
     from skilleval.judge.selftest import JudgeCheckReport, PairOutcome
-    from skilleval.suite.model_config import ModelSpec
 
 
 def judge_spec(raw: str) -> ModelSpec:
     """``default`` (the embedded model), a built-in provider's name (``echo``), or a GGUF path."""
-    from skilleval.errors import Location
-    from skilleval.plugins import PluginManager
-    from skilleval.suite.files import Reader
-    from skilleval.suite.model_config import parse_model
-
     builtins = PluginManager()
     builtins.load_builtins()
     spec, diags = parse_model(

@@ -15,6 +15,7 @@ import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
@@ -130,8 +131,6 @@ class PluginManager:
 
     def load_entry_points(self) -> None:
         """Every module installed packages name in :data:`ENTRY_POINT_GROUPS`."""
-        from importlib.metadata import entry_points
-
         for group in ENTRY_POINT_GROUPS:
             for ep in sorted(entry_points(group=group), key=lambda e: e.name):
                 dist = ep.dist.name if ep.dist else "?"

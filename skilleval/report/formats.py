@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.plugins.markers import reporter
+from skilleval.report.csvout import render_csv
+from skilleval.report.junit import render_junit
+from skilleval.report.markdown import render_markdown
 
 
 def _write(dest: Path, text: str) -> None:
@@ -37,7 +40,7 @@ def write_jsonl(results: Mapping[str, Any], dest: Path) -> None:
 @reporter("html", suffix=".html")
 def write_html(results: Mapping[str, Any], dest: Path) -> None:
     """A self-contained HTML report."""
-    from skilleval.report.html import render_html  # lazy: start-up time (jinja2)
+    from skilleval.report.html import render_html  # lazy: start-up time (jinja2 via html)
 
     _write(dest, render_html(results))
 
@@ -45,22 +48,16 @@ def write_html(results: Mapping[str, Any], dest: Path) -> None:
 @reporter("junit", suffix=".xml")
 def write_junit(results: Mapping[str, Any], dest: Path) -> None:
     """JUnit XML, one testcase per test and arm, for CI test tabs."""
-    from skilleval.report.junit import render_junit
-
     _write(dest, render_junit(results))
 
 
 @reporter("markdown", suffix=".md")
 def write_markdown(results: Mapping[str, Any], dest: Path) -> None:
     """A Markdown summary, for pull-request comments."""
-    from skilleval.report.markdown import render_markdown
-
     _write(dest, render_markdown(results))
 
 
 @reporter("csv", suffix=".csv")
 def write_csv(results: Mapping[str, Any], dest: Path) -> None:
     """One row per test × arm, for spreadsheets."""
-    from skilleval.report.csvout import render_csv
-
     _write(dest, render_csv(results))
