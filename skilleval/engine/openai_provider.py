@@ -32,10 +32,8 @@ class OpenAIConfig:
     """Seconds per network operation."""
     retries: int = RETRIES
     """Extra attempts after the first."""
-
-    @property
-    def label(self) -> str:
-        return self.base_url or ""
+    label: str = ""
+    """``base_url`` as written, for messages."""
 
     @classmethod
     def configure(cls, raw: Mapping[str, Any], ctx: ConfigContext) -> OpenAIConfig:
@@ -48,6 +46,7 @@ class OpenAIConfig:
             api_key_env=raw.get("api_key_env"),
             timeout_s=float(raw.get("timeout", TIMEOUT_S)),
             retries=int(raw.get("retries", RETRIES)),
+            label=str(raw.get("base_url", "")),
         )
 
     def to_json(self) -> dict[str, Any]:
