@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, runtime_checkable
 
 from skilleval.agent.schema import COMMAND, COMMAND_OPTIONS, MOCK, PYTHON, tools_schema
 from skilleval.errors import Diagnostic, Location
@@ -68,6 +68,7 @@ class ToolResult:
     timed_out: bool = False
 
 
+@runtime_checkable
 class ToolImpl(Protocol):
     """How a tool answers."""
 
@@ -350,9 +351,6 @@ class ToolContext:
         self.diags.append(Diagnostic(self.where(key), message))
 
 
-ToolFactory = Callable[[Any, ToolContext], "ToolImpl | None"]
-
-
 def parse_tools(
     doc: Document,
     path: Sequence[str | int],
@@ -439,9 +437,17 @@ def _tool(
                     )
                 )
     ctx = ToolContext(name, parameters, raw, base_dir, plugin_dirs, doc, list(at), kind.name)
-    impl = cast("ToolFactory", kind.factory)(raw[kind.name], ctx)
+    impl: object = kind.factory(raw[kind.name], ctx)
     diags.extend(ctx.diags)
-    if impl is None or len(diags) > before:
+    if impl is not None and not isinstance(impl, ToolImpl):
+        diags.append(
+            Diagnostic(
+                ctx.where(),
+                f"tool kind '{kind.name}' ({kind.defined_at}) returned {type(impl).__name__}, "
+                "which lacks kind, run() or to_json()",
+            )
+        )
+    if not isinstance(impl, ToolImpl) or len(diags) > before:
         return None
     return ToolSpec(name, str(raw.get("description", "")), parameters, impl, doc.at(at))
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from skilleval.errors import UsageError
+from skilleval.errors import Diagnostic, Location, PluginError, UsageError
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ReporterType
 
@@ -60,6 +60,7 @@ def write_output(
 
     Raises:
         UsageError: No registered format writes files with this extension.
+        PluginError: A plugin's format raised; the file is left as it was.
     """
     found = check_output_path(path, formats)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +70,16 @@ def write_output(
     else:
         try:
             cast(WriteFn, found.factory)(doc, tmp)
+        except Exception as exc:
+            tmp.unlink(missing_ok=True)
+            if found.origin == "builtin":
+                raise  # a bug in skilleval: keep the traceback
+            code = found.factory.__code__
+            where = Location(code.co_filename, code.co_firstlineno, 1)
+            message = (
+                f"output format '{found.name}' could not write {path}: {type(exc).__name__}: {exc}"
+            )
+            raise PluginError([Diagnostic(where, message)]) from exc
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

@@ -242,3 +242,50 @@ def test_a_plugin_provider_named_on_the_command_line_is_checked_too(
         "command line: error: the relay provider: 'word' is a required property"
         in capsys.readouterr().err
     )
+
+
+def test_a_format_that_raises_is_a_plugin_error_and_leaves_no_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "broken.py").write_text(
+        "from skilleval import reporter\n\n"
+        "@reporter('broken', suffix='.brk')\n"
+        "def write(results, dest):\n"
+        "    dest.write_text('half')\n"
+        "    raise ValueError('disk full')\n",
+        encoding="utf-8",
+    )
+    suite = suite_at(tmp_path / "s", "plugins: [plugins]\nmodel: echo\ntests: [{prompt: hi}]\n")
+    out = tmp_path / "r.brk"
+    assert run_cli(["run", str(suite), "--no-entry-points", "-o", str(out)]) == ExitCode.INVALID
+    err = capsys.readouterr().err
+    assert "plugins/broken.py:3:1: error: output format 'broken' could not write" in err
+    assert "ValueError: disk full" in err
+    assert not out.exists()
+    assert list(tmp_path.glob(".r.brk*")) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "    raise RuntimeError('no GPU')\n",
+            "provider 'bad' failed to start: RuntimeError: no GPU",
+        ),
+        ("    return 42\n", "provider 'bad' returned int, which lacks identity()"),
+    ],
+)
+def test_a_provider_that_cannot_start_is_a_plugin_error_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, message: str
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "bad.py").write_text(
+        "from skilleval import provider\n\n@provider('bad')\ndef bad(config, context):\n" + body,
+        encoding="utf-8",
+    )
+    suite = suite_at(tmp_path / "s", "plugins: [plugins]\nmodel: bad\ntests: [{prompt: hi}]\n")
+    assert run_cli(["run", str(suite), "--no-entry-points"]) == ExitCode.INVALID
+    assert f"plugins/bad.py:3:1: error: {message}" in capsys.readouterr().err
