@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from skilleval.errors import Diagnostic, Location
 from skilleval.pyfile import import_file
+from skilleval.userfile import lookup_problem
 from skilleval.suite.yamlio import Document, display_path
 
 COMMAND_TIMEOUT_S = 10.0
@@ -484,6 +485,10 @@ def _python(
     else:
         name = target if target.endswith(".py") else f"{target}.py"
         candidates = [folder / name for folder in plugin_dirs]
+    unreadable = next((lookup_problem(p) for p in candidates if lookup_problem(p)), None)
+    if unreadable is not None:
+        diags.append(Diagnostic(where, unreadable))
+        return None
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
         looked = ", ".join(display_path(p) for p in candidates) or "no plugin folders are set"

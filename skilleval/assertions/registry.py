@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from skilleval.assertions.api import MARK, NEGATION_PREFIX, AssertionType
+from skilleval.userfile import lookup_problem
 from skilleval.errors import Diagnostic, Location, PluginError
 
 ENTRY_POINT_GROUP = "skilleval.assertions"
@@ -125,6 +126,9 @@ class Registry:
 
     def load_folder(self, folder: Path, *, where: Location | None = None) -> None:
         """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped)."""
+        problem = lookup_problem(folder)
+        if problem is not None:
+            raise PluginError([Diagnostic(where or Location(str(folder)), problem)])
         if not folder.is_dir():
             raise PluginError(
                 [Diagnostic(where or Location(str(folder)), f"plugin folder not found: {folder}")]

@@ -8,10 +8,13 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import Diagnostic
 from skilleval.suite.yamlio import Document
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 #: Keys promptfoo accepts that skilleval deliberately does not, with what to do instead.
 PROMPTFOO_KEYS: Mapping[str, str] = {
@@ -52,19 +55,39 @@ def load_schema(name: str) -> Mapping[str, Any]:
     return result
 
 
-def sub_schema(name: str, ref: str) -> dict[str, Any]:
-    """A ``$defs`` entry of a shipped schema, made standalone (its refs still resolve)."""
+@functools.cache
+def sub_schema(name: str, ref: str) -> Mapping[str, Any]:
+    """A ``$defs`` entry of a shipped schema, made standalone (its refs still resolve).
+
+    The same object is returned each time, so that its validator is built once.
+    """
     root = load_schema(name)
     return {"$defs": root["$defs"], "$ref": f"#/$defs/{ref}"}
 
 
+_validators: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def validator_for(schema: Mapping[str, Any]) -> Draft202012Validator:
+    """The validator of ``schema``, built once per schema object (not once per test).
+
+    Building one resolves every ``$ref``, which costs far more than checking a small value.
+    The cache holds the schema itself, so its ``id`` is never reused by another object;
+    schemas are the suite's, the built-ins' and the plugins' declared ones, so few.
+    """
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+
+    found = _validators.get(id(schema))
+    if found is None or found[0] is not schema:
+        found = _validators[id(schema)] = (schema, Draft202012Validator(dict(schema)))
+    validator: Draft202012Validator = found[1]
+    return validator
+
+
 def validate(doc: Document, schema: Mapping[str, Any], *, what: str = "") -> list[Diagnostic]:
     """Every schema violation in ``doc``, as diagnostics in file order."""
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(schema)
     diags: list[Diagnostic] = []
-    for error in validator.iter_errors(doc.data):
+    for error in validator_for(schema).iter_errors(doc.data):
         diags.extend(_explain(error, doc, what))
     unique = {(str(d.where), d.message): d for d in diags}
     return sorted(unique.values(), key=Diagnostic.sort_key)
