@@ -130,6 +130,10 @@ _KNOWN_TAGS = {
 } | {"!"}
 
 
+_SPECIAL_FIRST = frozenset("-+0123456789.~nNtTfF")
+"""The first characters of plain scalars that may be something other than a string."""
+
+
 def _implicit_tag(value: str) -> str:
     first = value[:1]
     if first in "-+0123456789.":
@@ -239,23 +243,90 @@ class _Builder:
             return (*top.path, "\0merge")
         return (*top.path, top.key)
 
-    def run(self, events: Iterator[Any]) -> Any:
+    def run(self, get_event: Any) -> Any:
+        """Build the document from libyaml's events (the hot loop: common cases inlined)."""
         from ruamel.yaml import events as ev
 
-        for event in events:
+        scalar_event, alias_event = ev.ScalarEvent, ev.AliasEvent
+        map_start, seq_start = ev.MappingStartEvent, ev.SequenceStartEvent
+        map_end, seq_end = ev.MappingEndEvent, ev.SequenceEndEvent
+        stream_end, doc_start = ev.StreamEndEvent, ev.DocumentStartEvent
+        values = self.doc.values
+        display, offset = self.display, self.line_offset + 1
+        stack = self.stack
+        while True:
+            event = get_event()
             kind = type(event)
-            if kind is ev.ScalarEvent:
-                where = self.loc(event.start_mark)
-                self.count(1, where)
+            if kind is scalar_event:
+                mark = event.start_mark
+                where = Location(display, mark.line + offset, mark.column + 1)
+                self.nodes += 1
+                if self.nodes > MAX_NODES:
+                    self.count(0, where)
+                top = stack[-1] if stack else None
+                if (
+                    top is not None
+                    and top.is_map
+                    and top.key is _NO_KEY
+                    and not event.tag
+                    and event.anchor is None
+                    and event.value != "<<"
+                ):
+                    # The common case: a string key in a mapping.
+                    key = event.value
+                    if key in top.value or (not event.style and _implicit_tag(key) != "str"):
+                        self.add(self.scalar(event, where), where, 1, self.child_path(), merge=False)
+                        continue
+                    top.size += 1
+                    top.key, top.key_at = key, where
+                    self.doc.keys[(*top.path, key)] = where
+                    continue
+                if top is not None and not event.tag and event.anchor is None:
+                    # The common case: a value in a mapping or a list.
+                    text = event.value
+                    if event.style:
+                        value: Any = text
+                    else:
+                        first = text[:1]
+                        value = (
+                            text
+                            if first and first not in _SPECIAL_FIRST
+                            else self.scalar(event, where)
+                        )
+                    if not top.is_map:
+                        values[(*top.path, len(top.value))] = where
+                        top.value.append(value)
+                        top.size += 1
+                        continue
+                    key = top.key
+                    if isinstance(key, str):
+                        top.key = _NO_KEY
+                        top.size += 1
+                        path = (*top.path, key)
+                        top.value[key] = value
+                        values[path] = where
+                        continue
+                    path = self.child_path()
+                    values[path] = where
+                    self.add(value, where, 1, path, merge=self.is_merge_key(event))
+                    continue
                 value = self.scalar(event, where)
                 path = self.child_path()
-                self.doc.values[path] = where
+                values[path] = where
                 if event.anchor:
                     self.anchors[event.anchor] = (value, 1, path)
                 self.add(value, where, 1, path, merge=self.is_merge_key(event))
-            elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
-                where = self.loc(event.start_mark)
-                if len(self.stack) >= MAX_DEPTH:
+            elif kind is map_end or kind is seq_end:
+                frame = stack.pop()
+                if frame.merges:
+                    self.apply_merges(frame)
+                if frame.anchor:
+                    self.anchors[frame.anchor] = (frame.value, frame.size, frame.path)
+                self.add(frame.value, frame.where, frame.size, frame.path, merge=False)
+            elif kind is map_start or kind is seq_start:
+                mark = event.start_mark
+                where = Location(display, mark.line + offset, mark.column + 1)
+                if len(stack) >= MAX_DEPTH:
                     raise _Stop(
                         Diagnostic(
                             where,
@@ -264,21 +335,15 @@ class _Builder:
                         )
                     )
                 self.count(1, where)
-                is_map = kind is ev.MappingStartEvent
-                self.check_tag(event.tag, "map" if is_map else "seq", where)
+                is_map = kind is map_start
+                if event.tag:
+                    self.check_tag(event.tag, "map" if is_map else "seq", where)
                 path = self.child_path()
-                self.doc.values[path] = where
+                values[path] = where
                 frame = _Frame(is_map, {} if is_map else [], path, where, event.anchor)
                 frame.key = _NO_KEY
-                self.stack.append(frame)
-            elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
-                frame = self.stack.pop()
-                if frame.is_map:
-                    self.apply_merges(frame)
-                if frame.anchor:
-                    self.anchors[frame.anchor] = (frame.value, frame.size, frame.path)
-                self.add(frame.value, frame.where, frame.size, frame.path, merge=False)
-            elif kind is ev.AliasEvent:
+                stack.append(frame)
+            elif kind is alias_event:
                 where = self.loc(event.start_mark)
                 found = self.anchors.get(event.anchor)
                 if found is None:
@@ -292,9 +357,9 @@ class _Builder:
                     value, size, _ = found
                 self.count(size, where)
                 path = self.child_path()
-                self.doc.values[path] = where
+                values[path] = where
                 self.add(value, where, size, path, merge=False, alias=event.anchor)
-            elif kind is ev.DocumentStartEvent:
+            elif kind is doc_start:
                 self.documents += 1
                 if self.documents > 1:
                     raise _Stop(
@@ -303,7 +368,8 @@ class _Builder:
                             "a second YAML document (after a `---` line): a file holds one",
                         )
                     )
-        return self.root
+            elif kind is stream_end:
+                return self.root
 
     def is_merge_key(self, event: Any) -> bool:
         top = self.stack[-1] if self.stack else None
@@ -398,8 +464,8 @@ class _Builder:
         if key is _MERGE:
             sources = value if isinstance(value, list) and alias is None else [value]
             for source in sources:
-                if source is None and alias is not None:
-                    continue  # an unknown alias, already reported
+                if source is None:
+                    continue  # an unknown alias, already reported (or an empty `<<:`)
                 if isinstance(source, dict):
                     top.merges.append((source, where))
                 else:
@@ -584,15 +650,8 @@ def parse_yaml(
     builder = _Builder(clean, display, doc, line_offset)
     parser = CParser(clean)
 
-    def events() -> Iterator[Any]:
-        while True:
-            event = parser.get_event()
-            yield event
-            if type(event).__name__ == "StreamEndEvent":
-                return
-
     try:
-        doc.data = builder.run(events())
+        doc.data = builder.run(parser.get_event)
     except _Stop as stop:
         raise SuiteError([*doc.problems, stop.diag]) from None
     except Exception as exc:  # libyaml raises several unrelated classes for bad input
