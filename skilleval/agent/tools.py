@@ -36,8 +36,8 @@ from typing import Any, Protocol
 
 from skilleval.errors import Diagnostic, Location
 from skilleval.pyfile import import_file
-from skilleval.userfile import lookup_problem
 from skilleval.suite.yamlio import Document, display_path
+from skilleval.userfile import lookup_problem
 
 COMMAND_TIMEOUT_S = 10.0
 COMMAND_MAX_OUTPUT = 16_000

@@ -20,8 +20,8 @@ from types import ModuleType
 from typing import Any
 
 from skilleval.assertions.api import MARK, NEGATION_PREFIX, AssertionType
-from skilleval.userfile import lookup_problem
 from skilleval.errors import Diagnostic, Location, PluginError
+from skilleval.userfile import lookup_problem
 
 ENTRY_POINT_GROUP = "skilleval.assertions"
 

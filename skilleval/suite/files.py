@@ -112,7 +112,9 @@ def tests_from_file(path: Path, where: Location, is_type: TypeCheck) -> Iterator
     if isinstance(data, dict) and "tests" in data:
         doc, data = doc.sub(["tests"]), data["tests"]
     if not isinstance(data, list):
-        raise SuiteError([*problems, Diagnostic(doc.at(), "a tests file must hold a list of tests")])
+        raise SuiteError(
+            [*problems, Diagnostic(doc.at(), "a tests file must hold a list of tests")]
+        )
     for i in range(len(data)):
         yield RawTest(doc.sub([i]), path.parent)
     if problems:
@@ -169,7 +171,9 @@ def _rows(reader: Any, display: str, problems: list[Diagnostic]) -> Iterator[lis
         except StopIteration:
             return
         except csv.Error as exc:
-            problems.append(Diagnostic(Location(display, reader.line_num, 1), f"invalid CSV: {exc}"))
+            problems.append(
+                Diagnostic(Location(display, reader.line_num, 1), f"invalid CSV: {exc}")
+            )
             return
         yield row
 

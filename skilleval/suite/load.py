@@ -86,7 +86,7 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
                 Diagnostic(
                     Location(doc.display, 1, 1),
                     "suite is empty: expected a mapping with a `tests:` list",
-                )
+                ),
             ]
         )
     if not isinstance(doc.data, dict):

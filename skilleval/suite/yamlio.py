@@ -275,7 +275,9 @@ class _Builder:
                     # The common case: a string key in a mapping.
                     key = event.value
                     if key in top.value or (not event.style and _implicit_tag(key) != "str"):
-                        self.add(self.scalar(event, where), where, 1, self.child_path(), merge=False)
+                        self.add(
+                            self.scalar(event, where), where, 1, self.child_path(), merge=False
+                        )
                         continue
                     top.size += 1
                     top.key, top.key_at = key, where
@@ -330,8 +332,7 @@ class _Builder:
                     raise _Stop(
                         Diagnostic(
                             where,
-                            f"nesting too deep: more than {MAX_DEPTH} levels of mappings "
-                            "and lists",
+                            f"nesting too deep: more than {MAX_DEPTH} levels of mappings and lists",
                         )
                     )
                 self.count(1, where)
@@ -631,7 +632,7 @@ def parse_yaml(
     Raises:
         SuiteError: A syntax error or a limit, or (when ``strict``) any problem.
     """
-    from _ruamel_yaml import CParser
+    from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # libyaml, no stubs
 
     doc = Document(None, display, file, text)
     if len(text) > MAX_YAML_BYTES:
@@ -664,9 +665,7 @@ def parse_yaml(
     return doc
 
 
-def load_yaml(
-    path: Path, *, where: Location | None = None, strict: bool = True
-) -> Document:
+def load_yaml(path: Path, *, where: Location | None = None, strict: bool = True) -> Document:
     """Read and parse one YAML or JSON file (see :func:`parse_yaml` for ``strict``)."""
     display = display_path(path)
     return parse_yaml(read_text(path, display, where=where), display, path, strict=strict)

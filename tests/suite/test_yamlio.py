@@ -115,9 +115,7 @@ def test_a_file_over_the_size_cap_is_refused_by_name(tmp_path: Path) -> None:
     path.write_bytes(b"x" * 100)
     with pytest.raises(SuiteError) as caught:
         read_bytes(path, limit=64)
-    assert "is too large (100 bytes); skilleval reads files of up to 64 bytes" in str(
-        caught.value
-    )
+    assert "is too large (100 bytes); skilleval reads files of up to 64 bytes" in str(caught.value)
     assert read_text(path, limit=100) == "x" * 100
 
 
@@ -146,7 +144,9 @@ def test_a_fifo_is_refused_without_blocking(
 
 def test_dev_stdin_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _validate(
-        tmp_path, "version: 1\ntests:\n  - prompt: hi\n    vars:\n      x: file:///dev/stdin\n", capsys
+        tmp_path,
+        "version: 1\ntests:\n  - prompt: hi\n    vars:\n      x: file:///dev/stdin\n",
+        capsys,
     )
     assert code == 4
     assert "suite.yaml:5:10: error: expected a regular file, but /dev/stdin is" in out
@@ -168,13 +168,9 @@ def test_csv_long_fields_and_cr_line_endings_work(
     assert "3 tests" in out
 
 
-def test_a_broken_csv_row_is_positioned(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_broken_csv_row_is_positioned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "t.csv").write_text('q\n"a\nb",\n"open\n', encoding="utf-8")
-    code, out = _validate(
-        tmp_path, "version: 1\nprompts: ['{{q}}']\ntests: file://t.csv\n", capsys
-    )
+    code, out = _validate(tmp_path, "version: 1\nprompts: ['{{q}}']\ntests: file://t.csv\n", capsys)
     assert code == 4
     assert "Traceback" not in out
     assert "t.csv:" in out
