@@ -49,8 +49,8 @@ MAX_NODES = 1_000_000
 """The most nodes a document may hold once every alias is expanded."""
 MAX_YAML_BYTES = 16 * 1024 * 1024
 """The largest YAML or JSON document parsed."""
-_PURE_REPARSE_CHARS = 1024 * 1024
-"""Below this size a syntax error is re-read by ruamel's Python parser for its wording."""
+_PURE_REPARSE_CHARS = 4 * 1024 * 1024
+"""Up to this size, what libyaml refuses is read again by ruamel's Python parser."""
 
 
 @dataclass(slots=True)
@@ -595,19 +595,6 @@ def _yaml_error(exc: Exception, display: str, text: str) -> Diagnostic:
     return Diagnostic(where, f"invalid YAML: {problem}{context}{hint}")
 
 
-def _syntax_error(exc: Exception, text: str, display: str) -> Diagnostic:
-    """A libyaml error, reworded by ruamel's Python parser when the file is small enough."""
-    if len(text) <= _PURE_REPARSE_CHARS:
-        from ruamel.yaml import YAML
-
-        try:
-            for _ in YAML(typ="rt", pure=True).parse(text):
-                pass
-        except Exception as pure:  # ruamel raises many unrelated classes for bad input
-            return _yaml_error(pure, display, text)
-    return _yaml_error(exc, display, text)
-
-
 def _shift(diag: Diagnostic, lines: int) -> Diagnostic:
     w = diag.where
     return Diagnostic(Location(w.path, w.line + lines, w.col), diag.message)
@@ -648,16 +635,32 @@ def parse_yaml(
     controls = _control_characters(text, display, line_offset)
     clean = _CONTROL.sub(" ", text) if controls else text
     doc.problems.extend(controls)
-    builder = _Builder(clean, display, doc, line_offset)
     parser = CParser(clean)
-
     try:
-        doc.data = builder.run(parser.get_event)
+        try:
+            doc.data = _Builder(clean, display, doc, line_offset).run(parser.get_event)
+        except _Stop:
+            raise
+        except Exception as fast_error:  # libyaml raises several unrelated classes
+            if len(clean) > _PURE_REPARSE_CHARS:
+                raise SuiteError(
+                    [*doc.problems, _shift(_yaml_error(fast_error, display, clean), line_offset)]
+                ) from None
+            # libyaml reads YAML 1.1, which refuses a few things 1.2 allows (a `:` inside a
+            # plain scalar in a flow collection: `{x: file://a.txt}`); ruamel's Python
+            # parser reads 1.2, and words real syntax errors as users have seen them.
+            from ruamel.yaml import YAML
+
+            doc = Document(None, display, file, text, problems=list(controls))
+            events = YAML(typ="rt", pure=True).parse(clean)
+            doc.data = _Builder(clean, display, doc, line_offset).run(events.__next__)
     except _Stop as stop:
         raise SuiteError([*doc.problems, stop.diag]) from None
-    except Exception as exc:  # libyaml raises several unrelated classes for bad input
-        diag = _syntax_error(exc, clean, display)
-        raise SuiteError([*doc.problems, _shift(diag, line_offset)]) from None
+    except SuiteError:
+        raise
+    except Exception as exc:  # ruamel raises many unrelated classes for bad input
+        diag = _shift(_yaml_error(exc, display, clean), line_offset)
+        raise SuiteError([*doc.problems, diag]) from None
     finally:
         parser.dispose()
     if strict and doc.problems:

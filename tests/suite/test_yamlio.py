@@ -49,6 +49,13 @@ def test_values_follow_yaml_1_2_as_before() -> None:
     }
 
 
+def test_a_colon_inside_a_flow_scalar_reads_as_yaml_1_2() -> None:
+    """libyaml (YAML 1.1) refuses ``{x: file://a}``; the file is then read by the 1.2 parser."""
+    doc = parse_yaml("providers: [openai:gpt-4.1]\nvars: {x: file://a.txt}\n", "f.yaml")
+    assert doc.data == {"providers": ["openai:gpt-4.1"], "vars": {"x": "file://a.txt"}}
+    assert doc.at(["vars", "x"]) == Location("f.yaml", 2, 11)
+
+
 def test_every_key_and_value_has_its_position() -> None:
     doc = parse_yaml("tests:\n  - prompt: hi\n    vars: {x: [1, 2]}\n", "s.yaml")
     assert doc.key_at(["tests", 0, "prompt"]) == Location("s.yaml", 2, 5)
