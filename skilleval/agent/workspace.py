@@ -140,6 +140,11 @@ def parse_environment(
                 )
             )
             continue
+        if not (src.is_file() or src.is_dir()):
+            diags.append(
+                Diagnostic(doc.at(src_at), f"expected a regular file or a folder: {raw_src}")
+            )
+            continue
         dest = src.name if isinstance(item, str) else item.get("dest", src.name)
         problem = path_problem(dest)
         if problem is not None:

@@ -20,8 +20,8 @@ from types import ModuleType
 from typing import Any
 
 from skilleval.assertions.api import MARK, NEGATION_PREFIX, AssertionType
-from skilleval.errors import Diagnostic, Location, PluginError
-from skilleval.userfile import lookup_problem
+from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
+from skilleval.userfile import lookup_problem, read_bytes
 
 ENTRY_POINT_GROUP = "skilleval.assertions"
 
@@ -216,7 +216,12 @@ def import_plugin_file(file: Path) -> ModuleType:
     module.__file__ = str(resolved)
     sys.modules[name] = module
     try:
-        code = compile(resolved.read_bytes(), str(resolved), "exec")
+        source = read_bytes(resolved, Location(str(file)))
+    except SuiteError as exc:
+        sys.modules.pop(name, None)
+        raise PluginError(exc.diagnostics) from None
+    try:
+        code = compile(source, str(resolved), "exec")
         exec(code, module.__dict__)
     except SyntaxError as exc:
         sys.modules.pop(name, None)

@@ -12,7 +12,7 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, Location, SuiteError
 from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
-from skilleval.userfile import MAX_FILE_BYTES, display_path, exists, read_text
+from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
 
 PREFIX = "file://"
 TypeCheck = Callable[[str], bool]
@@ -60,6 +60,8 @@ class Reader:
         """The content of a referenced value: parsed data for JSON/YAML, text otherwise."""
         found = self.paths(ref, base, where)
         if ref_path(ref).endswith(".py"):
+            for path in found:
+                check_path(path, where)  # imported later: a FIFO or a device would block
             return ref
         contents = [self._content(p, where) for p in found]
         return contents if glob.has_magic(ref_path(ref)) else contents[0]
