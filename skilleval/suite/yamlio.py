@@ -494,9 +494,22 @@ class _Builder:
 _CONTROL = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+_MAX_CONTROL_REPORTS = 20
+
+
 def _control_characters(text: str, display: str, line_offset: int) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for found in _CONTROL.finditer(text):
+        if len(out) == _MAX_CONTROL_REPORTS:
+            rest = len(_CONTROL.findall(text, found.start()))
+            line, col = position(text, found.start())
+            out.append(
+                Diagnostic(
+                    Location(display, line + line_offset, col),
+                    f"{rest} more control characters from here on; is this a text file?",
+                )
+            )
+            break
         line, col = position(text, found.start())
         code = ord(found.group())
         out.append(

@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skilleval.cli import run_cli
 from skilleval.errors import Location, SuiteError
@@ -204,3 +206,48 @@ def test_every_yaml_level_mistake_is_reported_in_one_validate(
         assert sum(part in m for m in messages) == 1, (part, messages)
     assert len(messages) == 8
     assert all(d["line"] > 1 for d in diags)
+
+
+_YAML_PIECES = st.sampled_from(
+    [
+        "a: 1\n",
+        "- x\n",
+        "  ",
+        "\t",
+        ": ",
+        "&a ",
+        "*a",
+        "<<: ",
+        "!foo ",
+        "!!int ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "'",
+        '"',
+        "|\n",
+        ">\n",
+        "#c\n",
+        "---\n",
+        "? ",
+        "\x01",
+        "9" * 4400,
+        "\n",
+        "  b: [1, 2]\n",
+        "key: value: more\n",
+        "x: file://a:b\n",
+    ]
+)
+
+
+@given(st.lists(_YAML_PIECES, max_size=30).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_any_text_gives_a_document_or_positioned_errors(text: str) -> None:
+    try:
+        diagnostics = parse_yaml(text, "f.yaml", strict=False).problems
+    except SuiteError as exc:
+        diagnostics = exc.diagnostics
+        assert diagnostics, "an error with nothing to say"
+    assert all(d.where.line >= 1 and d.where.col >= 1 for d in diagnostics)
