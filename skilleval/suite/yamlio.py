@@ -200,6 +200,8 @@ class _Frame:
 _NO_KEY = object()
 _MERGE = object()
 _DROP = object()
+_HIDDEN = "\0"
+"""The path step of nodes outside the data (keys, merge sources, duplicates' values)."""
 
 
 class _Builder:
@@ -213,6 +215,7 @@ class _Builder:
         self.nodes = 0
         self.root: Any = None
         self.documents = 0
+        self.hidden = False
 
     def loc(self, mark: Any) -> Location:
         return Location(self.display, mark.line + 1 + self.line_offset, mark.column + 1)
@@ -237,11 +240,18 @@ class _Builder:
         top = self.stack[-1]
         if not top.is_map:
             return (*top.path, len(top.value))
-        if top.key is _NO_KEY:
-            return (*top.path, "\0key")
-        if top.key is _MERGE or top.key is _DROP:
-            return (*top.path, "\0merge")
+        if top.key is _NO_KEY or top.key is _MERGE or top.key is _DROP:
+            # A key itself, a merge's source or a duplicate's value: not a node of the data.
+            self.hidden = True
+            return (*top.path, _HIDDEN)
         return (*top.path, top.key)
+
+    def finish(self) -> None:
+        """Forget the positions recorded under paths that are not in the data."""
+        if self.hidden:
+            doc = self.doc
+            doc.values = {k: v for k, v in doc.values.items() if _HIDDEN not in k}
+            doc.keys = {k: v for k, v in doc.keys.items() if _HIDDEN not in k}
 
     def run(self, get_event: Any) -> Any:
         """Build the document from libyaml's events (the hot loop: common cases inlined)."""
@@ -370,6 +380,7 @@ class _Builder:
                         )
                     )
             elif kind is stream_end:
+                self.finish()
                 return self.root
 
     def is_merge_key(self, event: Any) -> bool:
