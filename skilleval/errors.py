@@ -8,6 +8,8 @@ Exception tree::
     ├── ProviderError              a model could not be loaded or called (exit 3)
     │   ├── TruncatedError         the reply hit max_tokens before it finished
     │   └── InvalidReplyError      a constrained reply did not parse or match its schema
+    ├── StorageError               a run's file could not be written (disk full …) (exit 3)
+    │   └── CacheError             the response cache is damaged or cannot be written
     ├── UsageError                 the command line asks for something impossible (exit 2)
     ├── ExprError                  an ``expr`` expression (assertion or transform) is wrong
     │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
@@ -106,6 +108,23 @@ class TruncatedError(ProviderError):
 
 class InvalidReplyError(ProviderError):
     """A reply constrained to a JSON Schema or a set of choices came back outside it."""
+
+
+class StorageError(SkillevalError):
+    """A file of the run could not be written or read: the disk is full, a folder is read-only."""
+
+
+class CacheError(StorageError):
+    """The response cache cannot be used.
+
+    Attributes:
+        damaged: The file is not a sound SQLite database (delete it); otherwise it only cannot
+            be written (read-only, disk full), and a run can go on without it.
+    """
+
+    def __init__(self, message: str, *, damaged: bool) -> None:
+        super().__init__(message)
+        self.damaged = damaged
 
 
 class UsageError(SkillevalError):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import random
 import subprocess
 import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 
 from skilleval.engine.base import Completion, Message, ModelIdentity, Provider, Request
 from skilleval.engine.cache import CachingProvider, ResponseCache, cache_key
-from skilleval.errors import ProviderError
+from skilleval.errors import CacheError, ProviderError
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTITY = ModelIdentity(kind="gguf", name="fake.gguf", sha256="ab" * 32, size=1)
@@ -211,11 +214,118 @@ def test_persists_across_instances(tmp_path: Path) -> None:
     assert (got.text, got.latency_ms, got.cached) == ("kept", 3.0, True)
 
 
-def test_not_a_database_is_a_provider_error(tmp_path: Path) -> None:
+def test_not_a_database_is_unusable(tmp_path: Path) -> None:
     bad = tmp_path / "cache.db"
     bad.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(ProviderError, match="delete it"):
+    with pytest.raises(CacheError, match="is unusable .*; delete it to start afresh") as caught:
         ResponseCache(bad)
+    assert caught.value.damaged
+
+
+def _filled(path: Path, entries: int = 60) -> None:
+    with ResponseCache(path) as store:
+        for i in range(entries):
+            store.put(f"k{i}", Completion(text=f"reply {i} " + "é" * (i * 7), latency_ms=1.0))
+        # Fold the WAL into the file, so the flips below land in real pages.
+        store._run("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _use(path: Path) -> str:
+    """Open, read every key, write one and count: 'ok' or the CacheError's message."""
+    try:
+        with ResponseCache(path) as store:
+            for i in range(60):
+                store.get(f"k{i}")
+            store.put("new", Completion(text="new"))
+            store.info()
+    except CacheError as exc:
+        return str(exc)
+    return "ok"
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_flipped_bytes_inside_pages_give_the_unusable_message(tmp_path: Path, seed: int) -> None:
+    """Damage anywhere past the header is either harmless or reported as whole-file damage is."""
+    db = tmp_path / "cache.db"
+    _filled(db)
+    data = bytearray(db.read_bytes())
+    rng = random.Random(seed)
+    for _ in range(rng.choice((1, 4, 32))):
+        at = rng.randrange(100, len(data))
+        data[at] ^= 1 << rng.randrange(8)
+    db.write_bytes(bytes(data))
+    outcome = _use(db)  # never sqlite3.Error, UnicodeDecodeError or any other traceback
+    assert outcome == "ok" or "is unusable" in outcome or "cannot be written" in outcome
+
+
+def test_a_damaged_body_is_a_miss(tmp_path: Path) -> None:
+    db = tmp_path / "cache.db"
+    with ResponseCache(db) as store:
+        store._run("INSERT INTO responses VALUES ('bad', '', CAST(x'80ff' AS TEXT), 0)")
+        assert store.get("bad") is None
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """Make ``path`` refuse writes, even to root (who ignores file modes): chattr +i."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(0o644)
+        return
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("cannot make a file read-only here (root, and no chattr +i)")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_a_read_only_cache_cannot_be_written(tmp_path: Path) -> None:
+    db = tmp_path / "cache.db"
+    _filled(db, 2)
+    with read_only(db), pytest.raises(CacheError, match="cannot be written") as caught:
+        ResponseCache(db)
+    assert not caught.value.damaged
+
+
+def test_a_cache_that_fails_mid_run_is_set_aside_with_one_warning(cache: ResponseCache) -> None:
+    warnings: list[str] = []
+    fake = FakeProvider()
+    provider = CachingProvider(fake, cache, warn=warnings.append)
+
+    def full(*args: object, **kw: object) -> bool:
+        raise CacheError("the response cache x cannot be written (database or disk is full)", damaged=False)
+
+    cache.put = full  # type: ignore[method-assign]
+    first = provider.complete(_request())
+    second = provider.complete(_request())
+    assert (first.text, second.text) == ("reply 0", "reply 0")
+    assert fake.calls == 2
+    assert provider.cache is None
+    assert warnings == [
+        "the response cache x cannot be written (database or disk is full); "
+        "the run goes on without the cache"
+    ]
+
+
+class SurrogateProvider(FakeProvider):
+    def complete(self, request: Request) -> Completion:
+        return Completion(text="bad \ud800 and \udfff end", choice_scores={"\udc80": -1.0})
+
+
+def test_lone_surrogates_from_any_provider_are_replaced_and_counted(cache: ResponseCache) -> None:
+    provider = CachingProvider(SurrogateProvider(), cache)
+    reply = provider.complete(_request(messages=(Message("user", "prompt \ud800"),)))
+    assert reply.text == "bad \ufffd and \ufffd end"
+    assert reply.replaced == 2
+    assert reply.to_json()["replaced_chars"] == 2
+    assert reply.choice_scores == {"\ufffd": -1.0}
+    hit = provider.complete(_request(messages=(Message("user", "prompt \ud800"),)))
+    assert (hit.cached, hit.text, hit.replaced) == (True, reply.text, 2)
+    assert "replaced_chars" not in Completion(text="clean").to_json()
 
 
 WRITER = textwrap.dedent(

@@ -8,11 +8,12 @@ assertions; the runner builds requests and the cache wraps providers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from skilleval.suite.model_config import Decoding, ModelSpec
+from skilleval.util.text import scrub
 
 __all__ = [
     "Completion",
@@ -23,6 +24,7 @@ __all__ = [
     "Provider",
     "ProviderContext",
     "Request",
+    "clean_reply",
 ]
 
 
@@ -114,6 +116,8 @@ class Completion:
     """Per-option log-probability scores of a constrained choice, when known."""
     tokens_evaluated: int = 0
     """Prompt tokens actually evaluated (prompt tokens minus those reused from the KV cache)."""
+    replaced: int = 0
+    """Lone surrogates in the reply that were replaced with U+FFFD (see :func:`clean_reply`)."""
 
     @property
     def truncated(self) -> bool:
@@ -134,7 +138,27 @@ class Completion:
             "tokens_per_s": round(self.tokens_per_s, 2),
             "cached": self.cached,
             "tokens_evaluated": self.tokens_evaluated,
+            # Only when it happened, so that results of clean replies keep their shape.
+            **({"replaced_chars": self.replaced} if self.replaced else {}),
         }
+
+
+def clean_reply(completion: Completion) -> Completion:
+    """``completion`` with lone surrogates in its text replaced, and how many counted.
+
+    A reply is where a model's text enters skilleval. A lone surrogate (a JSON ``"\\ud800"``
+    from a server, a scripted reply written with that escape) cannot be encoded as UTF-8, so
+    it would break the cache and ``results.jsonl``; every provider's reply passes through here.
+    """
+    text, count = scrub(completion.text)
+    scores = completion.choice_scores
+    if scores is not None and any(not k.isascii() for k in scores):
+        scores = {scrub(k)[0]: v for k, v in scores.items()}
+    if not count and scores is completion.choice_scores:
+        return completion
+    return replace(
+        completion, text=text, choice_scores=scores, replaced=completion.replaced + count
+    )
 
 
 @runtime_checkable

@@ -15,13 +15,14 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skilleval.engine.base import Completion, ModelIdentity, Provider, Request
-from skilleval.errors import ProviderError
+from skilleval.engine.base import Completion, ModelIdentity, Provider, Request, clean_reply
+from skilleval.errors import CacheError
+from skilleval.util.text import scrubbed
 
 KEY_FORMAT = 1
 """Bumped whenever the key's contents change, so old entries are simply never hit."""
@@ -87,7 +88,8 @@ def cache_key(identity: ModelIdentity, request: Request, salt: str) -> str:
         allow_nan=False,
         default=_plain,
     )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in a prompt (a YAML "\\ud800") still hashes, and uniquely.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +117,10 @@ def _encode(completion: Completion) -> str:
         else None,
         "tokens_evaluated": completion.tokens_evaluated,
     }
-    return json.dumps(body, ensure_ascii=False, sort_keys=True)
+    if completion.replaced:
+        body["replaced"] = completion.replaced
+    # A provider's reply is scrubbed of lone surrogates already; this guards a plugin's.
+    return scrubbed(json.dumps(body, ensure_ascii=False, sort_keys=True))
 
 
 def _decode(body: str) -> Completion:
@@ -131,6 +136,7 @@ def _decode(body: str) -> Completion:
         choice_scores={str(k): float(v) for k, v in scores.items()} if scores else None,
         # Nothing was evaluated to answer from the cache.
         tokens_evaluated=0,
+        replaced=int(data.get("replaced", 0)),
     )
 
 
@@ -144,7 +150,9 @@ class ResponseCache:
         path: The database file (conventionally ``<home>/cache.db``); its folder is created.
 
     Raises:
-        ProviderError: The file cannot be opened or is not a SQLite database.
+        CacheError: The file is not a sound SQLite database (``damaged``), or it cannot be
+            written (a read-only file or folder, a full disk), found by a write that is rolled
+            back. Either way the message says what to do.
     """
 
     def __init__(self, path: Path | str) -> None:
@@ -158,41 +166,72 @@ class ResponseCache:
                 isolation_level=None,
                 check_same_thread=False,
             )
+            self._db.text_factory = bytes
         except (OSError, sqlite3.Error) as exc:
-            raise ProviderError(f"cannot open the response cache {self.path}: {exc}") from None
+            raise CacheError(
+                f"cannot open the response cache {self.path}: {_reason(exc)}", damaged=False
+            ) from None
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         while True:
             try:
-                # The busy timeout must be set before switching to WAL: the switch takes a lock.
-                self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.execute(_SCHEMA)
+                self._open()
                 break
-            except sqlite3.OperationalError as exc:
+            except sqlite3.Error as exc:
                 # Two runs opening a new cache at once can race for the WAL switch, and SQLite
                 # reports that as "locked" without waiting on the busy handler: try again.
-                if "locked" in str(exc) and time.monotonic() < deadline:
+                if _code(exc) in _BUSY and time.monotonic() < deadline:
                     time.sleep(0.05)
                     continue
                 self._db.close()
-                raise ProviderError(
-                    f"the response cache {self.path} is unusable ({exc}); delete it to start afresh"
-                ) from None
-            except sqlite3.Error as exc:
-                self._db.close()
-                raise ProviderError(
-                    f"the response cache {self.path} is unusable ({exc}); delete it to start afresh"
-                ) from None
+                raise self._error(exc) from None
+
+    def _open(self) -> None:
+        # The busy timeout must be set before switching to WAL: the switch takes a lock.
+        self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(_SCHEMA)
+        # Damage inside the pages (flipped bytes) otherwise surfaces one query at a time, or
+        # never; quick_check reads every page once (about 3 ms per MB of cache, measured).
+        problems = [bytes(row[0]).decode(errors="replace") for row in self._db.execute("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            raise sqlite3.DatabaseError("; ".join(problems))
+        # A read-only file or folder opens without complaint and refuses the first write.
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, model, body, created) VALUES (?, ?, ?, ?)",
+                ("", "", "", 0.0),
+            )
+        finally:
+            self._db.execute("ROLLBACK")
+
+    def _error(self, exc: BaseException) -> CacheError:
+        """What a SQLite failure means to a user: a damaged file, or one that cannot be written."""
+        if isinstance(exc, sqlite3.Error) and _code(exc) in _UNWRITABLE:
+            return CacheError(
+                f"the response cache {self.path} cannot be written ({_reason(exc)})",
+                damaged=False,
+            )
+        return CacheError(
+            f"the response cache {self.path} is unusable ({_reason(exc)}); "
+            "delete it to start afresh",
+            damaged=True,
+        )
 
     def get(self, key: str) -> Completion | None:
-        """The stored completion for ``key`` (with ``cached=True``), or None."""
+        """The stored completion for ``key`` (with ``cached=True``), or None.
+
+        Raises:
+            CacheError: The database failed (it is damaged, or it went away).
+        """
         with self._lock:
-            row = self._run("SELECT body FROM responses WHERE key = ?", (key,)).fetchone()
+            row = self._one("SELECT body FROM responses WHERE key = ?", (key,))
         if row is None:
             return None
         try:
-            return _decode(row[0])
+            # Read as bytes (text_factory), so a flipped byte is a decode error here.
+            return _decode(bytes(row[0]).decode("utf-8"))
         except (ValueError, KeyError, TypeError, AttributeError):
             # A damaged row is a miss; the fresh answer overwrites it.
             return None
@@ -210,20 +249,23 @@ class ResponseCache:
 
         Returns:
             Whether it was stored (False for a reply cut at ``max_tokens``).
+
+        Raises:
+            CacheError: It could not be written (a full disk, a damaged file).
         """
         if completion.truncated and not allow_truncated:
             return False
         with self._lock:
             self._run(
                 "INSERT OR REPLACE INTO responses (key, model, body, created) VALUES (?, ?, ?, ?)",
-                (key, model, _encode(completion), time.time()),
+                (key, scrubbed(model), _encode(completion), time.time()),
             )
         return True
 
     def info(self) -> CacheInfo:
         """Entry count and size on disk."""
         with self._lock:
-            (entries,) = self._run("SELECT COUNT(*) FROM responses").fetchone()
+            (entries,) = self._one("SELECT COUNT(*) FROM responses") or (0,)
         size = 0
         for suffix in ("", "-wal", "-shm"):
             part = self.path.with_name(self.path.name + suffix)
@@ -258,15 +300,48 @@ class ResponseCache:
         try:
             return self._db.execute(sql, params)
         except sqlite3.Error as exc:
-            raise ProviderError(f"response cache {self.path}: {exc}") from None
+            raise self._error(exc) from None
+
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """The first row; a damaged page can fail while the row is fetched, not only run."""
+        try:
+            return self._db.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_UNWRITABLE = {
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_PERM,
+    sqlite3.SQLITE_IOERR,
+}
+
+
+def _code(exc: sqlite3.Error) -> int | None:
+    """SQLite's primary result code (the extended code's low byte)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class CachingProvider:
     """A provider wrapped with a response cache and call counters.
 
+    A cache that fails during the run (the disk fills up, the file is damaged) is warned
+    about once and set aside; the run goes on uncached, since every reply is still right.
+
     Args:
         inner: The provider that really answers.
         cache: The cache, or None for ``--no-cache`` (every request reaches ``inner``).
+        warn: Where to say that the cache was set aside.
 
     Attributes:
         calls: Requests that reached the inner provider (including ones that failed).
@@ -276,9 +351,15 @@ class CachingProvider:
         tokens_evaluated: Prompt tokens the inner provider actually evaluated.
     """
 
-    def __init__(self, inner: Provider, cache: ResponseCache | None) -> None:
+    def __init__(
+        self,
+        inner: Provider,
+        cache: ResponseCache | None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         self.inner = inner
         self.cache = cache
+        self._warn = warn
         self.max_concurrency = inner.max_concurrency
         self.calls = 0
         self.hits = 0
@@ -308,24 +389,43 @@ class CachingProvider:
             ProviderError: From the inner provider; nothing is stored then.
         """
         key = None
-        if self.cache is not None:
+        cache = self.cache
+        if cache is not None:
             key = self.key(request)
-            hit = self.cache.get(key)
+            try:
+                hit = cache.get(key)
+            except CacheError as exc:
+                self._set_aside(cache, exc)
+                hit = None
             if hit is not None:
                 with self._lock:
                     self.hits += 1
                 return hit
         with self._lock:
             self.calls += 1
-        completion = self.inner.complete(request)
+        # The built-in providers clean their replies; a plugin's is cleaned here.
+        completion = clean_reply(self.inner.complete(request))
         with self._lock:
             self.prompt_tokens += completion.prompt_tokens
             self.completion_tokens += completion.completion_tokens
             self.tokens_evaluated += completion.tokens_evaluated
-        if self.cache is not None and key is not None:
+        cache = self.cache
+        if cache is not None and key is not None:
             free_text = request.json_schema is None and request.choices is None
-            self.cache.put(key, completion, model=self.identity().key(), allow_truncated=free_text)
+            try:
+                cache.put(key, completion, model=self.identity().key(), allow_truncated=free_text)
+            except CacheError as exc:
+                self._set_aside(cache, exc)
         return completion
+
+    def _set_aside(self, cache: ResponseCache, exc: CacheError) -> None:
+        """Stop using ``cache`` for this run, and say so once."""
+        with self._lock:
+            if self.cache is not cache:
+                return  # another thread got there first
+            self.cache = None
+        if self._warn is not None:
+            self._warn(f"{exc}; the run goes on without the cache")
 
     def stats(self) -> dict[str, int]:
         """The counters, for reports."""

@@ -39,6 +39,7 @@ from skilleval.engine.base import (
     ModelSpec,
     ProviderContext,
     Request,
+    clean_reply,
 )
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
@@ -221,8 +222,8 @@ class LlamaProvider:
                 )
             try:
                 if request.choices is not None:
-                    return self._choose(llm, prompt, request)
-                return self._generate(llm, prompt, request)
+                    return clean_reply(self._choose(llm, prompt, request))
+                return clean_reply(self._generate(llm, prompt, request))
             except BaseException:
                 # The KV state may be half-written; the next call starts from scratch.
                 self._canonical = 0

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from skilleval import __version__
-from skilleval.engine.base import Completion, ModelIdentity, Request
+from skilleval.engine.base import Completion, ModelIdentity, Request, clean_reply
 from skilleval.engine.openai_provider import OpenAIConfig
 from skilleval.errors import InvalidReplyError, ProviderError
 
@@ -325,13 +325,16 @@ class OpenAIProvider:
         text = content if isinstance(content, str) else ""
         usage = body.get("usage")
         prompt_tokens, completion_tokens, cached_tokens = _usage(usage)
-        completion = Completion(
-            text=text,
-            finish_reason=finish_reason,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            latency_ms=latency_ms,
-            tokens_evaluated=max(0, prompt_tokens - cached_tokens),
+        # JSON may carry a lone surrogate ("\ud800"), which no file can hold: scrubbed here.
+        completion = clean_reply(
+            Completion(
+                text=text,
+                finish_reason=finish_reason,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                latency_ms=latency_ms,
+                tokens_evaluated=max(0, prompt_tokens - cached_tokens),
+            )
         )
         if finish_reason == "length" or schema is None:
             return completion

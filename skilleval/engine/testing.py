@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request
+from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request, clean_reply
 from skilleval.errors import ProviderError, RegexError, RegexTimeoutError
 from skilleval.plugins.markers import ConfigContext, provider
 from skilleval.suite.files import is_ref
@@ -51,12 +51,14 @@ class EchoProvider:
             users = [m.content for m in request.messages if m.role == "user"]
             text = users[-1] if users else ""
         prompt = sum(_tokens(m.content) for m in request.messages)
-        return Completion(
-            text=text,
-            prompt_tokens=prompt,
-            completion_tokens=_tokens(text),
-            latency_ms=(time.perf_counter() - start) * 1000,
-            tokens_evaluated=prompt,
+        return clean_reply(
+            Completion(
+                text=text,
+                prompt_tokens=prompt,
+                completion_tokens=_tokens(text),
+                latency_ms=(time.perf_counter() - start) * 1000,
+                tokens_evaluated=prompt,
+            )
         )
 
     def cache_salt(self, request: Request) -> str:
@@ -128,12 +130,14 @@ class ScriptedProvider:
             else:
                 text = self.default if self.default is not None else ""
         prompt_tokens = sum(_tokens(m.content) for m in request.messages)
-        return Completion(
-            text=text,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=_tokens(text),
-            latency_ms=0.1,
-            tokens_evaluated=prompt_tokens,
+        return clean_reply(
+            Completion(
+                text=text,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=_tokens(text),
+                latency_ms=0.1,
+                tokens_evaluated=prompt_tokens,
+            )
         )
 
     def cache_salt(self, request: Request) -> str:
