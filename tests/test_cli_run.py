@@ -293,7 +293,8 @@ def test_unknown_output_extension_is_a_usage_error(tmp_path: Path, capsys) -> No
     assert run_cli(["run", str(suite), "-o", str(tmp_path / "x.pdf")]) == 2
 
 
-def test_missing_gguf_is_an_error_result_not_a_crash(tmp_path: Path, capsys) -> None:
+def test_missing_gguf_stops_the_run_at_the_model_line(tmp_path: Path, capsys) -> None:
+    """A model that cannot load is a mistake in the suite: exit 4 before the first test."""
     suite = write(
         tmp_path / "suite.yaml",
         """
@@ -307,10 +308,12 @@ def test_missing_gguf_is_an_error_result_not_a_crash(tmp_path: Path, capsys) -> 
             prompt: hi again
     """,
     )
-    code, doc = run_json(["run", str(suite)], capsys)
-    assert code == 3
-    assert all(r["status"] == "error" for r in doc["records"])
-    assert "not found" in doc["records"][0]["error"].lower()
+    assert run_cli(["run", str(suite), "--json"]) == 4
+    out, err = capsys.readouterr()
+    assert out == ""
+    missing = tmp_path / "missing" / "model.gguf"
+    assert f"{suite}:2:1: error: model file not found: {missing}" in err
+    assert not (Path(os.environ["SKILLEVAL_HOME"]) / "runs").exists()
 
 
 def test_a_test_with_its_own_prompt_does_not_rename_the_others(tmp_path: Path, capsys) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "ModelSpec",
     "Provider",
     "ProviderContext",
+    "Checked",
     "Request",
     "clean_reply",
 ]
@@ -179,3 +180,13 @@ class Provider(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Checked(Protocol):
+    """A provider that can tell, before a run starts, whether its model can load at all."""
+
+    def check(self) -> None:
+        """Raise ProviderError if the model cannot be loaded (a missing file, not a model,
+        a runtime that is not installed); cheap, and loads nothing."""
+        ...

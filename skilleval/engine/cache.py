@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skilleval.engine.base import Completion, ModelIdentity, Provider, Request, clean_reply
+from skilleval.engine.base import (
+    Checked,
+    Completion,
+    ModelIdentity,
+    Provider,
+    Request,
+    clean_reply,
+)
 from skilleval.errors import CacheError
 from skilleval.util.text import scrubbed
 
@@ -332,6 +339,22 @@ def _reason(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def open_cache(path: Path, warn: Callable[[str], None] | None = None) -> ResponseCache | None:
+    """The response cache for a run, or None when it cannot be written (said through ``warn``).
+
+    Raises:
+        CacheError: The file is damaged; the message says to delete it.
+    """
+    try:
+        return ResponseCache(path)
+    except CacheError as exc:
+        if exc.damaged:
+            raise
+        if warn is not None:
+            warn(f"{exc}; the run goes on without the cache")
+        return None
+
+
 class CachingProvider:
     """A provider wrapped with a response cache and call counters.
 
@@ -377,6 +400,11 @@ class CachingProvider:
 
     def cache_salt(self, request: Request) -> str:
         return self.inner.cache_salt(request)
+
+    def check(self) -> None:
+        """The inner provider's check, when it has one (see :class:`Checked`)."""
+        if isinstance(self.inner, Checked):
+            self.inner.check()
 
     def key(self, request: Request) -> str:
         """The cache key ``request`` has with this provider."""

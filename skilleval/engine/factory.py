@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skilleval.engine.base import ModelSpec, Provider, ProviderContext
-from skilleval.errors import Diagnostic, Location, PluginError, SkillevalError
+from skilleval.engine.base import Checked, ModelSpec, Provider, ProviderContext
+from skilleval.errors import (
+    Diagnostic,
+    Location,
+    PluginError,
+    ProviderError,
+    SkillevalError,
+    SuiteError,
+)
 
 
 def create_provider(spec: ModelSpec, *, home: Path, jobs: int = 1) -> Provider:
@@ -35,3 +42,21 @@ def create_provider(spec: ModelSpec, *, home: Path, jobs: int = 1) -> Provider:
         )
         raise PluginError([Diagnostic(where, message)])
     return made
+
+
+def check_model(provider: Provider, spec: ModelSpec) -> None:
+    """Stop before a run if its model cannot load: a mistake in the suite, not in a test.
+
+    A missing file, a file that is not a model, or a runtime that is not installed would
+    otherwise make every test an error. Providers that cannot tell without loading (a server,
+    a plugin without ``check()``) are not asked; their failures stay per-call errors.
+
+    Raises:
+        SuiteError: At the ``model:`` (or ``judge:``) line, or ``command line`` for ``--model``.
+    """
+    if not isinstance(provider, Checked):
+        return
+    try:
+        provider.check()
+    except ProviderError as exc:
+        raise SuiteError([Diagnostic(spec.where, str(exc))]) from None

@@ -19,6 +19,7 @@ Nothing here writes to stdout: it is reserved for ``--json`` output.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import math
@@ -198,6 +199,17 @@ class LlamaProvider:
         if self._identity is None:
             self._identity = file_identity(self.path, self.memo_dir)
         return self._identity
+
+    def check(self) -> None:
+        """Whether the model can be loaded at all, without loading it.
+
+        Raises:
+            ProviderError: The embedded model or llama-cpp-python is not installed, or the
+                file is missing or is not a GGUF.
+        """
+        _check_gguf(self.path)
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
 
     def cache_salt(self, request: Request) -> str:
         """The runtime version and scoring method, which can change replies for the same file."""

@@ -16,10 +16,35 @@ from typing import Any
 
 from skilleval.errors import UsageError
 from skilleval.runner.records import Record
-from skilleval.runner.rundir import RunDir
+from skilleval.runner.rundir import RunDir, write_atomically
 from skilleval.suite.model import Suite
+from skilleval.util.text import scrubbed
 
 MANIFEST_VERSION = 1
+
+
+_SETTING_NAMES = {
+    "model": ("model", "two models", "--model"),
+    "judge": ("judge", "two judges", "--judge-model"),
+    "decoding": ("decoding", "two decodings", "--seed"),
+    "trials": ("trials", "two trial counts", "--trials"),
+    "arms": ("arms", "two sets of arms", None),
+}
+"""Each setting a resumed run must share: its name, what mixing would mean, its option."""
+
+
+def settings(suite: Suite) -> dict[str, Any]:
+    """The settings that shape a run's jobs and answers, as plain JSON."""
+    shaped = {
+        "model": suite.model.to_json(),
+        "judge": suite.judge.to_json() if suite.judge else None,
+        "decoding": suite.decoding.to_json(),
+        "trials": suite.trials,
+        "arms": list(suite.arms),
+    }
+    # Through JSON, so a saved manifest and a fresh one compare equal.
+    loaded: dict[str, Any] = json.loads(json.dumps(shaped, sort_keys=True, default=str))
+    return loaded
 
 
 def fingerprint(suite: Suite) -> str:
@@ -29,14 +54,7 @@ def fingerprint(suite: Suite) -> str:
         if path.is_file():
             digest.update(str(path).encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
-    settings = {
-        "model": suite.model.to_json(),
-        "judge": suite.judge.to_json() if suite.judge else None,
-        "decoding": suite.decoding.to_json(),
-        "trials": suite.trials,
-        "arms": list(suite.arms),
-    }
-    digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
+    digest.update(json.dumps(settings(suite), sort_keys=True, default=str).encode())
     return digest.hexdigest()
 
 
@@ -46,6 +64,7 @@ def manifest(suite: Suite, filters: Sequence[str]) -> dict[str, Any]:
         "suite": str(suite.path.resolve()),
         "fingerprint": fingerprint(suite),
         "filters": list(filters),
+        "settings": settings(suite),
     }
 
 
@@ -54,7 +73,12 @@ def check_manifest(run_dir: RunDir, current: dict[str, Any], *, force: bool) -> 
     path = run_dir.root / "run.json"
     if not path.is_file():
         raise UsageError(f"{run_dir.root} is not a skilleval run directory (no run.json)")
-    saved = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path} cannot be read, so the run cannot be resumed: {exc}") from None
+    if not isinstance(saved, dict):
+        raise UsageError(f"{path} is not a run manifest, so the run cannot be resumed")
     if force:
         return
     if saved.get("suite") != current["suite"]:
@@ -62,6 +86,9 @@ def check_manifest(run_dir: RunDir, current: dict[str, Any], *, force: bool) -> 
             f"{run_dir.root} is a run of {saved.get('suite')}, not {current['suite']}; "
             "pass --force to resume it anyway"
         )
+    changed = _changed_setting(saved.get("settings"), current["settings"])
+    if changed is not None:
+        raise UsageError(f"{run_dir.root.name} {changed}")
     if saved.get("fingerprint") != current["fingerprint"]:
         raise UsageError(
             f"the suite or a file it reads changed since {run_dir.root.name} started; "
@@ -74,6 +101,28 @@ def check_manifest(run_dir: RunDir, current: dict[str, Any], *, force: bool) -> 
         )
 
 
+def _changed_setting(saved: Any, current: dict[str, Any]) -> str | None:
+    """The first setting that differs, said in words, or None (a manifest without settings
+    predates them; its fingerprint still catches the change)."""
+    if not isinstance(saved, dict):
+        return None
+    for key, (name, mixed, option) in _SETTING_NAMES.items():
+        if saved.get(key) != current.get(key):
+            how = f"resume with the same {option}" if option else "resume the same suite"
+            return (
+                f"ran with {name} {_shown(saved.get(key))}, not {_shown(current.get(key))}; "
+                f"resuming would mix results of {mixed} ({how}, or pass --force)"
+            )
+    return None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict) and "provider" in value:
+        provider, label = str(value["provider"]), value.get("label")
+        return f"{provider} {label}" if label and label != provider else provider
+    return json.dumps(value, sort_keys=True)
+
+
 def finished_records(
     run_dir: RunDir, warn: Callable[[str], None] | None = None
 ) -> dict[tuple[str, str, int], Record]:
@@ -82,7 +131,10 @@ def finished_records(
     path: Path = run_dir.jsonl_path
     if not path.exists():
         return out
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    # A line torn by a crash or a full disk may end inside a UTF-8 character: replaced, the
+    # line fails to parse below and is skipped like any other torn line.
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -98,9 +150,5 @@ def finished_records(
 
 def _rewrite(path: Path, records: dict[tuple[str, str, int], Record]) -> None:
     # Drop the torn tail, so the lines appended next start on a line of their own.
-    tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text(
-        "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records.values()),
-        encoding="utf-8",
-    )
-    tmp.replace(path)
+    text = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records.values())
+    write_atomically(path, scrubbed(text), path.parent)

@@ -138,12 +138,13 @@ def _finish(gen: Generated, extra: dict[str, Any], judge: Judge | None) -> Recor
 def build_provider(suite: Suite, options: RunOptions) -> Provider:
     if options.provider is not None:
         return options.provider
-    from skilleval.engine.cache import CachingProvider, ResponseCache
-    from skilleval.engine.factory import create_provider
+    from skilleval.engine.cache import CachingProvider, open_cache
+    from skilleval.engine.factory import check_model, create_provider
 
     inner = create_provider(suite.model, home=options.home, jobs=options.jobs)
-    cache = ResponseCache(options.home / "cache.db") if options.use_cache else None
-    return CachingProvider(inner, cache)
+    check_model(inner, suite.model)
+    cache = open_cache(options.home / "cache.db", options.warn) if options.use_cache else None
+    return CachingProvider(inner, cache, options.warn)
 
 
 def build_judge(
@@ -202,6 +203,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     arms = list(suite.arms)
     manifest = resume_mod.manifest(suite, options.filters)
     records: dict[tuple[str, str, int], Record] = {}
+    # Before the run directory: a model that cannot load stops the run with nothing written.
+    provider = build_provider(suite, options)
+    judge = build_judge(suite, options, provider)
     if options.resume is not None:
         run_dir = RunDir(options.resume)
         resume_mod.check_manifest(run_dir, manifest, force=options.force)
@@ -209,7 +213,6 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     else:
         run_dir = RunDir.create(options.home, suite.path.stem)
         run_dir.write_json("run.json", manifest)
-    provider = build_provider(suite, options)
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     triggers: dict[str, TriggerResult] = {}
@@ -230,7 +233,6 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
             options.progress(record, len(records), total)
 
     try:
-        judge = build_judge(suite, options, provider)
         triggers = _measure_triggers(suite, tests, provider)
         systems = arms_mod.system_prompts(suite)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -895,6 +895,10 @@ def _model_spec(loader: _Loader, doc: Document, key: str, override: str | None) 
     )
     loader.diags.extend(diags)
     if spec is not None:
+        # Where a model that does not load is reported: the `model:` line, or the suite
+        # itself when it names no model (the embedded one).
+        if override is None:
+            spec = replace(spec, where=doc.key_at([key]) if from_doc else doc.at())
         return spec
     # A placeholder keeps loading going so that every problem is reported; the diagnostics
     # above make the load fail before anything could run it.

@@ -69,6 +69,8 @@ class ModelSpec:
     config: Any = None
     label: str = ""
     """How the model was written, for messages (``default``, a path, a URL)."""
+    where: Location = field(default=Location("command line"), compare=False)
+    """The ``model:`` (or ``judge:``) line, for a model that turns out not to load."""
 
     @property
     def kind(self) -> str:
