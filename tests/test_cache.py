@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -217,7 +218,7 @@ def test_persists_across_instances(tmp_path: Path) -> None:
 def test_not_a_database_is_unusable(tmp_path: Path) -> None:
     bad = tmp_path / "cache.db"
     bad.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(CacheError, match="is unusable .*; delete it to start afresh") as caught:
+    with pytest.raises(CacheError, match=r"is unusable .*; delete it to start afresh") as caught:
         ResponseCache(bad)
     assert caught.value.damaged
 
@@ -297,7 +298,9 @@ def test_a_cache_that_fails_mid_run_is_set_aside_with_one_warning(cache: Respons
     provider = CachingProvider(fake, cache, warn=warnings.append)
 
     def full(*args: object, **kw: object) -> bool:
-        raise CacheError("the response cache x cannot be written (database or disk is full)", damaged=False)
+        raise CacheError(
+            "the response cache x cannot be written (database or disk is full)", damaged=False
+        )
 
     cache.put = full  # type: ignore[method-assign]
     first = provider.complete(_request())
@@ -368,3 +371,25 @@ def test_two_processes_write_at_once(tmp_path: Path) -> None:
         shared = cache.get("shared-0")
         assert shared is not None
         assert shared.text in {"a", "b"}
+
+
+def test_a_scripted_lone_surrogate_runs_caches_and_is_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reply crosses the cache and results.jsonl as U+FFFD, with the count beside it."""
+    from skilleval.cli import run_cli
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "version: 1\n"
+        'model:\n  provider: scripted\n  default: "tide \\ud800 pool"\n'
+        "tests:\n  - id: one\n    prompt: hi\n    assert: [{type: contains, value: tide}]\n",
+        encoding="utf-8",
+    )
+    for cached in (False, True):
+        assert run_cli(["run", str(suite), "--json"]) == 0
+        record = json.loads(capsys.readouterr().out)["records"][0]
+        assert record["output"] == "tide \ufffd pool"
+        assert (record["stats"]["cached"], record["stats"]["replaced_chars"]) == (cached, 1)
+    latest = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / "latest" / "results.jsonl"
+    assert json.loads(latest.read_text(encoding="utf-8"))["stats"]["replaced_chars"] == 1

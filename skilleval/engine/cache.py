@@ -200,7 +200,10 @@ class ResponseCache:
         self._db.execute(_SCHEMA)
         # Damage inside the pages (flipped bytes) otherwise surfaces one query at a time, or
         # never; quick_check reads every page once (about 3 ms per MB of cache, measured).
-        problems = [bytes(row[0]).decode(errors="replace") for row in self._db.execute("PRAGMA quick_check(3)")]
+        problems = [
+            bytes(row[0]).decode(errors="replace")
+            for row in self._db.execute("PRAGMA quick_check(3)")
+        ]
         if problems != ["ok"]:
             raise sqlite3.DatabaseError("; ".join(problems))
         # A read-only file or folder opens without complaint and refuses the first write.

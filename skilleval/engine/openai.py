@@ -116,6 +116,8 @@ class OpenAIProvider:
             "json_object" if response_format == "json_object" else "json_schema"
         )
         self._backoff_s = max(0.0, backoff_s)
+        self._ask_no_prompt_cache = spec.cache_prompt is None
+        """Deterministic requests carry ``cache_prompt: false`` until a server refuses it."""
         # Jitter spreads retries from concurrent workers; seeding keeps a run reproducible.
         self._rng = random.Random(0)
         self._lock = threading.Lock()
@@ -186,7 +188,18 @@ class OpenAIProvider:
         schema = _choice_schema(request.choices) if request.choices else request.json_schema
         style = self._format
         may_fall_back = schema is not None and self._auto_format and style == "json_schema"
-        response, latency_ms = self._post(self._payload(request, schema, style), may_fall_back)
+        payload = self._payload(request, schema, style)
+        response, latency_ms = self._post(payload, may_fall_back)
+        if (
+            self._spec.cache_prompt is None
+            and "cache_prompt" in payload
+            and _rejects_field(response, "cache_prompt")
+        ):
+            # OpenAI refuses fields it does not know; ask again without it, and never again.
+            with self._lock:
+                self._ask_no_prompt_cache = False
+            del payload["cache_prompt"]
+            response, latency_ms = self._post(payload, may_fall_back)
         if may_fall_back and _rejects_json_schema(response):
             with self._lock:
                 self._format = "json_object"
@@ -210,6 +223,13 @@ class OpenAIProvider:
             "seed": request.seed,
             "stream": False,
         }
+        if self._spec.cache_prompt is not None:
+            payload["cache_prompt"] = self._spec.cache_prompt
+        elif request.temperature == 0 and self._ask_no_prompt_cache:
+            # llama.cpp's server reuses the KV state of a matching prompt prefix by default;
+            # the logits then come from another batch shape, and a greedy reply can flip at a
+            # near-tie. Servers that do not know the field ignore it (vLLM, llama-cpp-python).
+            payload["cache_prompt"] = False
         if schema is not None:
             if style == "json_schema":
                 payload["response_format"] = {
@@ -418,6 +438,12 @@ def _rejects_json_schema(response: httpx.Response) -> bool:
         return False
     text = response.text.lower()
     return "response_format" in text and "json_object" in text
+
+
+def _rejects_field(response: httpx.Response, name: str) -> bool:
+    """Whether the server refused the request for a field it does not know (OpenAI: HTTP 400
+    "Unrecognized request argument supplied: NAME")."""
+    return response.status_code in (400, 422) and name in response.text
 
 
 def _is_unknown_model(response: httpx.Response, detail: str) -> bool:

@@ -32,6 +32,10 @@ class OpenAIConfig:
     """Seconds per network operation."""
     retries: int = RETRIES
     """Extra attempts after the first."""
+    cache_prompt: bool | None = None
+    """llama.cpp's ``cache_prompt``, sent as given on every request. None: deterministic
+    requests ask for ``false`` (reusing a cached prompt prefix changes greedy replies), and
+    the field is dropped for the run once a server refuses it."""
     label: str = ""
     """``base_url`` as written, for messages."""
 
@@ -46,11 +50,15 @@ class OpenAIConfig:
             api_key_env=raw.get("api_key_env"),
             timeout_s=float(raw.get("timeout", TIMEOUT_S)),
             retries=int(raw.get("retries", RETRIES)),
+            cache_prompt=raw.get("cache_prompt"),
             label=str(raw.get("base_url", "")),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {"base_url": self.base_url, "model": self.model}
+        out: dict[str, Any] = {"base_url": self.base_url, "model": self.model}
+        if self.cache_prompt is not None:
+            out["cache_prompt"] = self.cache_prompt
+        return out
 
 
 OPENAI_SCHEMA: dict[str, Any] = {
@@ -61,6 +69,10 @@ OPENAI_SCHEMA: dict[str, Any] = {
         "api_key_env": {"type": "string", "minLength": 1},
         "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds per request."},
         "retries": {"type": "integer", "minimum": 0},
+        "cache_prompt": {
+            "type": "boolean",
+            "description": "Sent as llama.cpp's cache_prompt. Unset: false in deterministic mode, where the server takes it.",
+        },
     },
 }
 

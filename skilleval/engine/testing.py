@@ -92,10 +92,10 @@ class ScriptedProvider:
     def __init__(self, config: ScriptedConfig) -> None:
         self.rules = config.responses
         self.default = config.default
-        digest = hashlib.sha256(
-            json.dumps([dict(r) for r in self.rules], sort_keys=True, default=str).encode()
-        )
-        digest.update((self.default or "").encode())
+        # surrogatepass: a rule written with a "\ud800" escape still hashes, and uniquely.
+        rules = json.dumps([dict(r) for r in self.rules], sort_keys=True, default=str)
+        digest = hashlib.sha256(rules.encode("utf-8", "surrogatepass"))
+        digest.update((self.default or "").encode("utf-8", "surrogatepass"))
         self._digest = digest.hexdigest()
         self.calls = 0
 
