@@ -393,3 +393,32 @@ def test_a_scripted_lone_surrogate_runs_caches_and_is_recorded(
         assert (record["stats"]["cached"], record["stats"]["replaced_chars"]) == (cached, 1)
     latest = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / "latest" / "results.jsonl"
     assert json.loads(latest.read_text(encoding="utf-8"))["stats"]["replaced_chars"] == 1
+
+
+def test_a_read_only_cache_runs_uncached_with_one_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skilleval.cli import run_cli
+
+    db = Path(os.environ["SKILLEVAL_HOME"]) / "cache.db"
+    _filled(db, 2)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "version: 1\nmodel: echo\ntests:\n"
+        + "".join(
+            f"  - id: t{i}\n    prompt: hi {i}\n    assert: [{{type: contains, value: hi}}]\n"
+            for i in range(3)
+        ),
+        encoding="utf-8",
+    )
+    with read_only(db):
+        assert run_cli(["run", str(suite), "--json"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert [r["status"] for r in doc["records"]] == ["pass"] * 3
+    assert doc["calls"]["model_calls"] == 3
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: the response cache {db} cannot be written (attempt to write a readonly "
+        "database); the run goes on without the cache"
+    ]

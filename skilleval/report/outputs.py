@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from skilleval.errors import Diagnostic, Location, PluginError, UsageError
+from skilleval.errors import Diagnostic, Location, PluginError, StorageError, UsageError
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ReporterType
 
@@ -61,17 +61,26 @@ def write_output(
     Raises:
         UsageError: No registered format writes files with this extension.
         PluginError: A plugin's format raised; the file is left as it was.
+        StorageError: The disk is full (or the file cannot be written for another reason
+            the system gives); the file is left as it was.
     """
     found = check_output_path(path, formats)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     if found.name == "jsonl" and jsonl_source is not None and jsonl_source.is_file():
-        shutil.copyfile(jsonl_source, tmp)
+        try:
+            shutil.copyfile(jsonl_source, tmp)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
     else:
         try:
             cast(WriteFn, found.factory)(doc, tmp)
         except Exception as exc:
             tmp.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno is not None:
+                # The system refused the write (a full disk): the user's to fix, not a bug.
+                raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
             if found.origin == "builtin":
                 raise  # a bug in skilleval: keep the traceback
             code = found.factory.__code__
