@@ -40,10 +40,15 @@ schema-check: setup
 	$(BIN)/python tools/suite_schema.py --check
 
 # The example suites must load, and all but the deliberately overfitted one must lint clean.
+# The shipped suites must load too: the fitness sets through the loaders judge-check and
+# router-check use, with their balance checked, and the benchmark suite. (The benchmark has no
+# should_trigger tests on purpose, so no routing calls, which lint would flag; it is not linted.)
 EXAMPLES := $(wildcard examples/*/suite.yaml)
 suites-check: setup
 	$(BIN)/skilleval validate $(EXAMPLES)
 	$(BIN)/skilleval lint $(filter-out examples/overfitted/suite.yaml,$(EXAMPLES))
+	$(BIN)/skilleval validate suites/bench/suite.yaml
+	$(BIN)/python tools/check_suites.py
 
 test: setup                     ## the whole suite: real model, local server and browser tests included
 	SKILLEVAL_REQUIRE_MODEL=1 $(BIN)/python -m pytest

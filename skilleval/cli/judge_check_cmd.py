@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from skilleval.cli.options import emit_json, json_option
+from skilleval.engine.base import ModelSpec
+from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.factory import create_provider
 from skilleval.exitcodes import ExitCode
-
-if TYPE_CHECKING:
-    from skilleval.engine.base import ModelSpec
-    from skilleval.judge.selftest import JudgeCheckReport, PairOutcome
+from skilleval.judge import JudgeClient
+from skilleval.judge.selftest import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
+from skilleval.runner.rundir import home_dir
 
 
 def judge_spec(raw: str) -> ModelSpec:
-    """``default`` (the embedded model), ``echo``, or a path to a GGUF file."""
-    from skilleval.engine.base import ModelSpec
+    """``default`` (the embedded model), ``echo``, or a path to a GGUF file.
 
+    ``router-check`` reads its ``--router-model`` the same way.
+    """
     if raw == "default":
         return ModelSpec(kind="gguf", path="default", label="default")
     if raw == "echo":
@@ -52,18 +55,18 @@ def judge_check(
     no_cache: bool,
     as_json: bool,
 ) -> None:
-    """Grade built-in good and bad outputs; report accuracy, discrimination and errors.
+    """Grade the judge-fitness set; report accuracy, discrimination and errors.
+
+    The set is suites/judge-fitness.yaml: known-good and known-bad outputs, one of each per pair.
 
     Exits 0 when the check ran, whatever the figures, and 3 when the judge could not run.
     """
-    from skilleval.judge.selftest import load_pairs, run_judge_check
-
     pairs = load_pairs()[:limit] if limit else load_pairs()
     client = _client(judge_model, seed, no_cache)
     try:
         describe = client.describe()
         if not as_json:
-            click.echo(f"judge: {_name(describe)}, greedy, seed {seed}", err=True)
+            click.echo(f"judge: {model_name(describe)}, greedy, seed {seed}", err=True)
         report = run_judge_check(
             client, pairs, describe=describe, progress=None if as_json else _progress
         )
@@ -77,18 +80,13 @@ def judge_check(
 
 
 def _client(judge_model: str, seed: int, no_cache: bool) -> Any:
-    from skilleval.engine.cache import CachingProvider, ResponseCache
-    from skilleval.engine.factory import create_provider
-    from skilleval.judge import JudgeClient
-    from skilleval.runner.rundir import home_dir
-
     home = home_dir()
     provider = create_provider(judge_spec(judge_model), home=home)
     cache = None if no_cache else ResponseCache(home / "cache.db")
     return JudgeClient(CachingProvider(provider, cache), seed=seed)
 
 
-def _name(describe: dict[str, Any]) -> str:
+def model_name(describe: dict[str, Any]) -> str:
     model = describe.get("model") or {}
     if "error" in model:
         return f"unavailable ({model['error']})"
