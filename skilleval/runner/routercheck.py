@@ -81,7 +81,7 @@ def load_router_set(
     if text is None:
         text = suite_text(DATA_FILE)
     diagnostics: list[Diagnostic] = []
-    doc, items = read_items(text, display, "cases", diagnostics)
+    doc, items = read_items(text, display, "cases", diagnostics, other_keys=("skills",))
     skills = _skills(doc.data.get("skills"), doc, diagnostics)
     names = {s.name for s in skills}
     readers = [ItemReader(item, diagnostics, ("id", "request", "expect", "near")) for item in items]

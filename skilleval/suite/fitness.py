@@ -81,9 +81,16 @@ class ItemReader:
 
 
 def read_items(
-    text: str, display: str, key: str, diagnostics: list[Diagnostic]
+    text: str,
+    display: str,
+    key: str,
+    diagnostics: list[Diagnostic],
+    *,
+    other_keys: Collection[str] = (),
 ) -> tuple[Document, Iterator[Document]]:
     """The document, and a view of each mapping under its top-level ``key`` list.
+
+    A top-level key that is neither ``key`` nor one of ``other_keys`` is a diagnostic.
 
     Raises:
         SuiteError: The text is not YAML, or ``key`` is not a non-empty list.
@@ -93,6 +100,9 @@ def read_items(
         raise SuiteError([Diagnostic(doc.at(), f"expected a mapping with a '{key}' list")])
     if not doc.data[key]:
         raise SuiteError([Diagnostic(doc.at([key]), f"'{key}' is empty")])
+    for name in doc.data:
+        if name != key and name not in other_keys:
+            diagnostics.append(Diagnostic(doc.key_at([name]), f"unknown top-level key '{name}'"))
 
     def views() -> Iterator[Document]:
         for i, item in enumerate(doc.data[key]):
