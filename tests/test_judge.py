@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 import textwrap
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -455,9 +455,7 @@ def test_the_judge_fitness_set_has_sixty_pairs_of_every_kind() -> None:
     pairs = load_pairs()
     assert len(pairs) >= 60
     assert len({p.id for p in pairs}) == len(pairs)
-    kinds = Counter(
-        (p.type, isinstance(p.value, tuple), p.reference is not None) for p in pairs
-    )
+    kinds = Counter((p.type, isinstance(p.value, tuple), p.reference is not None) for p in pairs)
     assert set(kinds) == {
         ("llm-rubric", False, False),  # one rubric text
         ("llm-rubric", False, True),  # with a reference answer

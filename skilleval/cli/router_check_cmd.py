@@ -114,8 +114,7 @@ def _summary(report: RouterCheckReport) -> None:
         f"accuracy        {_figure(report.accuracy)}{shown}  "
         f"({report.correct}/{n} cases routed to the expected label, 95% Wilson interval; "
         "always answering none gets 0.50)",
-        f"recall          {_figure(report.recall)}  "
-        "(requests for a skill routed to that skill)",
+        f"recall          {_figure(report.recall)}  (requests for a skill routed to that skill)",
         f"false triggers  {_figure(report.false_triggers)}  "
         f"(requests for no skill routed to one; near-misses alone: "
         f"{_figure(report.near_miss_false_triggers)})",
@@ -123,7 +122,9 @@ def _summary(report: RouterCheckReport) -> None:
         f"({report.errors}/{n} cases could not be routed)",
     ]
     if interval is not None and interval[0] <= 0.5:
-        lines.append("note: the interval includes 0.50, what a router answering none every time gets")
+        lines.append(
+            "note: the interval includes 0.50, what a router answering none every time gets"
+        )
     if report.constant:
         lines.append("note: the router gave every case the same label; it cannot tell them apart")
     click.echo("\n".join(lines), err=True)

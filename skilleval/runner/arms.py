@@ -94,9 +94,7 @@ class TriggerResult:
         }
 
 
-def routing_request(
-    skills: Sequence[Routable], prompt: str, *, seed: int, test_id: str
-) -> Request:
+def routing_request(skills: Sequence[Routable], prompt: str, *, seed: int, test_id: str) -> Request:
     """Ask the router to pick one of ``skills`` or ``none`` for ``prompt``, greedily."""
     return Request(
         messages=(Message("system", router_system_prompt(skills)), Message("user", prompt)),

@@ -20,7 +20,7 @@ Figures, each over the cases it names:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,9 +70,7 @@ class RouterSet:
     cases: tuple[RouterCase, ...]
 
 
-def load_router_set(
-    text: str | None = None, display: str = f"suites/{DATA_FILE}"
-) -> RouterSet:
+def load_router_set(text: str | None = None, display: str = f"suites/{DATA_FILE}") -> RouterSet:
     """The router-fitness set, or the one in ``text`` (the same YAML shape).
 
     Raises:
