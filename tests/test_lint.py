@@ -24,7 +24,7 @@ MARK = re.compile(r"#\s*expect-next-line:\s*(SE\d{3})")
 OVERFITTED = ROOT / "examples" / "overfitted" / "suite.yaml"
 CLEAN = sorted(
     [p for p in ROOT.glob("examples/*/suite.yaml") if p != OVERFITTED]
-    + sorted(ROOT.glob("suites/*.yaml"))
+    + sorted(ROOT.glob("suites/*/suite.yaml"))
     + [DATA / "clean.yaml"]
 )
 

@@ -5,7 +5,7 @@ Each set is read by the loader its command uses, so a mistake is reported at its
 of that, the balance both commands rely on for their chance level: the router-fitness set
 expects a skill in exactly half its cases, and every skill has cases that should trigger it
 and near-misses. (The judge-fitness set is balanced by construction: one good and one bad
-output per pair.) The benchmark suite is a plain suite; `skilleval validate` checks it.
+output per pair.) The benchmark suite is a plain suite; `skilleval validate` and `lint` check it.
 """
 
 from __future__ import annotations
