@@ -23,8 +23,7 @@ BROKEN = sorted(DATA.glob("SE*.yaml"))
 MARK = re.compile(r"#\s*expect-next-line:\s*(SE\d{3})")
 OVERFITTED = ROOT / "examples" / "overfitted" / "suite.yaml"
 CLEAN = sorted(
-    [p for p in ROOT.glob("examples/*/suite.yaml") if p != OVERFITTED]
-    + [DATA / "clean.yaml"]
+    [p for p in ROOT.glob("examples/*/suite.yaml") if p != OVERFITTED] + [DATA / "clean.yaml"]
 )
 
 
