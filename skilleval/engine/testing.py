@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
+from skilleval.errors import ProviderError, RegexError, RegexTimeoutError
+from skilleval.util import saferegex
+
+
+def _matches(pattern: str, prompt: str) -> bool:
+    try:
+        return saferegex.search(pattern, prompt) is not None
+    except (RegexError, RegexTimeoutError) as exc:
+        raise ProviderError(f"scripted response `match`: {exc}") from None
 
 
 def _tokens(text: str) -> int:
@@ -103,7 +111,7 @@ class ScriptedProvider:
                 continue
             if "id" in rule and rule["id"] != test_id:
                 continue
-            if "match" in rule and not re.search(str(rule["match"]), prompt):
+            if "match" in rule and not _matches(str(rule["match"]), prompt):
                 continue
             if "id" not in rule and "match" not in rule and "arm" not in rule:
                 continue

@@ -14,9 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jmespath
+from jmespath.exceptions import JMESPathError
+
+from skilleval import expr
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
 from skilleval.engine.base import Decoding, ModelSpec
-from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
+from skilleval.errors import (
+    Diagnostic,
+    DiagnosticsError,
+    Location,
+    PluginError,
+    RegexError,
+    SuiteError,
+)
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
@@ -33,6 +44,7 @@ from skilleval.suite.model import (
 )
 from skilleval.suite.schema import load_schema, sub_schema, validate
 from skilleval.suite.yamlio import Document, display_path, load_yaml
+from skilleval.util import saferegex
 
 SCHEMA = "suite.schema.json"
 
@@ -820,6 +832,11 @@ def _has_template(value: Any) -> bool:
     return False
 
 
+# Signs that a transform was written in JavaScript, as promptfoo's are: a method call
+# (never valid in expr), an arrow, strict equality, JSON.*, a statement.
+_JAVASCRIPT = re.compile(r"\.[A-Za-z_]\w*\s*\(|=>|===|!==|\bJSON\.|\bfunction\b|\breturn\b|;\s*$")
+
+
 def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) -> Transform | None:
     if raw is None:
         return None
@@ -829,23 +846,21 @@ def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) ->
     else:
         kind, source = next(iter(raw.items()))
     if kind == "jmespath":
-        import jmespath
-        from jmespath.exceptions import JMESPathError
-
         try:
             jmespath.compile(source)
         except JMESPathError as exc:
             loader.error(where, f"transform is not a valid JMESPath query: {exc}")
             return None
         return Transform("jmespath", source, where)
-    from skilleval import expr
-
     try:
         expr.compile_expr(source)
     except expr.ExprSyntaxError as exc:
         hint = ""
-        if "JSON.parse" in source or "=>" in source:
-            hint = " (JavaScript transforms are not supported; use {jmespath: ...} or expr)"
+        if _JAVASCRIPT.search(source):
+            hint = (
+                "; JavaScript transforms are not supported:"
+                " transforms are expr (docs/expr.md) or {jmespath: ...}"
+            )
         loader.error(where, f"transform: {exc.message} at column {exc.col}{hint}")
         return None
     return Transform("expr", source, where)
@@ -953,8 +968,8 @@ def _check_rules(loader: _Loader, rules: Any, where: Location) -> list[Mapping[s
             continue
         if "match" in rule:
             try:
-                re.compile(str(rule["match"]))
-            except re.error as exc:
+                saferegex.compile(str(rule["match"]))
+            except RegexError as exc:
                 loader.error(where, f"scripted response `match` is not a valid regex: {exc}")
                 continue
         out.append(rule)
