@@ -34,7 +34,7 @@ from skilleval.errors import Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
 from skilleval.report.compare import Comparison, compare
-from skilleval.report.outputs import write_output
+from skilleval.report.outputs import builtin_formats, write_output
 from skilleval.report.rerun import Reuse, delta_lines, reuse_lines, reuse_of
 from skilleval.runner.run import NoTestsSelected, RunOptions, RunOutcome, run_suite
 from skilleval.runner.rundir import home_dir
@@ -293,7 +293,7 @@ class Watcher:
             raise KeyboardInterrupt
         doc = outcome.document
         report = outcome.run_dir.root / REPORT_NAME
-        write_output(doc, report, outcome.run_dir.jsonl_path)
+        write_output(doc, report, outcome.run_dir.jsonl_path, builtin_formats())
         reuse = reuse_of(doc)
         comparison = compare(entry.previous, doc) if entry.previous is not None else None
         seconds = time.perf_counter() - started

@@ -8,25 +8,37 @@ from typing import Any
 import click
 
 from skilleval.cli.options import emit_json, json_option
-from skilleval.engine.base import ModelSpec
 from skilleval.engine.cache import CachingProvider, ResponseCache
 from skilleval.engine.factory import create_provider
+from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
 from skilleval.judge.selftest import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
+from skilleval.plugins import PluginManager
 from skilleval.runner.rundir import home_dir
+from skilleval.suite.files import Reader
+from skilleval.suite.model_config import ModelSpec, parse_model
 
 
-def judge_spec(raw: str) -> ModelSpec:
-    """``default`` (the embedded model), ``echo``, or a path to a GGUF file.
+def judge_spec(raw: str, *, key: str = "judge", option: str = "--judge-model") -> ModelSpec:
+    """``default`` (the embedded model), a built-in provider's name (``echo``), or a GGUF path.
 
-    ``router-check`` reads its ``--router-model`` the same way.
+    ``router-check`` reads its ``--router-model`` the same way, with its own key and option.
     """
-    if raw == "default":
-        return ModelSpec(kind="gguf", path="default", label="default")
-    if raw == "echo":
-        return ModelSpec(kind="echo", label="echo")
-    return ModelSpec(kind="gguf", path=str(Path(raw).expanduser()), label=raw)
+    builtins = PluginManager()
+    builtins.load_builtins()
+    spec, diags = parse_model(
+        raw,
+        key=key,
+        where=Location(option),
+        doc=None,
+        manager=builtins,
+        base_dir=Path.cwd(),
+        reader=Reader(),
+    )
+    if spec is None:
+        raise click.UsageError("; ".join(d.message for d in diags))
+    return spec
 
 
 @click.command("judge-check")

@@ -57,7 +57,7 @@ def router_check(
     router_set = load_router_set()
     home = home_dir()
     provider = CachingProvider(
-        create_provider(judge_spec(router_model), home=home),
+        create_provider(judge_spec(router_model, key="router", option="--router-model"), home=home),
         None if no_cache else ResponseCache(home / "cache.db"),
     )
     try:

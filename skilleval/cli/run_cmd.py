@@ -85,8 +85,6 @@ def run(
     from skilleval.report.outputs import check_output_path, write_output
     from skilleval.report.progress import progress_reporter
 
-    for out in outputs:
-        check_output_path(out)
     overrides = Overrides(
         model=model,
         judge=judge_model,
@@ -95,7 +93,11 @@ def run(
         plugin_dirs=plugins_dir,
         entry_points=not no_entry_points,
     )
-    suite, _ = load_suite(suite_file, overrides)
+    suite, registry = load_suite(suite_file, overrides)
+    for out in outputs:
+        # Checked before the run, so a typo costs nothing; after loading, so that a plugin's
+        # output format counts.
+        check_output_path(out, registry)
     try:
         with progress_reporter(0, enabled=not quiet and not as_json) as progress:
             options = RunOptions(
@@ -113,10 +115,10 @@ def run(
         click.echo(f"no tests match {', '.join(filters)}", err=True)
         ctx.exit(ExitCode.NO_TESTS)
     doc = outcome.document
-    write_output(doc, outcome.run_dir.root / "report.html", None)
+    write_output(doc, outcome.run_dir.root / "report.html", None, registry)
     for out in outputs:
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_output(doc, out, outcome.run_dir.jsonl_path)
+        write_output(doc, out, outcome.run_dir.jsonl_path, registry)
     if as_json:
         emit_json(doc)
     text = terminal.render(doc)

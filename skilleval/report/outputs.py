@@ -1,78 +1,54 @@
-"""Write a run's results in the format a file's extension asks for (``-o/--output``)."""
+"""Write a run's results in the format a file's extension asks for (``-o/--output``).
+
+Formats are registered output formats (:func:`~skilleval.plugins.reporter`): the built-ins in
+:mod:`skilleval.report.formats`, and any a plugin adds.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from skilleval.errors import UsageError
+from skilleval.errors import Diagnostic, Location, PluginError, UsageError
+from skilleval.plugins.manager import PluginManager
+from skilleval.plugins.markers import ReporterType
 
 SUPPORTED: tuple[str, ...] = (".json", ".jsonl", ".html", ".xml", ".md", ".csv")
-"""Extensions :func:`write_output` understands, in the order the docs list them."""
+"""The built-in formats' extensions, in the order the docs list them."""
+
+WriteFn = Callable[[Mapping[str, Any], Path], None]
 
 
-def _json(doc: Mapping[str, Any]) -> str:
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+def builtin_formats() -> PluginManager:
+    """A manager with the built-ins only, for writers that never see a suite's plugins."""
+    manager = PluginManager()
+    manager.load_builtins()
+    return manager
 
 
-def _jsonl(doc: Mapping[str, Any]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in doc.get("records") or ())
-
-
-def _html(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.html import render_html
-
-    return render_html(doc)
-
-
-def _xml(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.junit import render_junit
-
-    return render_junit(doc)
-
-
-def _md(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.markdown import render_markdown
-
-    return render_markdown(doc)
-
-
-def _csv(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.csvout import render_csv
-
-    return render_csv(doc)
-
-
-_RENDERERS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
-    ".json": _json,
-    ".jsonl": _jsonl,
-    ".html": _html,
-    ".xml": _xml,
-    ".md": _md,
-    ".csv": _csv,
-}
-
-
-def check_output_path(path: Path) -> str:
+def check_output_path(path: Path, formats: PluginManager) -> ReporterType:
     """The format for ``path``, or a UsageError naming the supported extensions.
 
     Call it for every ``-o`` before the run starts, so a typo costs nothing.
     """
-    suffix = path.suffix.lower()
-    if suffix not in _RENDERERS:
+    found = formats.reporter_for(path.suffix)
+    if found is None:
         shown = f"'{path.suffix}'" if path.suffix else "no extension"
+        known = [s for s in SUPPORTED if formats.reporter_for(s)]
+        known += sorted(r.suffix for r in formats.reporters() if r.suffix not in SUPPORTED)
         raise UsageError(
             f"cannot write {path}: {shown} is not a supported output format; "
-            f"use one of {', '.join(SUPPORTED)}"
+            f"use one of {', '.join(known)}"
         )
-    return suffix
+    return found
 
 
-def write_output(doc: dict[str, Any], path: Path, jsonl_source: Path | None) -> None:
+def write_output(
+    doc: Mapping[str, Any], path: Path, jsonl_source: Path | None, formats: PluginManager
+) -> None:
     """Write ``doc`` to ``path`` in the format its extension names.
 
     Args:
@@ -80,16 +56,31 @@ def write_output(doc: dict[str, Any], path: Path, jsonl_source: Path | None) -> 
         path: Where to write; parent folders are created. The file is replaced atomically.
         jsonl_source: The run's streamed results.jsonl. For a ``.jsonl`` output it is copied
             byte for byte when given; otherwise the records are written from ``doc``.
+        formats: The registered output formats.
 
     Raises:
-        UsageError: The extension is not one of :data:`SUPPORTED` (a SkillevalError).
+        UsageError: No registered format writes files with this extension.
+        PluginError: A plugin's format raised; the file is left as it was.
     """
-    suffix = check_output_path(path)
+    found = check_output_path(path, formats)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    if suffix == ".jsonl" and jsonl_source is not None and jsonl_source.is_file():
+    if found.name == "jsonl" and jsonl_source is not None and jsonl_source.is_file():
         shutil.copyfile(jsonl_source, tmp)
     else:
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
-            fh.write(_RENDERERS[suffix](doc))
+        try:
+            cast(WriteFn, found.factory)(doc, tmp)
+        except Exception as exc:
+            tmp.unlink(missing_ok=True)
+            if found.origin == "builtin":
+                raise  # a bug in skilleval: keep the traceback
+            code = found.factory.__code__
+            where = Location(code.co_filename, code.co_firstlineno, 1)
+            message = (
+                f"output format '{found.name}' could not write {path}: {type(exc).__name__}: {exc}"
+            )
+            raise PluginError([Diagnostic(where, message)]) from exc
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     os.replace(tmp, path)

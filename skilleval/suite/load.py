@@ -19,15 +19,7 @@ from jmespath.exceptions import JMESPathError
 
 from skilleval import expr
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
-from skilleval.engine.base import Decoding, ModelSpec
-from skilleval.errors import (
-    Diagnostic,
-    DiagnosticsError,
-    Location,
-    PluginError,
-    RegexError,
-    SuiteError,
-)
+from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
@@ -42,11 +34,11 @@ from skilleval.suite.model import (
     Transform,
     Turn,
 )
-from skilleval.suite.schema import load_schema, sub_schema, validate
+from skilleval.suite.model_config import ModelSpec, parse_decoding, parse_model
+from skilleval.suite.schema import validate, validator_for
+from skilleval.suite.suite_schema import suite_schema
 from skilleval.suite.yamlio import Document, display_path, load_yaml
-from skilleval.util import saferegex
-
-SCHEMA = "suite.schema.json"
+from skilleval.userfile import lookup_problem, read_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +60,8 @@ class _Loader:
     diags: list[Diagnostic] = field(default_factory=list)
     reader: filerefs.Reader = field(default_factory=filerefs.Reader)
     registry: Registry = field(default_factory=Registry)
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    """The suite schema for what ``registry`` holds."""
     top: dict[str, Any] = field(default_factory=dict)
     """The suite's top-level mapping."""
     shared_tools: tuple[Any, ...] = ()
@@ -88,23 +82,28 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
         PluginError: when a plugin folder cannot be loaded.
     """
     loader = _Loader(path, overrides or Overrides())
-    doc = load_yaml(path)
+    doc = load_yaml(path, strict=False)
     loader.reader.files.add(path.resolve())
     if doc.data is None or doc.data == {}:
         raise SuiteError(
             [
+                *doc.problems,
                 Diagnostic(
                     Location(doc.display, 1, 1),
                     "suite is empty: expected a mapping with a `tests:` list",
-                )
+                ),
             ]
         )
     if not isinstance(doc.data, dict):
-        raise SuiteError([Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")])
-    problems = validate(doc, load_schema(SCHEMA), what="the suite")
-    if problems:
-        raise SuiteError(problems)
+        raise SuiteError(
+            [*doc.problems, Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")]
+        )
     loader.registry = _registry(loader, doc)
+    loader.schema = suite_schema(loader.registry)
+    problems = validate(doc, loader.schema, what="the suite")
+    if problems:
+        raise SuiteError([*doc.problems, *problems])
+    loader.diags.extend(doc.problems)
     loader.top = doc.data
     suite = _compile(loader, doc)
     if loader.diags:
@@ -114,8 +113,10 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
 
 def _registry(loader: _Loader, doc: Document) -> Registry:
     folders: list[tuple[Path, Location | None]] = []
-    for i, rel in enumerate(doc.data.get("plugins") or []):
-        folders.append((loader.path.parent / rel, doc.at(["plugins", i])))
+    listed = doc.data.get("plugins") or []
+    for i, rel in enumerate(listed if isinstance(listed, list) else []):
+        if isinstance(rel, str) and rel:  # anything else is a schema error, reported next
+            folders.append((loader.path.parent / rel, doc.at(["plugins", i])))
     folders.extend((p, None) for p in loader.overrides.plugin_dirs)
     registry = default_registry(folders, entry_points=loader.overrides.entry_points)
     for folder, _ in folders:
@@ -145,7 +146,8 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     judge = None
     if "judge" in data or loader.overrides.judge is not None:
         judge = _model_spec(loader, doc, "judge", loader.overrides.judge)
-    decoding = _decoding(loader, doc)
+    decoding, diags = parse_decoding(doc, loader.overrides.seed)
+    loader.diags.extend(diags)
     trials = loader.overrides.trials or int(data.get("trials", 1))
     if trials > 1 and decoding.mode == "deterministic":
         where = doc.key_at(["trials"]) if "trials" in data else doc.at()
@@ -206,6 +208,10 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
 
 def _skill_file(loader: _Loader, raw: str, where: Location) -> Skill | None:
     path = loader.path.parent / raw
+    unreadable = lookup_problem(path)
+    if unreadable is not None:
+        loader.error(where, unreadable)
+        return None
     if path.is_dir():
         path = path / "SKILL.md"
     if not path.exists():
@@ -307,7 +313,7 @@ def _prompt_item(
             pdoc = load_yaml(path, where=where)
             out.append(_chat_prompt(loader, pdoc, label or path.stem))
             continue
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, where=where)
         # promptfoo's convention: several prompts in one text file, split by a `---` line.
         parts = [p.strip("\n") for p in re.split(r"^---\s*$", text, flags=re.M)]
         parts = [p for p in parts if p.strip()]
@@ -375,7 +381,7 @@ def _raw_tests(loader: _Loader, doc: Document) -> list[filerefs.RawTest]:
         else [(t, ["tests", i]) for i, t in enumerate(raw)]
     )
     out: list[filerefs.RawTest] = []
-    test_schema = sub_schema(SCHEMA, "test")
+    test_schema = {"$defs": loader.schema["$defs"], "$ref": "#/$defs/test"}
     for item, at in entries:
         if not isinstance(item, str):
             out.append(filerefs.RawTest(doc.sub(at), base))
@@ -499,7 +505,11 @@ def _shared_tools(loader: _Loader, doc: Document, default_doc: Document | None) 
     for source, base in sources:
         if "tools" in source.data:
             tools, diags = parse_tools(
-                source, ["tools"], base_dir=base, plugin_dirs=_plugin_folders(loader)
+                source,
+                ["tools"],
+                base_dir=base,
+                plugin_dirs=_plugin_folders(loader),
+                kinds=loader.registry.tool_kinds(),
             )
             loader.diags.extend(diags)
             shared.extend(tools)
@@ -523,7 +533,13 @@ def _agent(
     data: dict[str, Any] = doc.data
     own: tuple[Any, ...] = ()
     if "tools" in data:
-        own, diags = parse_tools(doc, ["tools"], base_dir=base, plugin_dirs=_plugin_folders(loader))
+        own, diags = parse_tools(
+            doc,
+            ["tools"],
+            base_dir=base,
+            plugin_dirs=_plugin_folders(loader),
+            kinds=loader.registry.tool_kinds(),
+        )
         loader.diags.extend(diags)
     environment = None
     if "environment" in data:
@@ -764,14 +780,12 @@ def _options_ok(
     loader: _Loader, spec: Any, options: Mapping[str, Any], doc: Document, at: list[str | int]
 ) -> bool:
     """Type-specific keys (``reference``, ``require``, ``rubricPrompt`` …) against their schemas."""
-    from jsonschema import Draft202012Validator
-
     ok = True
     for key, value in options.items():
         schema = spec.options_schema.get(key)
         if not isinstance(schema, Mapping) or not schema:
             continue
-        errors = list(Draft202012Validator(dict(schema)).iter_errors(value))
+        errors = list(validator_for(schema).iter_errors(value))
         if errors:
             loader.error(
                 doc.at([*at, key]), f"invalid '{key}' for '{spec.name}': {errors[0].message}"
@@ -790,10 +804,8 @@ def _value_ok(
 ) -> bool:
     where = doc.at(at)
     if spec.value_schema is not None:
-        from jsonschema import Draft202012Validator
-
         errors = sorted(
-            Draft202012Validator(dict(spec.value_schema)).iter_errors(value),
+            validator_for(spec.value_schema).iter_errors(value),
             key=lambda e: list(e.absolute_path),
         )
         if errors:
@@ -866,133 +878,25 @@ def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) ->
     return Transform("expr", source, where)
 
 
-# -- model settings ------------------------------------------------------------------------
+# -- model settings (parsed in suite/model_config.py, by each provider's registration) -------
 
 
 def _model_spec(loader: _Loader, doc: Document, key: str, override: str | None) -> ModelSpec:
     raw: Any = override if override is not None else doc.data.get(key)
-    where = doc.at([key]) if key in doc.data and override is None else Location("command line")
-    return parse_model(loader, raw, where, doc if override is None else None, key)
-
-
-def parse_model(
-    loader: _Loader, raw: Any, where: Location, doc: Document | None, key: str
-) -> ModelSpec:
-    base = loader.path.parent
-    if raw is None or raw == "default":
-        return ModelSpec(kind="gguf", path="default", label="default")
-    if isinstance(raw, str):
-        if raw in ("echo", "scripted"):
-            return ModelSpec(kind=raw, label=raw)  # type: ignore[arg-type]
-        if raw.startswith(("http://", "https://")):
-            loader.error(
-                where,
-                f"to use a server, write `{key}: {{provider: openai, base_url: {raw}, model: NAME}}`",
-            )
-            return ModelSpec(kind="echo")
-        path = Path(raw).expanduser()
-        path = path if path.is_absolute() else base / path
-        return ModelSpec(kind="gguf", path=str(path), label=raw)
-    spec: dict[str, Any] = dict(raw)
-    kind = spec.get("provider") or (
-        "openai" if "base_url" in spec else "gguf" if "path" in spec else None
+    from_doc = key in doc.data and override is None
+    spec, diags = parse_model(
+        raw,
+        key=key,
+        where=doc.at([key]) if from_doc else Location("command line"),
+        doc=doc if from_doc else None,
+        manager=loader.registry,
+        base_dir=loader.path.parent,
+        reader=loader.reader,
     )
-    if kind is None:
-        loader.error(
-            where, f"`{key}:` needs `provider:` (gguf, openai, echo or scripted) or `path:`"
-        )
-        return ModelSpec(kind="echo")
-    allowed = {
-        "gguf": {"provider", "path", "n_ctx", "threads", "n_batch"},
-        "openai": {"provider", "base_url", "model", "api_key_env", "timeout", "retries"},
-        "echo": {"provider"},
-        "scripted": {"provider", "responses", "default"},
-    }[kind]
-    for extra in sorted(set(spec) - allowed):
-        at = doc.key_at([key, extra]) if doc else where
-        loader.error(at, f"'{extra}' does not apply to the {kind} provider")
-    if kind == "openai":
-        for need in ("base_url", "model"):
-            if need not in spec:
-                loader.error(where, f"the openai provider needs `{need}:`")
-        return ModelSpec(
-            kind="openai",
-            base_url=str(spec.get("base_url", "")).rstrip("/"),
-            model=spec.get("model"),
-            api_key_env=spec.get("api_key_env"),
-            timeout_s=float(spec.get("timeout", 120.0)),
-            retries=int(spec.get("retries", 3)),
-            label=str(spec.get("base_url", "")),
-        )
-    if kind == "scripted":
-        rules = spec.get("responses") or []
-        if filerefs.is_ref(rules):
-            try:
-                rules = loader.reader.value(
-                    str(rules), base, doc.at([key, "responses"]) if doc else where
-                )
-            except DiagnosticsError as exc:
-                loader.absorb(exc)
-                rules = []
-        rules = _check_rules(loader, rules, where)
-        return ModelSpec(
-            kind="scripted",
-            responses=tuple(rules),
-            default_response=spec.get("default"),
-            label="scripted",
-        )
-    if kind == "echo":
-        return ModelSpec(kind="echo", label="echo")
-    path_raw = str(spec.get("path", "default"))
-    if path_raw != "default":
-        p = Path(path_raw).expanduser()
-        path_raw = str(p if p.is_absolute() else base / p)
-    return ModelSpec(
-        kind="gguf",
-        path=path_raw,
-        n_ctx=int(spec.get("n_ctx", 4096)),
-        threads=spec.get("threads"),
-        n_batch=int(spec.get("n_batch", 512)),
-        label=str(spec.get("path", "default")),
-    )
-
-
-def _check_rules(loader: _Loader, rules: Any, where: Location) -> list[Mapping[str, Any]]:
-    if not isinstance(rules, list):
-        loader.error(where, "scripted `responses` must be a list of {id|match, output|outputs}")
-        return []
-    out: list[Mapping[str, Any]] = []
-    for rule in rules:
-        if not isinstance(rule, dict) or not ({"output", "outputs"} & set(rule)):
-            loader.error(where, "each scripted response needs `output:` or `outputs:`")
-            continue
-        if "match" in rule:
-            try:
-                saferegex.compile(str(rule["match"]))
-            except RegexError as exc:
-                loader.error(where, f"scripted response `match` is not a valid regex: {exc}")
-                continue
-        out.append(rule)
-    return out
-
-
-def _decoding(loader: _Loader, doc: Document) -> Decoding:
-    raw = doc.data.get("decoding") or {}
-    dec = Decoding(
-        mode=raw.get("mode", "deterministic"),
-        seed=int(raw.get("seed", 0)),
-        temperature=float(raw.get("temperature", 0.8)),
-        top_p=float(raw.get("top_p", 0.95)),
-        max_tokens=int(raw.get("max_tokens", 256)),
-    )
-    if loader.overrides.seed is not None:
-        from dataclasses import replace
-
-        dec = replace(dec, seed=loader.overrides.seed)
-    if dec.mode == "deterministic" and ("temperature" in raw or "top_p" in raw):
-        key = "temperature" if "temperature" in raw else "top_p"
-        loader.error(
-            doc.key_at(["decoding", key]),
-            f"`{key}` only applies in distribution mode; deterministic mode is greedy",
-        )
-    return dec
+    loader.diags.extend(diags)
+    if spec is not None:
+        return spec
+    # A placeholder keeps loading going so that every problem is reported; the diagnostics
+    # above make the load fail before anything could run it.
+    placeholder = loader.registry.provider("echo") or loader.registry.providers()[0]
+    return ModelSpec(placeholder, label="invalid")

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import AssertionType
-from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import Location
 from skilleval.skills import Skill
+from skilleval.suite.model_config import Decoding, ModelSpec
 
 if TYPE_CHECKING:
     from skilleval.agent.tools import ToolSpec
