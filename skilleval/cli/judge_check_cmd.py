@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from skilleval.cli.options import emit_json, json_option
-from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.cache import CachingProvider, open_cache
 from skilleval.engine.factory import create_provider
 from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
@@ -94,8 +94,12 @@ def judge_check(
 def _client(judge_model: str, seed: int, no_cache: bool) -> Any:
     home = home_dir()
     provider = create_provider(judge_spec(judge_model), home=home)
-    cache = None if no_cache else ResponseCache(home / "cache.db")
-    return JudgeClient(CachingProvider(provider, cache), seed=seed)
+    cache = None if no_cache else open_cache(home / "cache.db", _warn)
+    return JudgeClient(CachingProvider(provider, cache, _warn), seed=seed)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
 
 
 def model_name(describe: dict[str, Any]) -> str:

@@ -49,15 +49,19 @@ def overfit(
             f"{suite.display} has no `skill:`: the overfitting judge compares a suite with "
             "the SKILL.md it tests"
         )
-    from skilleval.engine.cache import CachingProvider, ResponseCache
+    from skilleval.engine.cache import CachingProvider, open_cache
     from skilleval.engine.factory import create_provider
     from skilleval.judge import JudgeClient
 
     home = home_dir()
     spec = suite.judge or suite.model
-    cache = None if no_cache else ResponseCache(home / "cache.db")
+
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
+    cache = None if no_cache else open_cache(home / "cache.db", warn)
     judge = JudgeClient(
-        CachingProvider(create_provider(spec, home=home), cache), seed=suite.decoding.seed
+        CachingProvider(create_provider(spec, home=home), cache, warn), seed=suite.decoding.seed
     )
     try:
         block = overfit_report(suite, judge)

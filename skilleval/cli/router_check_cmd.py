@@ -8,7 +8,7 @@ import click
 
 from skilleval.cli.judge_check_cmd import judge_spec, model_name
 from skilleval.cli.options import emit_json, json_option
-from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.cache import CachingProvider, open_cache
 from skilleval.engine.factory import create_provider
 from skilleval.errors import ProviderError
 from skilleval.exitcodes import ExitCode
@@ -56,9 +56,14 @@ def router_check(
     """
     router_set = load_router_set()
     home = home_dir()
+
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
     provider = CachingProvider(
         create_provider(judge_spec(router_model, key="router", option="--router-model"), home=home),
-        None if no_cache else ResponseCache(home / "cache.db"),
+        None if no_cache else open_cache(home / "cache.db", warn),
+        warn,
     )
     try:
         try:

@@ -385,7 +385,7 @@ class CachingProvider:
     ) -> None:
         self.inner = inner
         self.cache = cache
-        self._warn = warn
+        self.warn = warn
         self.max_concurrency = inner.max_concurrency
         self.calls = 0
         self.hits = 0
@@ -455,8 +455,8 @@ class CachingProvider:
             if self.cache is not cache:
                 return  # another thread got there first
             self.cache = None
-        if self._warn is not None:
-            self._warn(f"{exc}; the run goes on without the cache")
+        if self.warn is not None:
+            self.warn(f"{exc}; the run goes on without the cache")
 
     def stats(self) -> dict[str, int]:
         """The counters, for reports."""

@@ -125,7 +125,7 @@ def guarded(provider: Provider) -> Provider:
     if isinstance(provider, CachingProvider):
         if isinstance(provider.inner, SchemaGuard):
             return provider
-        return CachingProvider(SchemaGuard(provider.inner), provider.cache)
+        return CachingProvider(SchemaGuard(provider.inner), provider.cache, provider.warn)
     if isinstance(provider, SchemaGuard):
         return provider
     return SchemaGuard(provider)
