@@ -1,0 +1,476 @@
+"""The typed results of one run: what ``results.json`` holds, block by block.
+
+Every renderer, ``compare`` and ``watch`` read these objects; :mod:`skilleval.results.write`
+is the one writer, :mod:`skilleval.results.load` the one loader, and
+``schemas/results.schema.json`` is generated from these classes (``tools/results_schema.py``).
+A field's name is its JSON key and the declaration order is the key order in the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from skilleval.results.codec import OMIT_EMPTY, meta
+from skilleval.results.records import ARM, COUNT, RATE, Record, TriggerOutcome
+
+RESULTS_VERSION = 1
+
+RunStatus = Literal["complete", "interrupted", "incomplete"]
+SuiteType = Literal["regression", "capability"]
+LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]
+Severity = Literal["Low", "Moderate", "High", "Unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteInfo:
+    """The suite that ran."""
+
+    path: str | None = field(metadata=meta("The suite file as given on the command line."))
+    description: str | None
+    type: SuiteType | None = field(
+        metadata=meta("regression gates the exit code; capability only reports.")
+    )
+    threshold: float | None = field(metadata=meta(minimum=0, maximum=1))
+    trials: int | None = field(metadata=meta(minimum=1))
+    tests: int = field(metadata=meta("Tests selected for the run.", **COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What produced the outputs: enough to tell two models apart byte for byte."""
+
+    kind: str = field(metadata=meta("gguf, openai, echo, scripted …"))
+    name: str
+    file: str | None = None
+    size: int | None = field(default=None, metadata=meta(minimum=0))
+    sha256: str | None = field(default=None, metadata=meta("Byte-exact identity of a model file."))
+    details: Mapping[str, Any] = field(default_factory=dict, metadata=meta(omit=OMIT_EMPTY))
+    error: str | None = field(
+        default=None, metadata=meta("Why the identity could not be read.", omit=OMIT_EMPTY)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelError:
+    """A model whose identity could not be read."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecodingInfo:
+    """How tokens were chosen."""
+
+    mode: Literal["deterministic", "distribution"]
+    seed: int
+    max_tokens: int = field(metadata=meta(minimum=1))
+    temperature: float = field(metadata=meta(minimum=0))
+    top_p: float | None = field(
+        default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0, maximum=1)
+    )
+    greedy: bool | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryEntry:
+    """One assertion type the run could use."""
+
+    name: str
+    tier: Literal["deterministic", "model"]
+    origin: str = field(
+        metadata=meta("builtin, a plugin folder, or an entry point with its distribution.")
+    )
+    summary: str
+    defined_at: str | None = field(
+        default=None, metadata=meta("file:line of a plugin's definition.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """Where and how the run happened."""
+
+    model: ModelInfo
+    model_spec: Mapping[str, Any] = field(metadata=meta("The `model:` setting as loaded."))
+    decoding: DecodingInfo
+    trials: int = field(metadata=meta(minimum=1))
+    python: str
+    platform: str
+    registry: tuple[RegistryEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SkillInfo:
+    """The skill under evaluation."""
+
+    name: str
+    description: str | None
+    path: str
+    digest: str = field(metadata=meta("Content digest of the skill as loaded."))
+    distractors: tuple[str, ...] = field(
+        metadata=meta("Other skills offered beside it in the routed arm.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeDecoding:
+    greedy: bool
+    temperature: float = field(metadata=meta(minimum=0))
+    top_p: float = field(metadata=meta(minimum=0, maximum=1))
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeInfo:
+    """The model that graded model-tier assertions."""
+
+    model: ModelInfo | ModelError | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    greedy: bool | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    seed: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    decoding: JudgeDecoding | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    repair_retries: int | None = field(
+        default=None,
+        metadata=meta(
+            "Retries allowed when the judge's reply does not fit its schema.",
+            omit=OMIT_EMPTY,
+            minimum=0,
+        ),
+    )
+    retry_budget_factor: float | None = field(
+        default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0)
+    )
+    reply_validation: str | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    same_as_generator: bool = field(
+        default=False,
+        metadata=meta("The judge is the model being tested, so it grades its own outputs."),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Passes, fails and errors; errors count in neither side of the rate."""
+
+    passed: int = field(metadata=meta(**COUNT))
+    failed: int = field(metadata=meta(**COUNT))
+    errors: int = field(metadata=meta(**COUNT))
+    total: int = field(metadata=meta(**COUNT))
+    pass_rate: float | None = field(
+        metadata=meta("passed / (passed + failed): errors count in neither.", **RATE)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ArmSummary:
+    """One arm's figures, overall and per tier."""
+
+    passed: int = field(metadata=meta(**COUNT))
+    failed: int = field(metadata=meta(**COUNT))
+    errors: int = field(metadata=meta(**COUNT))
+    total: int = field(metadata=meta(**COUNT))
+    pass_rate: float | None = field(metadata=meta(**RATE))
+    tiers: Mapping[str, Tally] = field(metadata=meta("deterministic and model, kept apart."))
+    metrics: Mapping[str, float] = field(metadata=meta("Mean of each named metric."))
+
+
+@dataclass(frozen=True, slots=True)
+class TestRow:
+    """One test under one arm: how its trials went."""
+
+    __test__ = False  # not a pytest class
+
+    test_id: str
+    arm: str = field(metadata=meta(**ARM))
+    passed: int = field(metadata=meta(**COUNT))
+    failed: int = field(metadata=meta(**COUNT))
+    errors: int = field(metadata=meta(**COUNT))
+    trials: int = field(metadata=meta(**COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    arms: Mapping[str, ArmSummary] = field(metadata=meta(propertyNames=ARM))
+    tests: tuple[TestRow, ...] = field(metadata=meta("One row per test × arm."))
+    errors: int = field(metadata=meta(**COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class LiftRow:
+    test_id: str
+    on: bool | None = field(
+        metadata=meta("Majority vote over ON trials; null for an even split.")
+    )
+    off: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Lift:
+    """Does the skill help? The paired ON/OFF comparison over the tests meant to trigger."""
+
+    n: int = field(metadata=meta("Distinct tests compared.", **COUNT))
+    a: int = field(metadata=meta(**COUNT))
+    b: int = field(metadata=meta(**COUNT))
+    c: int = field(metadata=meta(**COUNT))
+    d: int = field(metadata=meta(**COUNT))
+    lift: float | None = field(
+        metadata=meta(
+            "(b - c) / n: the ON pass rate minus the OFF pass rate.", minimum=-1, maximum=1
+        )
+    )
+    lift_exact: str | None = field(metadata=meta(pattern="^-?[0-9]+/[0-9]+$"))
+    p_two_sided: float = field(metadata=meta(minimum=0, maximum=1))
+    p_one_sided: float = field(metadata=meta(minimum=0, maximum=1))
+    p_one_sided_reverse: float = field(metadata=meta(minimum=0, maximum=1))
+    ci95: tuple[float, float] = field(metadata=meta("Newcombe 95% interval of the lift."))
+    alpha: float = field(metadata=meta(exclusiveMinimum=0, exclusiveMaximum=1))
+    min_lift: float
+    min_tests: int = field(metadata=meta(**COUNT))
+    sidedness: Literal["two-sided", "greater"]
+    verdict: LiftVerdict
+    reason: str
+    tests: tuple[LiftRow, ...]
+    excluded: tuple[str, ...] = field(
+        metadata=meta(
+            "Tests left out of the pairs because a side's vote was a tie or had only errors."
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """Did the skill fire when it should, and only then?"""
+
+    tp: int = field(metadata=meta(**COUNT))
+    fp: int = field(metadata=meta(**COUNT))
+    tn: int = field(metadata=meta(**COUNT))
+    fn: int = field(metadata=meta(**COUNT))
+    n: int = field(metadata=meta(**COUNT))
+    accuracy: float | None = field(metadata=meta(**RATE))
+    precision: float | None = field(metadata=meta(**RATE))
+    recall: float | None = field(metadata=meta(**RATE))
+    f1: float | None = field(metadata=meta(**RATE))
+    labels: tuple[str, ...] = field(metadata=meta("Row and column order of the matrix."))
+    matrix: tuple[tuple[int, ...], ...] = field(
+        metadata=meta("Counts: rows are what was wanted, columns what was chosen.")
+    )
+    tests: tuple[TriggerOutcome, ...]
+    misrouted: tuple[str, ...] = field(metadata=meta("Tests whose trigger decision was wrong."))
+    errors: tuple[str, ...] = field(
+        metadata=meta("Tests whose trigger decision could not be made.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    k: int = field(metadata=meta(minimum=1))
+    value: float = field(metadata=meta(minimum=0, maximum=1))
+    exact: str = field(metadata=meta(pattern="^[0-9]+/[0-9]+$"))
+
+
+@dataclass(frozen=True, slots=True)
+class Fraction:
+    value: float = field(metadata=meta(minimum=0, maximum=1))
+    exact: str = field(metadata=meta(pattern="^[0-9]+/[0-9]+$"))
+
+
+@dataclass(frozen=True, slots=True)
+class TestReliability:
+    __test__ = False  # not a pytest class
+
+    name: str
+    n: int = field(metadata=meta("Trials run.", minimum=1))
+    c: int = field(metadata=meta("Trials passed.", **COUNT))
+    flaky: bool
+    pass_at_k: tuple[CurvePoint, ...]
+    pass_hat_k: tuple[CurvePoint, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReliabilityPoint:
+    k: int = field(metadata=meta(minimum=1))
+    pass_at_k: Fraction | None
+    pass_hat_k: Fraction | None
+    tests_counted: int = field(metadata=meta(**COUNT))
+    tests_skipped: int = field(metadata=meta(**COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class Reliability:
+    """pass@k and pass^k for one arm."""
+
+    tests: tuple[TestReliability, ...]
+    aggregate: tuple[ReliabilityPoint, ...]
+    flaky: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OverfitItem:
+    kind: Literal["rubric", "statement", "assertion"]
+    index: int = field(metadata=meta(minimum=1))
+    test_id: str
+    text: str
+    label: str
+    reasoning: str
+
+
+@dataclass(frozen=True, slots=True)
+class Overfit:
+    """The overfitting judge's report on the eval itself: informational, never a gate."""
+
+    severity: Severity
+    score: float | None = field(metadata=meta(minimum=0, maximum=1))
+    per_element: float | None = field(metadata=meta(minimum=0, maximum=1))
+    holistic: float | None
+    items: tuple[OverfitItem, ...]
+    reason: str
+    unclassified: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """How many model calls the run made and what they cost."""
+
+    judge_calls: int | None = field(
+        default=None,
+        metadata=meta("Calls the judge model answered; cache hits excluded.", omit=OMIT_EMPTY),
+    )
+    judge_cache_hits: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    judge_prompt_tokens: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    judge_completion_tokens: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    judge_tokens_evaluated: int | None = field(
+        default=None,
+        metadata=meta(
+            "Prompt tokens the judge model evaluated (not reused from its KV cache).",
+            omit=OMIT_EMPTY,
+        ),
+    )
+    model_calls: int = field(
+        default=0,
+        metadata=meta(
+            "Calls the model under test answered (generation and routing); cache hits excluded.",
+            **COUNT,
+        ),
+    )
+    cache_hits: int = field(default=0, metadata=meta(**COUNT))
+    prompt_tokens: int = field(default=0, metadata=meta(**COUNT))
+    completion_tokens: int = field(default=0, metadata=meta(**COUNT))
+    tokens_evaluated: int = field(default=0, metadata=meta(**COUNT))
+    generation_tokens_per_s: float | None = field(
+        default=None,
+        metadata=meta("Null for providers whose timing means nothing (echo, scripted).", minimum=0),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GateCheck:
+    """One condition of the gate: what was required, what was measured."""
+
+    name: str
+    required: str = field(metadata=meta('The condition, e.g. ">= 0.9".'))
+    actual: int | float | str | None
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """The verdict and its exit code."""
+
+    type: SuiteType
+    passed: bool
+    exit_code: int = field(metadata=meta(minimum=0))
+    checks: tuple[GateCheck, ...]
+    reasons: tuple[str, ...] = field(
+        metadata=meta("Why the gate did not pass; empty when it did.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    started_at: str | None = field(metadata=meta("ISO 8601, UTC."))
+    duration_s: float | None = field(metadata=meta(minimum=0))
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run of a suite: what ran, on which model, every graded output and the aggregates."""
+
+    version: int = field(
+        metadata=meta(
+            "Results format version. Readers refuse versions they do not know.",
+            const=RESULTS_VERSION,
+        )
+    )
+    skilleval: str | None = field(
+        metadata=meta("The skilleval version that wrote the run; null when rebuilt from results.jsonl.")
+    )
+    run_id: str = field(
+        metadata=meta("The run directory's name: <UTC stamp>-<suite stem>-<random>.")
+    )
+    status: RunStatus = field(
+        metadata=meta(
+            "complete: every planned result is here. interrupted: stopped by Ctrl-C, results.json "
+            "written with what finished. incomplete: results.json was missing and this document "
+            "was rebuilt from a truncated results.jsonl."
+        )
+    )
+    notes: tuple[str, ...] = field(
+        metadata=meta(
+            "Why the document is not the run's own results.json (added by readers, never by "
+            "the runner).",
+            omit=OMIT_EMPTY,
+        )
+    )
+    suite: SuiteInfo
+    environment: Environment | None = field(
+        metadata=meta("Null only in a document rebuilt from results.jsonl.")
+    )
+    skill: SkillInfo | None = field(
+        metadata=meta("The skill under evaluation; null for a plain prompt suite.")
+    )
+    judge: JudgeInfo | None = field(
+        metadata=meta("The model that graded model-tier assertions; null when none ran.")
+    )
+    arms: tuple[str, ...] = field(
+        metadata=meta(
+            "The conditions every test ran under: [default], or some of off (no skill), on "
+            "(skill loaded) and routed (skill among distractors).",
+            minItems=1,
+            uniqueItems=True,
+        )
+    )
+    primary_arm: str = field(metadata=meta("The arm whose pass rate the gate uses.", **ARM))
+    records: tuple[Record, ...] = field(
+        metadata=meta("One item per test × arm × trial, in plan order.")
+    )
+    summary: Summary
+    lift: Lift | None = field(
+        metadata=meta("Does the skill help? Paired ON/OFF comparison; null without both arms.")
+    )
+    trigger: Trigger | None = field(
+        metadata=meta(
+            "Did the skill fire when it should, and only then? Null without trigger tests."
+        )
+    )
+    reliability: Mapping[str, Reliability] | None = field(
+        metadata=meta(
+            "pass@k and pass^k per arm; null when each test ran once.", propertyNames=ARM
+        )
+    )
+    overfit: Overfit | None = field(
+        metadata=meta(
+            "The overfitting check of the suite against the skill; null when it did not run."
+        )
+    )
+    calls: Calls | None
+    gate: Gate | None = field(
+        metadata=meta(
+            "The verdict and its exit code; null only in a document rebuilt from results.jsonl."
+        )
+    )
+    timing: Timing
+
+    @property
+    def primary(self) -> ArmSummary | None:
+        """The primary arm's summary."""
+        return self.summary.arms.get(self.primary_arm)
