@@ -22,11 +22,11 @@ from skilleval.report.compare import compare, render_text
 from skilleval.report.csvout import render_csv
 from skilleval.report.html import csp_hash, render_html
 from skilleval.report.junit import render_junit
-from skilleval.report.load import ReportWarning, load_run, validate_document
+from skilleval.results.load import ReportWarning, load_run, validate_document
 from skilleval.report.markdown import render_markdown
 from skilleval.report.outputs import SUPPORTED, write_output
 from skilleval.report.progress import Tally, progress_reporter
-from skilleval.runner.records import Record
+from skilleval.results.records import Record
 from skilleval.suite.schema import load_schema
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from skilleval.cli.options import emit_json, json_option
-from skilleval.report.load import JSONL_NAME, load_run, resolve_run
+from skilleval.errors import UsageError
+from skilleval.exitcodes import ExitCode
 from skilleval.report.outputs import check_output_path, write_output
+from skilleval.results.load import JSONL_NAME, load_run, resolve_run
 
 
 def _warn(message: str) -> None:
@@ -26,23 +28,35 @@ def _warn(message: str) -> None:
     help="Write here; the extension picks the format (repeatable). Default: RUN/report.html.",
 )
 @json_option
-def report(run: Path, outputs: tuple[Path, ...], as_json: bool) -> None:
+@click.pass_context
+def report(ctx: click.Context, run: Path, outputs: tuple[Path, ...], as_json: bool) -> None:
     """Render RUN (a run directory, runs/latest, or a results file) as a report."""
     for out in outputs:
         check_output_path(out)
     source = resolve_run(run)
-    doc = load_run(source, on_warning=_warn)
+    loaded = load_run(source, on_warning=_warn)
     targets = list(outputs) or [source.parent / "report.html"]
     jsonl = source.parent / JSONL_NAME
+    written: list[Path] = []
+    unwritten: list[str] = []
     for target in targets:
-        write_output(doc, target, jsonl if jsonl.is_file() else None)
+        try:
+            write_output(loaded, target, jsonl if jsonl.is_file() else None)
+        except UsageError as exc:
+            unwritten.append(str(exc))
+            continue
+        written.append(target)
         click.echo(f"wrote {target}", err=True)
     if as_json:
         emit_json(
             {
-                "run_id": doc.get("run_id"),
-                "status": doc.get("status"),
+                "run_id": loaded.run_id,
+                "status": loaded.status,
                 "source": str(source),
-                "written": [str(t) for t in targets],
+                "written": [str(t) for t in written],
             }
         )
+    for message in unwritten:
+        click.echo(f"error: {message}", err=True)
+    if unwritten:
+        ctx.exit(ExitCode.USAGE)

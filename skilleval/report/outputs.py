@@ -2,65 +2,50 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from skilleval.errors import UsageError
+from skilleval.report.csvout import render_csv
+from skilleval.report.junit import render_junit
+from skilleval.report.markdown import render_markdown
+from skilleval.report.target import check_target, write_target
+from skilleval.results.model import Run
+from skilleval.results.write import dumps_records, dumps_run
 
 SUPPORTED: tuple[str, ...] = (".json", ".jsonl", ".html", ".xml", ".md", ".csv")
 """Extensions :func:`write_output` understands, in the order the docs list them."""
 
 
-def _json(doc: Mapping[str, Any]) -> str:
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+def render_json(run: Run) -> str:
+    return dumps_run(run)
 
 
-def _jsonl(doc: Mapping[str, Any]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in doc.get("records") or ())
+def render_jsonl(run: Run) -> str:
+    return dumps_records(run)
 
 
-def _html(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.html import render_html
+def _html(run: Run) -> str:
+    from skilleval.report.html import render_html  # lazy: start-up time (jinja2)
 
-    return render_html(doc)
-
-
-def _xml(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.junit import render_junit
-
-    return render_junit(doc)
+    return render_html(run)
 
 
-def _md(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.markdown import render_markdown
-
-    return render_markdown(doc)
-
-
-def _csv(doc: Mapping[str, Any]) -> str:
-    from skilleval.report.csvout import render_csv
-
-    return render_csv(doc)
-
-
-_RENDERERS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
-    ".json": _json,
-    ".jsonl": _jsonl,
+_RENDERERS: Mapping[str, Callable[[Run], str]] = {
+    ".json": render_json,
+    ".jsonl": render_jsonl,
     ".html": _html,
-    ".xml": _xml,
-    ".md": _md,
-    ".csv": _csv,
+    ".xml": render_junit,
+    ".md": render_markdown,
+    ".csv": render_csv,
 }
 
 
 def check_output_path(path: Path) -> str:
     """The format for ``path``, or a UsageError naming the supported extensions.
 
-    Call it for every ``-o`` before the run starts, so a typo costs nothing.
+    Call it for every ``-o`` before the run starts, so a typo costs nothing. A path that can
+    never be written (a folder, or under a file) is refused here too.
     """
     suffix = path.suffix.lower()
     if suffix not in _RENDERERS:
@@ -69,27 +54,33 @@ def check_output_path(path: Path) -> str:
             f"cannot write {path}: {shown} is not a supported output format; "
             f"use one of {', '.join(SUPPORTED)}"
         )
+    check_target(path)
     return suffix
 
 
-def write_output(doc: dict[str, Any], path: Path, jsonl_source: Path | None) -> None:
-    """Write ``doc`` to ``path`` in the format its extension names.
+def write_output(run: Run, path: Path, jsonl_source: Path | None) -> None:
+    """Write ``run`` to ``path`` in the format its extension names.
 
     Args:
-        doc: The results document.
+        run: The run's results.
         path: Where to write; parent folders are created. The file is replaced atomically.
         jsonl_source: The run's streamed results.jsonl. For a ``.jsonl`` output it is copied
-            byte for byte when given; otherwise the records are written from ``doc``.
+            byte for byte when given; otherwise the records are written from ``run``.
 
     Raises:
-        UsageError: The extension is not one of :data:`SUPPORTED` (a SkillevalError).
+        UsageError: The extension is not one of :data:`SUPPORTED`, or the file could not be
+            written (a SkillevalError; the message names the path and the reason).
     """
     suffix = check_output_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
     if suffix == ".jsonl" and jsonl_source is not None and jsonl_source.is_file():
-        shutil.copyfile(jsonl_source, tmp)
-    else:
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
-            fh.write(_RENDERERS[suffix](doc))
-    os.replace(tmp, path)
+        try:
+            with jsonl_source.open(encoding="utf-8", newline="") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {jsonl_source}: {exc.strerror or exc}") from None
+        write_target(path, text)
+        return
+    write_target(path, _RENDERERS[suffix](run))
+
+
+__all__ = ["SUPPORTED", "check_output_path", "render_json", "render_jsonl", "write_output"]

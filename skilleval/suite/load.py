@@ -31,6 +31,7 @@ from skilleval.suite.model import (
     Transform,
     Turn,
 )
+from skilleval.suite.gate import parse_gate
 from skilleval.suite.schema import load_schema, sub_schema, validate
 from skilleval.suite.yamlio import Document, display_path, load_yaml
 
@@ -158,12 +159,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         min_lift=float(lift_raw.get("min_lift", 0.0)),
         sidedness=lift_raw.get("sidedness", "two-sided"),
     )
-    gate_cfg = dict(data.get("gate") or {})
-    if "skill" not in data and ("lift" in gate_cfg or "trigger_accuracy" in gate_cfg):
-        key = "lift" if "lift" in gate_cfg else "trigger_accuracy"
-        loader.error(
-            doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`"
-        )
+    gate_cfg = parse_gate(doc, data.get("gate"), "skill" in data, loader.error)
     plugin_dirs = tuple((base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}
     return Suite(
