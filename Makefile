@@ -35,9 +35,11 @@ types: setup
 
 schema: setup
 	$(BIN)/python tools/suite_schema.py
+	$(BIN)/python tools/results_schema.py
 
 schema-check: setup
 	$(BIN)/python tools/suite_schema.py --check
+	$(BIN)/python tools/results_schema.py --check
 
 # The example suites must load, and all but the deliberately overfitted one must lint clean.
 EXAMPLES := $(wildcard examples/*/suite.yaml)

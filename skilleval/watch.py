@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from skilleval.engine.base import ModelSpec, Provider
 from skilleval.errors import Diagnostic, DiagnosticsError, SkillevalError
@@ -251,9 +251,7 @@ class Watcher:
         with self._lock:
             same, entry.broken = text == entry.broken, text
         keep = (
-            f"; keeping the last good results ({entry.previous.run_id})"
-            if entry.previous
-            else ""
+            f"; keeping the last good results ({entry.previous.run_id})" if entry.previous else ""
         )
         if same:
             self.echo(f"  still invalid: the same {n} error{'s' if n != 1 else ''}{keep}")

@@ -92,7 +92,9 @@ def _curve_xy(k: int, value: float, kmax: int) -> tuple[float, float]:
 
 
 def _series(
-    points: Sequence[ReliabilityPoint], pick: Callable[[ReliabilityPoint], Fraction | None], kmax: int
+    points: Sequence[ReliabilityPoint],
+    pick: Callable[[ReliabilityPoint], Fraction | None],
+    kmax: int,
 ) -> list[dict[str, Any]]:
     out = []
     for p in points:

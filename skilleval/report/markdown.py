@@ -100,7 +100,8 @@ def _reliability_lines(reliability: Mapping[str, Reliability]) -> list[str]:
         if not points:
             continue
         first, last = points[0].pass_at_k, points[-1]
-        assert first is not None and last.pass_at_k is not None
+        assert first is not None
+        assert last.pass_at_k is not None
         hat = last.pass_hat_k.value if last.pass_hat_k is not None else None
         flaky = len(rel.flaky)
         out.append(

@@ -7,6 +7,7 @@ path and the reason, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -42,8 +43,6 @@ def write_target(path: Path, text: str) -> None:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

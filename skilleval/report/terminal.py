@@ -162,11 +162,7 @@ def render(run: Run) -> str:
         out.append(
             f"model calls {calls.model_calls} · cache hits {calls.cache_hits} · "
             f"tokens evaluated {calls.tokens_evaluated} · generated {calls.completion_tokens}"
-            + (
-                f" · {calls.generation_tokens_per_s} tok/s"
-                if calls.generation_tokens_per_s
-                else ""
-            )
+            + (f" · {calls.generation_tokens_per_s} tok/s" if calls.generation_tokens_per_s else "")
             + (
                 f" · judge calls {calls.judge_calls or 0}"
                 f" (cache hits {calls.judge_cache_hits or 0},"

@@ -30,6 +30,8 @@ def meta(
     digits: int | None = None,
     none_as_empty: bool = False,
     key: str | None = None,
+    ref: str | None = None,
+    keys: str | None = None,
     **schema: Any,
 ) -> dict[str, Any]:
     """Field metadata for the codec and the schema generator.
@@ -40,8 +42,14 @@ def meta(
         digits: Round a float (or the floats of a mapping) to this many decimals on writing.
         none_as_empty: Write ``None`` as ``{}`` and read ``{}`` back as ``None``.
         key: The JSON key, when it is not a valid Python name (``pass``).
+        ref: A shared schema definition that describes the value (``count``, ``arm``).
+        keys: A shared schema definition every key of a mapping must match.
         schema: Extra JSON Schema keywords (``minimum``, ``pattern`` …).
     """
+    if ref is not None:
+        schema = {"$ref": f"#/$defs/{ref}", **schema}
+    if keys is not None:
+        schema = {"propertyNames": {"$ref": f"#/$defs/{keys}"}, **schema}
     return {
         "description": description,
         "omit": omit,
@@ -144,8 +152,10 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
                 return _decode(option, data, path)
             except DecodeError as exc:
                 errors.append(exc)
-        raise errors[-1] if len(errors) == 1 else DecodeError(
-            path, f"{_shown(data)} fits none of the allowed shapes"
+        raise (
+            errors[-1]
+            if len(errors) == 1
+            else DecodeError(path, f"{_shown(data)} fits none of the allowed shapes")
         )
     if origin is tuple:
         args = typing.get_args(tp)
@@ -155,7 +165,9 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
             return tuple(_decode(args[0], v, f"{path}/{i}") for i, v in enumerate(data))
         if len(data) != len(args):
             raise DecodeError(path, f"expected {len(args)} items, found {len(data)}")
-        return tuple(_decode(a, v, f"{path}/{i}") for i, (a, v) in enumerate(zip(args, data)))
+        return tuple(
+            _decode(a, v, f"{path}/{i}") for i, (a, v) in enumerate(zip(args, data, strict=True))
+        )
     if origin in (Mapping, dict, typing.get_origin(Mapping[str, Any])):
         _, value_type = typing.get_args(tp)
         if not isinstance(data, dict):

@@ -34,7 +34,7 @@ class SuiteInfo:
     )
     threshold: float | None = field(metadata=meta(minimum=0, maximum=1))
     trials: int | None = field(metadata=meta(minimum=1))
-    tests: int = field(metadata=meta("Tests selected for the run.", **COUNT))
+    tests: int = field(metadata=meta("Tests selected for the run.", ref=COUNT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +67,7 @@ class DecodingInfo:
     seed: int
     max_tokens: int = field(metadata=meta(minimum=1))
     temperature: float = field(metadata=meta(minimum=0))
-    top_p: float | None = field(
-        default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0, maximum=1)
-    )
+    top_p: float | None = field(default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0, maximum=1))
     greedy: bool | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
 
 
@@ -152,12 +150,12 @@ class JudgeInfo:
 class Tally:
     """Passes, fails and errors; errors count in neither side of the rate."""
 
-    passed: int = field(metadata=meta(**COUNT))
-    failed: int = field(metadata=meta(**COUNT))
-    errors: int = field(metadata=meta(**COUNT))
-    total: int = field(metadata=meta(**COUNT))
+    passed: int = field(metadata=meta(ref=COUNT))
+    failed: int = field(metadata=meta(ref=COUNT))
+    errors: int = field(metadata=meta(ref=COUNT))
+    total: int = field(metadata=meta(ref=COUNT))
     pass_rate: float | None = field(
-        metadata=meta("passed / (passed + failed): errors count in neither.", **RATE)
+        metadata=meta("passed / (passed + failed): errors count in neither.", ref=RATE)
     )
 
 
@@ -165,11 +163,11 @@ class Tally:
 class ArmSummary:
     """One arm's figures, overall and per tier."""
 
-    passed: int = field(metadata=meta(**COUNT))
-    failed: int = field(metadata=meta(**COUNT))
-    errors: int = field(metadata=meta(**COUNT))
-    total: int = field(metadata=meta(**COUNT))
-    pass_rate: float | None = field(metadata=meta(**RATE))
+    passed: int = field(metadata=meta(ref=COUNT))
+    failed: int = field(metadata=meta(ref=COUNT))
+    errors: int = field(metadata=meta(ref=COUNT))
+    total: int = field(metadata=meta(ref=COUNT))
+    pass_rate: float | None = field(metadata=meta(ref=RATE))
     tiers: Mapping[str, Tally] = field(metadata=meta("deterministic and model, kept apart."))
     metrics: Mapping[str, float] = field(metadata=meta("Mean of each named metric."))
 
@@ -181,26 +179,24 @@ class TestRow:
     __test__ = False  # not a pytest class
 
     test_id: str
-    arm: str = field(metadata=meta(**ARM))
-    passed: int = field(metadata=meta(**COUNT))
-    failed: int = field(metadata=meta(**COUNT))
-    errors: int = field(metadata=meta(**COUNT))
-    trials: int = field(metadata=meta(**COUNT))
+    arm: str = field(metadata=meta(ref=ARM))
+    passed: int = field(metadata=meta(ref=COUNT))
+    failed: int = field(metadata=meta(ref=COUNT))
+    errors: int = field(metadata=meta(ref=COUNT))
+    trials: int = field(metadata=meta(ref=COUNT))
 
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    arms: Mapping[str, ArmSummary] = field(metadata=meta(propertyNames=ARM))
+    arms: Mapping[str, ArmSummary] = field(metadata=meta(keys=ARM))
     tests: tuple[TestRow, ...] = field(metadata=meta("One row per test × arm."))
-    errors: int = field(metadata=meta(**COUNT))
+    errors: int = field(metadata=meta(ref=COUNT))
 
 
 @dataclass(frozen=True, slots=True)
 class LiftRow:
     test_id: str
-    on: bool | None = field(
-        metadata=meta("Majority vote over ON trials; null for an even split.")
-    )
+    on: bool | None = field(metadata=meta("Majority vote over ON trials; null for an even split."))
     off: bool | None
 
 
@@ -208,11 +204,11 @@ class LiftRow:
 class Lift:
     """Does the skill help? The paired ON/OFF comparison over the tests meant to trigger."""
 
-    n: int = field(metadata=meta("Distinct tests compared.", **COUNT))
-    a: int = field(metadata=meta(**COUNT))
-    b: int = field(metadata=meta(**COUNT))
-    c: int = field(metadata=meta(**COUNT))
-    d: int = field(metadata=meta(**COUNT))
+    n: int = field(metadata=meta("Distinct tests compared.", ref=COUNT))
+    a: int = field(metadata=meta(ref=COUNT))
+    b: int = field(metadata=meta(ref=COUNT))
+    c: int = field(metadata=meta(ref=COUNT))
+    d: int = field(metadata=meta(ref=COUNT))
     lift: float | None = field(
         metadata=meta(
             "(b - c) / n: the ON pass rate minus the OFF pass rate.", minimum=-1, maximum=1
@@ -225,7 +221,7 @@ class Lift:
     ci95: tuple[float, float] = field(metadata=meta("Newcombe 95% interval of the lift."))
     alpha: float = field(metadata=meta(exclusiveMinimum=0, exclusiveMaximum=1))
     min_lift: float
-    min_tests: int = field(metadata=meta(**COUNT))
+    min_tests: int = field(metadata=meta(ref=COUNT))
     sidedness: Literal["two-sided", "greater"]
     verdict: LiftVerdict
     reason: str
@@ -241,15 +237,15 @@ class Lift:
 class Trigger:
     """Did the skill fire when it should, and only then?"""
 
-    tp: int = field(metadata=meta(**COUNT))
-    fp: int = field(metadata=meta(**COUNT))
-    tn: int = field(metadata=meta(**COUNT))
-    fn: int = field(metadata=meta(**COUNT))
-    n: int = field(metadata=meta(**COUNT))
-    accuracy: float | None = field(metadata=meta(**RATE))
-    precision: float | None = field(metadata=meta(**RATE))
-    recall: float | None = field(metadata=meta(**RATE))
-    f1: float | None = field(metadata=meta(**RATE))
+    tp: int = field(metadata=meta(ref=COUNT))
+    fp: int = field(metadata=meta(ref=COUNT))
+    tn: int = field(metadata=meta(ref=COUNT))
+    fn: int = field(metadata=meta(ref=COUNT))
+    n: int = field(metadata=meta(ref=COUNT))
+    accuracy: float | None = field(metadata=meta(ref=RATE))
+    precision: float | None = field(metadata=meta(ref=RATE))
+    recall: float | None = field(metadata=meta(ref=RATE))
+    f1: float | None = field(metadata=meta(ref=RATE))
     labels: tuple[str, ...] = field(metadata=meta("Row and column order of the matrix."))
     matrix: tuple[tuple[int, ...], ...] = field(
         metadata=meta("Counts: rows are what was wanted, columns what was chosen.")
@@ -280,7 +276,7 @@ class TestReliability:
 
     name: str
     n: int = field(metadata=meta("Trials run.", minimum=1))
-    c: int = field(metadata=meta("Trials passed.", **COUNT))
+    c: int = field(metadata=meta("Trials passed.", ref=COUNT))
     flaky: bool
     pass_at_k: tuple[CurvePoint, ...]
     pass_hat_k: tuple[CurvePoint, ...]
@@ -291,8 +287,8 @@ class ReliabilityPoint:
     k: int = field(metadata=meta(minimum=1))
     pass_at_k: Fraction | None
     pass_hat_k: Fraction | None
-    tests_counted: int = field(metadata=meta(**COUNT))
-    tests_skipped: int = field(metadata=meta(**COUNT))
+    tests_counted: int = field(metadata=meta(ref=COUNT))
+    tests_skipped: int = field(metadata=meta(ref=COUNT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,13 +345,13 @@ class Calls:
         default=0,
         metadata=meta(
             "Calls the model under test answered (generation and routing); cache hits excluded.",
-            **COUNT,
+            ref=COUNT,
         ),
     )
-    cache_hits: int = field(default=0, metadata=meta(**COUNT))
-    prompt_tokens: int = field(default=0, metadata=meta(**COUNT))
-    completion_tokens: int = field(default=0, metadata=meta(**COUNT))
-    tokens_evaluated: int = field(default=0, metadata=meta(**COUNT))
+    cache_hits: int = field(default=0, metadata=meta(ref=COUNT))
+    prompt_tokens: int = field(default=0, metadata=meta(ref=COUNT))
+    completion_tokens: int = field(default=0, metadata=meta(ref=COUNT))
+    tokens_evaluated: int = field(default=0, metadata=meta(ref=COUNT))
     generation_tokens_per_s: float | None = field(
         default=None,
         metadata=meta("Null for providers whose timing means nothing (echo, scripted).", minimum=0),
@@ -380,9 +376,7 @@ class Gate:
     passed: bool
     exit_code: int = field(metadata=meta(minimum=0))
     checks: tuple[GateCheck, ...]
-    reasons: tuple[str, ...] = field(
-        metadata=meta("Why the gate did not pass; empty when it did.")
-    )
+    reasons: tuple[str, ...] = field(metadata=meta("Why the gate did not pass; empty when it did."))
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,7 +396,9 @@ class Run:
         )
     )
     skilleval: str | None = field(
-        metadata=meta("The skilleval version that wrote the run; null when rebuilt from results.jsonl.")
+        metadata=meta(
+            "The skilleval version that wrote the run; null when rebuilt from results.jsonl."
+        )
     )
     run_id: str = field(
         metadata=meta("The run directory's name: <UTC stamp>-<suite stem>-<random>.")
@@ -439,7 +435,7 @@ class Run:
             uniqueItems=True,
         )
     )
-    primary_arm: str = field(metadata=meta("The arm whose pass rate the gate uses.", **ARM))
+    primary_arm: str = field(metadata=meta("The arm whose pass rate the gate uses.", ref=ARM))
     records: tuple[Record, ...] = field(
         metadata=meta("One item per test × arm × trial, in plan order.")
     )
@@ -453,9 +449,7 @@ class Run:
         )
     )
     reliability: Mapping[str, Reliability] | None = field(
-        metadata=meta(
-            "pass@k and pass^k per arm; null when each test ran once.", propertyNames=ARM
-        )
+        metadata=meta("pass@k and pass^k per arm; null when each test ran once.", keys=ARM)
     )
     overfit: Overfit | None = field(
         metadata=meta(

@@ -12,9 +12,10 @@ Status = Literal["pass", "fail", "error"]
 Tier = Literal["deterministic", "model"]
 
 ARMS: tuple[str, ...] = ("default", "off", "on", "routed")
-ARM = {"$ref": "#/$defs/arm"}
-COUNT = {"$ref": "#/$defs/count"}
-RATE = {"$ref": "#/$defs/rate"}
+ARM = "arm"
+COUNT = "count"
+RATE = "rate"
+"""Shared definitions of the results schema, named by ``meta(ref=...)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +31,12 @@ class CallStats:
     """What producing one output cost."""
 
     finish_reason: str | None
-    prompt_tokens: int = field(metadata=meta(**COUNT))
-    completion_tokens: int = field(metadata=meta(**COUNT))
+    prompt_tokens: int = field(metadata=meta(ref=COUNT))
+    completion_tokens: int = field(metadata=meta(ref=COUNT))
     latency_ms: float = field(metadata=meta(minimum=0))
     tokens_per_s: float | None = field(metadata=meta(minimum=0))
     cached: bool
-    tokens_evaluated: int = field(metadata=meta(**COUNT))
+    tokens_evaluated: int = field(metadata=meta(ref=COUNT))
     steps: int | None = field(default=None, metadata=meta("Agent steps taken.", omit=OMIT_EMPTY))
     tool_calls: int | None = field(
         default=None, metadata=meta("Agent tool calls made.", omit=OMIT_EMPTY)
@@ -74,9 +75,7 @@ class AssertionResult:
     weight: float = field(metadata=meta(minimum=0))
     metric: str | None = None
     error: str | None = None
-    where: str = field(
-        default="", metadata=meta("path:line:col of the assertion in the suite.")
-    )
+    where: str = field(default="", metadata=meta("path:line:col of the assertion in the suite."))
     from_default: bool = field(
         default=False, metadata=meta("Inherited from defaultTest.", omit=OMIT_FALSE)
     )
@@ -91,22 +90,18 @@ class Record:
     """One test × arm × trial: the prompt, the transcript, the output and its verdicts."""
 
     test_id: str
-    arm: str = field(metadata=meta(**ARM))
+    arm: str = field(metadata=meta(ref=ARM))
     trial: int = field(metadata=meta(minimum=0))
     status: Status
     score: float = field(metadata=meta(digits=6))
     error: str | None
     prompt: str = field(metadata=meta("The rendered prompt."))
-    messages: tuple[Message, ...] = field(
-        metadata=meta("The full transcript sent to the model.")
-    )
+    messages: tuple[Message, ...] = field(metadata=meta("The full transcript sent to the model."))
     output: str
     stats: CallStats | None = field(
         metadata=meta("What the call cost; {} when no call was made.", none_as_empty=True)
     )
-    tiers: Mapping[str, Status] = field(
-        metadata=meta("Each tier's verdict: deterministic, model.")
-    )
+    tiers: Mapping[str, Status] = field(metadata=meta("Each tier's verdict: deterministic, model."))
     metrics: Mapping[str, float] = field(metadata=meta(digits=6))
     asserts: tuple[AssertionResult, ...]
     trigger: TriggerOutcome | None = None

@@ -25,10 +25,10 @@ from skilleval.agent.loop import AgentRun, TurnResult, run_agent
 from skilleval.agent.workspace import create_workspace
 from skilleval.assertions.api import Judge, Stats
 from skilleval.engine.base import Provider
-from skilleval.runner import grade as grading
-from skilleval.runner.plan import Job
 from skilleval.results.records import AssertionResult, Message, Record
+from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
+from skilleval.runner.plan import Job
 from skilleval.suite import template
 
 

@@ -55,12 +55,14 @@ def lift(suite: Suite, tests: Sequence[TestCase], records: Sequence[Record]) -> 
     )
     # The estimator's own rounding and exact fractions are kept as it reports them.
     return replace(
-        decode(Lift,
-        {
-            **result.to_json(),
-            "tests": [],
-            "excluded": [r.test_id for r in rows if r.on is None or r.off is None],
-        }),
+        decode(
+            Lift,
+            {
+                **result.to_json(),
+                "tests": [],
+                "excluded": [r.test_id for r in rows if r.on is None or r.off is None],
+            },
+        ),
         tests=tuple(rows),
     )
 
@@ -81,15 +83,17 @@ def trigger(suite: Suite, results: Sequence[TriggerResult]) -> Trigger | None:
         labels=[*sorted({name, *(s.name for s in suite.distractors)}), NONE],
     )
     return replace(
-        decode(Trigger,
-        {
-            **metrics.to_json(),
-            "labels": list(matrix.labels),
-            "matrix": [list(row) for row in matrix.counts],
-            "tests": [],
-            "misrouted": [r.test_id for r in decided if (r.chosen == name) != bool(r.expected)],
-            "errors": [r.test_id for r in scored if r.chosen is None],
-        }),
+        decode(
+            Trigger,
+            {
+                **metrics.to_json(),
+                "labels": list(matrix.labels),
+                "matrix": [list(row) for row in matrix.counts],
+                "tests": [],
+                "misrouted": [r.test_id for r in decided if (r.chosen == name) != bool(r.expected)],
+                "errors": [r.test_id for r in scored if r.chosen is None],
+            },
+        ),
         tests=tuple(r.outcome(name) for r in scored),
     )
 

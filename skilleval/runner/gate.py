@@ -28,9 +28,7 @@ def gate_checks(
         )
     gate = suite.gate
     if gate.pass_rate is not None:
-        checks.append(
-            GateCheck("pass_rate", gate.pass_rate.text, rate, gate.pass_rate.holds(rate))
-        )
+        checks.append(GateCheck("pass_rate", gate.pass_rate.text, rate, gate.pass_rate.holds(rate)))
     if gate.lift is not None:
         verdict = lift_block.verdict if lift_block else None
         ok = verdict == "helps" if gate.lift == "helps" else verdict not in (None, "hurts")

@@ -57,7 +57,7 @@ def parse_condition(text: str) -> Condition | str:
     """A condition, or the reason ``text`` is not one."""
     match = _CONDITION.match(text)
     if match is None:
-        return "expected a comparison such as \">= 0.9\" (one of >=, >, <=, <, == and a number)"
+        return 'expected a comparison such as ">= 0.9" (one of >=, >, <=, <, == and a number)'
     op, number = match.group(1), match.group(2)
     if not _NUMBER.match(number):
         shown = f"'{number}'" if number else "nothing"
@@ -89,7 +89,9 @@ def parse_gate(
             conditions[key] = parsed
     if not has_skill and ("lift" in raw or "trigger_accuracy" in raw):
         key = "lift" if "lift" in raw else "trigger_accuracy"
-        error(doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`")
+        error(
+            doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`"
+        )
     lift = raw.get("lift")
     max_errors = raw.get("max_errors")
     return GateConfig(

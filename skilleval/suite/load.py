@@ -20,6 +20,7 @@ from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
+from skilleval.suite.gate import parse_gate
 from skilleval.suite.model import (
     DEFAULT_MAX_STEPS,
     AgentSpec,
@@ -31,7 +32,6 @@ from skilleval.suite.model import (
     Transform,
     Turn,
 )
-from skilleval.suite.gate import parse_gate
 from skilleval.suite.schema import load_schema, sub_schema, validate
 from skilleval.suite.yamlio import Document, display_path, load_yaml
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from skilleval.assertions.api import AssertionType
 from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import Location
-from skilleval.suite.gate import GateConfig
 from skilleval.skills import Skill
+from skilleval.suite.gate import GateConfig
 
 if TYPE_CHECKING:
     from skilleval.agent.tools import ToolSpec
