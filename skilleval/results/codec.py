@@ -146,8 +146,13 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
             raise DecodeError(path, f"{data!r} is not one of {allowed}")
         return data
     if origin in (Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        if data is None and len(options) < len(typing.get_args(tp)):
+            return None
+        if len(options) == 1:
+            return _decode(options[0], data, path)
         errors = []
-        for option in typing.get_args(tp):
+        for option in options:
             try:
                 return _decode(option, data, path)
             except DecodeError as exc:
