@@ -17,6 +17,7 @@ from skilleval.suite.yamlio import Document
 Op = Literal[">=", ">", "<=", "<", "=="]
 LiftRequirement = Literal["helps", "not-hurts"]
 
+_OPS: dict[str, Op] = {">=": ">=", ">": ">", "<=": "<=", "<": "<", "==": "=="}
 _CONDITION = re.compile(r"^\s*(>=|>|<=|<|==)\s*(\S*)\s*$")
 _NUMBER = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
 
@@ -62,7 +63,7 @@ def parse_condition(text: str) -> Condition | str:
     if not _NUMBER.match(number):
         shown = f"'{number}'" if number else "nothing"
         return f"{shown} after {op} is not a number"
-    return Condition(op, float(number), text)  # type: ignore[arg-type]  # the regex allows only Op
+    return Condition(_OPS[op], float(number), text)
 
 
 def parse_gate(
