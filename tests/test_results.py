@@ -197,7 +197,10 @@ def test_report_on_truncated_and_non_json_files(
 
 @pytest.mark.parametrize("command", ["run", "report"])
 def test_unwritable_outputs_get_one_message_and_exit_2(
-    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a_directory.json").mkdir()

@@ -261,7 +261,7 @@ def _tiers(run_a: Run, run_b: Run, shared: set[str], arms: Sequence[str]) -> lis
     for arm in arms:
         a, b = sa[arm], sb[arm]
         figures: list[tuple[str, Tally | ArmSummary, Tally | ArmSummary]] = [("tests", a, b)]
-        figures += [(tier, a.tiers[tier], b.tiers[tier]) for tier in view.TIERS]
+        figures += [(tier, a.tier(tier), b.tier(tier)) for tier in view.TIERS]
         for name, ta, tb in figures:
             delta = Delta(name, ta.pass_rate, tb.pass_rate)
             out.append(

@@ -61,8 +61,8 @@ def _tiers_table(run: Run) -> list[str]:
             continue
         name = f"**{arm}**" if arm == primary and len(arms) > 1 else arm
         lines.append(
-            f"| {name} | {_tally(s)} | {_tally(s.tiers.get('deterministic'))} "
-            f"| {_tally(s.tiers.get('model'))} | {s.errors} |"
+            f"| {name} | {_tally(s)} | {_tally(s.tier('deterministic'))} "
+            f"| {_tally(s.tier('model'))} | {s.errors} |"
         )
     return lines
 

@@ -130,7 +130,7 @@ def render(run: Run) -> str:
     multi_arm = len(run.arms) > 1
     for arm, s in run.summary.arms.items():
         label = f"[{arm}] " if multi_arm else ""
-        det, mod = s.tiers["deterministic"], s.tiers["model"]
+        det, mod = s.tier("deterministic"), s.tier("model")
         out.append(
             f"{label}pass rate {s.passed}/{s.passed + s.failed} ({_pct(s.pass_rate)})"
             f" · deterministic tier {_pct(det.pass_rate)} ({det.passed}/{det.passed + det.failed})"

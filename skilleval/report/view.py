@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from skilleval.results.model import ArmSummary, ModelError, ModelInfo, Run, Tally
-from skilleval.results.records import Record
+from skilleval.results.records import Record, Tier
 
 RowStatus = Literal["pass", "fail", "error"]
 Tone = Literal["good", "bad", "warn", "neutral"]
 
-TIERS: tuple[str, ...] = ("deterministic", "model")
+TIERS: tuple[Tier, ...] = ("deterministic", "model")
 
 
 @dataclass(frozen=True, slots=True)

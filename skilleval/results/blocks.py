@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from skilleval.results.codec import meta
-from skilleval.results.records import ARM, COUNT, RATE, TriggerOutcome
+from skilleval.results.records import ARM, COUNT, RATE, Tier, TriggerOutcome
 
 LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]
 Severity = Literal["Low", "Moderate", "High", "Unknown"]
@@ -41,6 +41,10 @@ class ArmSummary:
     pass_rate: float | None = field(metadata=meta(ref=RATE))
     tiers: Mapping[str, Tally] = field(metadata=meta("deterministic and model, kept apart."))
     metrics: Mapping[str, float] = field(metadata=meta("Mean of each named metric."))
+
+    def tier(self, name: Tier) -> Tally:
+        """One tier's tally; an empty one when no assertion of that tier ran."""
+        return self.tiers.get(name) or Tally(0, 0, 0, 0, None)
 
 
 @dataclass(frozen=True, slots=True)
