@@ -296,7 +296,7 @@ class Watcher:
         reuse = reuse_of(run)
         comparison = compare(entry.previous, run) if entry.previous is not None else None
         seconds = time.perf_counter() - started
-        verdict = terminal.render(run)
+        verdict = terminal.render_terminal(run)
         text = reuse_lines(reuse) if changed else []
         if comparison is None:
             text.append(verdict)  # nothing to compare with yet: the full report, as `run` prints

@@ -127,7 +127,7 @@ def run(
             unwritten.append(str(exc))
     if as_json:
         emit_json(run_json(run))
-    text = terminal.render(run)
+    text = terminal.render_terminal(run)
     if quiet:
         text = text.splitlines()[-1]
     click.echo(text, err=True)

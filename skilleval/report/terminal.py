@@ -122,7 +122,7 @@ def _trigger_lines(trigger: Trigger) -> list[str]:
     return lines
 
 
-def render(run: Run) -> str:
+def render_terminal(run: Run) -> str:
     """The full terminal report for a run."""
     headers, rows = _test_rows(run)
     out = [tabulate(rows, headers=headers, tablefmt="simple")] if rows else []
