@@ -246,3 +246,23 @@ def test_an_output_that_fails_at_write_time_keeps_the_results(
     assert good.is_file()
     assert (latest / "results.json").is_file()
     assert load_run(latest).status == "complete"
+
+
+def test_a_results_json_that_cannot_be_written_is_one_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from skilleval.results import write
+
+    def full(path: Path, text: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(write, "write_atomic", full)
+    monkeypatch.setattr("skilleval.runner.rundir.write_atomic", full)
+    with contextlib.chdir(ROOT):
+        assert run_cli(["run", "examples/quickstart/suite.yaml", "-q"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "No space left on device" in err
+    assert "results.jsonl are kept" in err

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from skilleval.errors import SkillevalError
 from skilleval.results.model import Run
 from skilleval.results.records import Record
 from skilleval.results.write import dumps_run, record_line, write_atomic
@@ -73,8 +74,19 @@ class RunDir:
             self._jsonl = None
 
     def write_results(self, run: Run) -> Path:
-        """Write ``results.json`` atomically."""
-        write_atomic(self.json_path, dumps_run(run))
+        """Write ``results.json`` atomically.
+
+        Raises:
+            SkillevalError: It could not be written (a full disk …); no temporary file is left,
+                and ``results.jsonl`` still holds every record for ``--resume``.
+        """
+        try:
+            write_atomic(self.json_path, dumps_run(run))
+        except OSError as exc:
+            raise SkillevalError(
+                f"cannot write {self.json_path}: {exc.strerror or exc}; the results streamed to "
+                f"{self.jsonl_path.name} are kept (`skilleval report {self.root}` reads them)"
+            ) from None
         return self.json_path
 
     def write_json(self, name: str, data: Any) -> Path:
