@@ -266,3 +266,26 @@ def test_a_results_json_that_cannot_be_written_is_one_message(
     assert "Traceback" not in err
     assert "No space left on device" in err
     assert "results.jsonl are kept" in err
+
+
+def test_the_results_layer_imports_nothing_above_it() -> None:
+    import ast
+
+    above = (
+        "skilleval.runner",
+        "skilleval.report",
+        "skilleval.cli",
+        "skilleval.watch",
+        "skilleval.lint",
+    )
+    for path in sorted((ROOT / "skilleval" / "results").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                assert not name.startswith(above), f"{path.name} imports {name}"
