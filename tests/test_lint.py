@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from skilleval import stats
 from skilleval.cli import run_cli
 from skilleval.errors import Location
 from skilleval.lint import CHECKS, find_check, lint_findings, lint_suite
@@ -333,3 +334,10 @@ ROOT_AT = Location("suite.yaml", 1, 1)
 def test_assertions_that_decide_nothing(kind: str, value: object, outcome: str | None) -> None:
     found = always(entry(kind, value))
     assert (found[0] if found else None) == outcome
+
+
+def test_too_few_tests_states_the_two_sided_p_and_the_tests_needed() -> None:
+    (finding,) = [f for f in lint_findings(DATA / "SE101-too-few-tests.yaml") if f.silenced is None]
+    plan = stats.plan_power(3, win_rate=0.8, tie_rate=0.5)
+    assert "4 wins out of 4 has p = 0.125 two-sided (0.0625 one-sided)" in finding.message
+    assert f"about {plan.tests_needed} tests give an 80% chance of `helps`" in finding.message

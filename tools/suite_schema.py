@@ -294,7 +294,11 @@ suite = {
             "properties": {
                 "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
                 "min_lift": {"type": "number", "minimum": 0, "maximum": 1},
-                "sidedness": {"enum": ["two-sided", "one-sided"]},
+                "sidedness": {
+                    "enum": ["two-sided", "one-sided"],
+                    "description": "two-sided: exact McNemar test; one-sided: exact sign "
+                    "test that ON is better. results.json and the reports use the same word.",
+                },
             },
         },
         "gate": {

@@ -46,6 +46,10 @@ def _register() -> None:
     cli.add_command(lint_cmd.lint)
     cli.add_command(overfit_cmd.overfit)
 
+    from skilleval.cli import power_cmd
+
+    cli.add_command(power_cmd.power)
+
     from skilleval.cli import watch_cmd
 
     cli.add_command(watch_cmd.watch)

@@ -45,6 +45,12 @@ def validate(
         report.append({"path": str(file), "ok": True, "tests": len(suite.tests), "diagnostics": []})
         if not as_json:
             click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)
+        if suite.trials > 1 and suite.trials % 2 == 0:
+            click.echo(
+                f"{suite.display}: warning: trials: {suite.trials} is even, so a test's majority "
+                "vote can tie; an odd number gives every test a clear vote (lint SE106)",
+                err=True,
+            )
     ok = all(r["ok"] for r in report)
     if as_json:
         emit_json({"ok": ok, "files": report})

@@ -49,6 +49,12 @@ NEAR_DUPLICATE_PROMPT = LintCheck(
 UNIFORM_PROMPTS = LintCheck(
     "SE105", "uniform-prompts", "warning", "every positive test is phrased almost the same way"
 )
+EVEN_TRIALS = LintCheck(
+    "SE106",
+    "even-trials",
+    "warning",
+    "`trials` is even, so a test's majority vote can tie",
+)
 PROMPT_NAMES_SKILL = LintCheck(
     "SE201", "prompt-names-skill", "error", "a test prompt names the skill"
 )
@@ -101,6 +107,7 @@ CHECKS: tuple[LintCheck, ...] = (
     DUPLICATE_PROMPT,
     NEAR_DUPLICATE_PROMPT,
     UNIFORM_PROMPTS,
+    EVEN_TRIALS,
     PROMPT_NAMES_SKILL,
     PROMPT_ECHOES_SKILL,
     ASSERTION_COPIES_SKILL,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from skilleval import stats
 from skilleval.errors import Location
 from skilleval.lint.checks import (
     DUPLICATE_PROMPT,
+    EVEN_TRIALS,
     NEAR_DUPLICATE_PROMPT,
     NO_NEGATIVE_CONTROLS,
     TOO_FEW_TESTS,
@@ -18,7 +20,13 @@ from skilleval.lint.ngrams import common_run, normalise, similarity, words
 from skilleval.lint.view import LintTest, LintView
 
 MIN_DISTINCT_TESTS = 5
-"""Below 5 tests no ON/OFF split is significant at 0.05: 4 wins of 4 is p = 0.0625 one-sided."""
+"""Below 5 tests the lift is not judged: 4 wins of 4 is p = 0.125 two-sided (0.0625 one-sided)."""
+
+PLANNING_WIN_RATE = 0.8
+"""The true win rate the SE101 hint plans for (`skilleval power` takes any)."""
+
+PLANNING_TIE_RATE = 0.5
+"""The tie rate the SE101 hint assumes: half the tests pass or fail alike ON and OFF."""
 
 NEAR_DUPLICATE = 0.9
 """Word-level similarity from which two prompts count as the same request reworded."""
@@ -34,8 +42,10 @@ UNIFORM_SAMPLE = 40
 
 
 def check(view: LintView) -> Iterator[Finding]:
-    """SE101–SE105: too few tests, no negative controls, duplicates, one phrasing."""
+    """SE101–SE106: too few tests, no negative controls, duplicates, one phrasing, even
+    trials."""
     yield from _duplicates(view)
+    yield from _even_trials(view)
     if view.skill_where is None:
         return
     yield from _too_few(view)
@@ -71,8 +81,56 @@ def _too_few(view: LintView) -> Iterator[Finding]:
         _tests_at(view),
         f"only {count} distinct test{'s' if count != 1 else ''} exercise the skill (negative "
         f"controls and repeated prompts not counted); below {MIN_DISTINCT_TESTS} no lift can be "
-        "significant, since even 4 wins out of 4 has p = 0.0625. Add tests with different "
-        "requests: more trials of the same test do not help",
+        "judged, and even 4 wins out of 4 has p = 0.125 two-sided (0.0625 one-sided). "
+        f"{_power_hint(view, count)}. Add tests with different requests: more trials of the "
+        "same test do not help",
+    )
+
+
+def _lift_settings(view: LintView) -> tuple[float, stats.Sidedness]:
+    """The suite's ``lift: {alpha, sidedness}`` as written, or the defaults."""
+    data = view.doc.data if view.doc is not None else None
+    raw = data.get("lift") if isinstance(data, dict) else None
+    raw = raw if isinstance(raw, dict) else {}
+    alpha, sidedness = raw.get("alpha", 0.05), raw.get("sidedness", "two-sided")
+    if not isinstance(alpha, float | int) or not 0 < alpha < 1:
+        alpha = 0.05
+    try:
+        return float(alpha), stats.sidedness_word(str(sidedness))
+    except ValueError:
+        return float(alpha), "two-sided"
+
+
+def _power_hint(view: LintView, count: int) -> str:
+    alpha, sidedness = _lift_settings(view)
+    plan = stats.plan_power(
+        count,
+        win_rate=PLANNING_WIN_RATE,
+        tie_rate=PLANNING_TIE_RATE,
+        alpha=alpha,
+        sidedness=sidedness,
+    )
+    if plan.tests_needed is None:
+        return "`skilleval power` says how many tests your suite needs"
+    return (
+        f"If half the tests tie and the skill wins {PLANNING_WIN_RATE:.0%} of the rest, "
+        f"about {plan.tests_needed} tests give an 80% chance of `helps` "
+        "(`skilleval power` works it out for your suite)"
+    )
+
+
+def _even_trials(view: LintView) -> Iterator[Finding]:
+    data = view.doc.data if view.doc is not None else None
+    trials = data.get("trials") if isinstance(data, dict) else None
+    if not isinstance(trials, int) or isinstance(trials, bool) or trials < 2 or trials % 2:
+        return
+    assert view.doc is not None
+    yield Finding(
+        EVEN_TRIALS,
+        view.doc.key_at(["trials"]),
+        f"trials: {trials} is even, so a test's majority vote can split {trials // 2}–"
+        f"{trials // 2} and show as undecided. The lift test uses every test's pass rates, so "
+        f"no test is lost, but {trials - 1} or {trials + 1} trials give each test a clear vote",
     )
 
 

@@ -35,7 +35,7 @@ def lift_view(lift: Lift | None) -> dict[str, Any] | None:
     if lift is None:
         return None
     value = lift.lift
-    lo, hi = lift.ci95
+    lo, hi = lift.ci95 or (None, None)
     ticks = [
         {"x": _lift_x(t), "label": view.signed_pct(t, 0).replace(" pp", "")}
         for t in (-1.0, -0.5, 0.0, 0.5, 1.0)
@@ -53,8 +53,8 @@ def lift_view(lift: Lift | None) -> dict[str, Any] | None:
             "zero": _lift_x(0.0),
             "ticks": ticks,
             "point": None if value is None else _lift_x(value),
-            "lo": _lift_x(lo),
-            "hi": _lift_x(hi),
+            "lo": None if lo is None else _lift_x(lo),
+            "hi": None if hi is None else _lift_x(hi),
             "min_lift": _lift_x(min_lift) if min_lift > 0 else None,
         },
         "votes": [

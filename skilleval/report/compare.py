@@ -282,8 +282,8 @@ def _lift(a: Run, b: Run) -> list[Delta] | None:
     la, lb = a.lift, b.lift
     if la is None and lb is None:
         return None
-    ci_a = la.ci95 if la else (None, None)
-    ci_b = lb.ci95 if lb else (None, None)
+    ci_a = (la.ci95 if la else None) or (None, None)
+    ci_b = (lb.ci95 if lb else None) or (None, None)
     return [
         Delta("lift", la.lift if la else None, lb.lift if lb else None),
         Delta("ci95_low", ci_a[0], ci_b[0]),

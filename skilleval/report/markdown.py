@@ -68,7 +68,7 @@ def _tiers_table(run: Run) -> list[str]:
 
 
 def _lift_line(lift: Lift) -> str:
-    lo, hi = lift.ci95
+    lo, hi = lift.ci95 or (None, None)
     return (
         f"**Lift** (ON − OFF): {view.signed_pct(lift.lift)}, "
         f"95% CI [{view.signed_pct(lo)}, {view.signed_pct(hi)}] · **{md(lift.verdict)}**: "

@@ -90,11 +90,12 @@ def _test_rows(run: Run) -> tuple[list[str], list[list[str]]]:
 
 def _lift_line(lift: Lift) -> str:
     shown = "n/a" if lift.lift is None else f"{lift.lift:+.2f}"
-    lo, hi = lift.ci95
+    ci = lift.ci95
+    interval = "no interval" if ci is None else f"95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}]"
     return (
         f"lift {shown} over {lift.n} tests (b={lift.b} ON-only passes, c={lift.c} OFF-only)"
         f" · exact McNemar p={lift.p_two_sided:.3g} (two-sided), sign test p={lift.p_one_sided:.3g}"
-        f" (one-sided) · 95% CI [{lo:+.2f}, {hi:+.2f}] (Newcombe)\n"
+        f" (one-sided) · {interval} (Newcombe)\n"
         f"lift verdict: {lift.verdict.upper()} ({lift.sidedness}): {lift.reason}"
     )
 

@@ -77,7 +77,11 @@ class LiftRow:
 
 @dataclass(frozen=True, slots=True)
 class Lift:
-    """Does the skill help? The paired ON/OFF comparison over the tests meant to trigger."""
+    """Does the skill help? The paired ON/OFF comparison over the tests meant to trigger.
+
+    a: both pass, b: only ON passes, c: only OFF passes, d: both fail (with several trials per
+    side: equal pass rates above 0, ON rate higher, OFF rate higher, both rates 0).
+    """
 
     n: int = field(metadata=meta("Distinct tests compared.", ref=COUNT))
     a: int = field(metadata=meta(ref=COUNT))
@@ -86,24 +90,30 @@ class Lift:
     d: int = field(metadata=meta(ref=COUNT))
     lift: float | None = field(
         metadata=meta(
-            "(b - c) / n: the ON pass rate minus the OFF pass rate.", minimum=-1, maximum=1
+            "(b - c) / n. With one trial per side, the ON pass rate minus the OFF pass rate; "
+            "with several, the share of tests whose ON pass rate is higher minus the share "
+            "whose OFF pass rate is higher.",
+            minimum=-1,
+            maximum=1,
         )
     )
     lift_exact: str | None = field(metadata=meta(pattern="^-?[0-9]+/[0-9]+$"))
     p_two_sided: float = field(metadata=meta(minimum=0, maximum=1))
     p_one_sided: float = field(metadata=meta(minimum=0, maximum=1))
     p_one_sided_reverse: float = field(metadata=meta(minimum=0, maximum=1))
-    ci95: tuple[float, float] = field(metadata=meta("Newcombe 95% interval of the lift."))
+    ci95: tuple[float, float] | None = field(
+        metadata=meta("Newcombe 95% interval for the lift; null when no test was compared.")
+    )
     alpha: float = field(metadata=meta(exclusiveMinimum=0, exclusiveMaximum=1))
     min_lift: float
     min_tests: int = field(metadata=meta(ref=COUNT))
-    sidedness: Literal["two-sided", "greater"]
+    sidedness: Literal["two-sided", "one-sided"]
     verdict: LiftVerdict
     reason: str
     tests: tuple[LiftRow, ...]
     excluded: tuple[str, ...] = field(
         metadata=meta(
-            "Tests left out of the pairs because a side's vote was a tie or had only errors."
+            "Tests left out of the comparison because a side had no scored trial (only errors)."
         )
     )
 

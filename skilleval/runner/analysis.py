@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
 
 from skilleval import stats
 from skilleval.results.codec import decode
@@ -36,22 +35,36 @@ def votes(records: Sequence[Record], test_id: str, arm: str) -> bool | None:
     return stats.majority(outcomes)
 
 
+def scored(records: Sequence[Record], test_id: str, arm: str) -> tuple[int, int]:
+    """Scored trials and passes for one test and arm (errors are left out)."""
+    outcomes = [
+        r.status == "pass"
+        for r in records
+        if r.test_id == test_id and r.arm == arm and r.status != "error"
+    ]
+    return len(outcomes), sum(outcomes)
+
+
 def lift(suite: Suite, tests: Sequence[TestCase], records: Sequence[Record]) -> Lift | None:
-    """Paired ON/OFF analysis over the tests meant to trigger, or None without both arms."""
+    """Paired ON/OFF analysis over the tests meant to trigger, or None without both arms.
+
+    The test runs on each test's pass rates (:func:`stats.lift_from_trials`), so a test is
+    compared whenever both arms have a scored trial, even when a majority vote would tie."""
     if not {"on", "off"} <= set(suite.arms):
         return None
     rows: list[LiftRow] = []
-    pairs: list[tuple[bool, bool]] = []
+    counts: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    excluded: list[str] = []
     for test in lift_tests(tests):
         on, off = votes(records, test.id, "on"), votes(records, test.id, "off")
         rows.append(LiftRow(test.id, on, off))
-        if on is not None and off is not None:
-            pairs.append((on, off))
-    sidedness: Literal["two-sided", "greater"] = (
-        "greater" if suite.lift.sidedness == "one-sided" else "two-sided"
-    )
-    result = stats.lift_analysis(
-        pairs, alpha=suite.lift.alpha, min_lift=suite.lift.min_lift, sidedness=sidedness
+        pair = scored(records, test.id, "on"), scored(records, test.id, "off")
+        if pair[0][0] and pair[1][0]:
+            counts.append(pair)
+        else:
+            excluded.append(test.id)
+    result = stats.lift_from_trials(
+        counts, alpha=suite.lift.alpha, min_lift=suite.lift.min_lift, sidedness=suite.lift.sidedness
     )
     # The estimator's own rounding and exact fractions are kept as it reports them.
     return replace(
@@ -60,7 +73,7 @@ def lift(suite: Suite, tests: Sequence[TestCase], records: Sequence[Record]) -> 
             {
                 **result.to_json(),
                 "tests": [],
-                "excluded": [r.test_id for r in rows if r.on is None or r.off is None],
+                "excluded": excluded,
             },
         ),
         tests=tuple(rows),
@@ -106,7 +119,7 @@ def reliability(suite: Suite, records: Sequence[Record]) -> dict[str, Reliabilit
     for arm in suite.arms:
         per_test: dict[str, tuple[int, int]] = {}
         for r in records:
-            if r.arm != arm or r.status == "error":
+            if r.arm != arm:  # an error counts as a trial that did not pass
                 continue
             n, c = per_test.get(r.test_id, (0, 0))
             per_test[r.test_id] = (n + 1, c + (r.status == "pass"))
