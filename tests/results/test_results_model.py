@@ -23,8 +23,8 @@ from skilleval.results.schema import results_schema
 from skilleval.results.write import dumps_run, run_json
 from skilleval.suite.schema import load_schema
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = Path(__file__).parent / "data" / "results" / "quickstart.json"
+ROOT = Path(__file__).resolve().parent.parent.parent
+GOLDEN = ROOT / "tests" / "data" / "results" / "quickstart.json"
 
 # Fields that differ between two runs of the same suite on the same model.
 VOLATILE = "<volatile>"
