@@ -8,7 +8,12 @@ Exception tree::
     ├── ProviderError              a model could not be loaded or called (exit 3)
     │   ├── TruncatedError         the reply hit max_tokens before it finished
     │   └── InvalidReplyError      a constrained reply did not parse or match its schema
-    └── UsageError                 the command line asks for something impossible (exit 2)
+    ├── UsageError                 the command line asks for something impossible (exit 2)
+    ├── ExprError                  an ``expr`` expression (assertion or transform) is wrong
+    │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
+    │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
+    ├── RegexError                 a user's regular expression does not compile
+    └── RegexTimeoutError          a user's regular expression ran past its time limit
 
 Anything else that escapes is a bug in skilleval and keeps its traceback.
 """
@@ -105,6 +110,43 @@ class InvalidReplyError(ProviderError):
 
 class UsageError(SkillevalError):
     """The command line asks for something that cannot be done."""
+
+
+class ExprError(SkillevalError):
+    """Base class for both ``expr`` errors."""
+
+
+class ExprSyntaxError(ExprError):
+    """An expression could not be compiled.
+
+    Attributes:
+        message: What is wrong, without the position.
+        line: 1-based line within the expression source.
+        col: 1-based column within that line.
+    """
+
+    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
+        # All three go to args so the error survives pickling between worker processes.
+        super().__init__(message, line, col)
+        self.message = message
+        self.line = line
+        self.col = col
+
+    def __str__(self) -> str:
+        where = f"col {self.col}" if self.line == 1 else f"line {self.line}, col {self.col}"
+        return f"{self.message} at {where}"
+
+
+class ExprRuntimeError(ExprError):
+    """An expression failed while it was evaluated (``"a" - 1``, ``len(3)``, a size limit)."""
+
+
+class RegexError(SkillevalError):
+    """A regular expression from a suite does not compile; the message says why."""
+
+
+class RegexTimeoutError(SkillevalError):
+    """A regular expression from a suite took longer than its time limit to search a text."""
 
 
 def suite_error(where: Location, message: str) -> SuiteError:

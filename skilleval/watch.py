@@ -34,7 +34,7 @@ from skilleval.errors import Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
 from skilleval.report.compare import Comparison, compare
-from skilleval.report.outputs import write_output
+from skilleval.report.outputs import builtin_formats, write_output
 from skilleval.report.rerun import Reuse, delta_lines, reuse_lines, reuse_of
 from skilleval.results.model import Run
 from skilleval.runner.run import NoTestsSelected, RunOptions, RunOutcome, run_suite
@@ -292,7 +292,7 @@ class Watcher:
             raise KeyboardInterrupt
         run = outcome.run
         report = outcome.run_dir.root / REPORT_NAME
-        write_output(run, report, outcome.run_dir.jsonl_path)
+        write_output(run, report, outcome.run_dir.jsonl_path, builtin_formats())
         reuse = reuse_of(run)
         comparison = compare(entry.previous, run) if entry.previous is not None else None
         seconds = time.perf_counter() - started

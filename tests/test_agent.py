@@ -36,8 +36,8 @@ from skilleval.agent.loop import decoding_schema, parse_step
 from skilleval.assertions.api import Check, Verdict
 from skilleval.assertions.builtin import agentic
 from skilleval.assertions.registry import Registry
-from skilleval.engine.base import Completion, Message, ModelIdentity, ModelSpec, Request
-from skilleval.engine.testing import ScriptedProvider
+from skilleval.engine.base import Completion, Message, ModelIdentity, Request
+from skilleval.engine.testing import ScriptedConfig, ScriptedProvider
 from skilleval.errors import Location, ProviderError
 from skilleval.suite.yamlio import parse_yaml
 
@@ -367,8 +367,7 @@ def test_after_turn_sees_the_workspace_as_that_turn_left_it(tmp_path: Path) -> N
 
 
 def test_the_scripted_provider_can_drive_a_trajectory() -> None:
-    spec = ModelSpec(
-        kind="scripted",
+    spec = ScriptedConfig(
         responses=(
             {"match": "Result of lookup", "output": json.dumps(final("It shipped."))},
             {"id": "t", "output": json.dumps(call("lookup", id="A1"))},
@@ -1205,7 +1204,7 @@ def test_run_command(ws: Path, value: Any, passed: bool, reason: str) -> None:
 
 @pytest.mark.model
 def test_the_embedded_model_runs_a_two_step_agent(tmp_path: Path) -> None:
-    from skilleval.engine.llama import LlamaProvider
+    from skilleval.engine.llama import LlamaConfig, LlamaProvider
 
     write(tmp_path / "notes.txt", "Buy milk.\n")
     read = ToolSpec(
@@ -1215,7 +1214,7 @@ def test_the_embedded_model_runs_a_two_step_agent(tmp_path: Path) -> None:
         CommandTool(("cat", "--", "{path}")),
     )
     lookup = mock_tool()
-    provider = LlamaProvider(ModelSpec(kind="gguf", path="default"), tmp_path / "memo")
+    provider = LlamaProvider(LlamaConfig(), tmp_path / "memo")
     try:
         run = run_agent(
             provider,
@@ -1381,7 +1380,7 @@ def test_an_agentic_job_runs_grades_every_turn_and_cleans_up(tmp_path: Path) -> 
     suite = load(tmp_path)
     job = jobs_of(suite)[0]
     assert is_agentic(job)
-    record = run_job(job, ScriptedProvider(suite.model), None, {})
+    record = run_job(job, ScriptedProvider(suite.model.config), None, {})
     assert record.error is None
     assert [(a.type, a.status, a.details.get("turn")) for a in record.asserts] == [
         ("tool-called", "pass", 0),
@@ -1410,7 +1409,7 @@ def test_the_on_arm_gets_the_skill_before_the_tool_guide(tmp_path: Path) -> None
 
     suite = load(tmp_path)
     on = next(j for j in jobs_of(suite, ("off", "on")) if j.arm == "on" and j.test.id == "notes")
-    record = run_job(on, ScriptedProvider(suite.model), None, {})
+    record = run_job(on, ScriptedProvider(suite.model.config), None, {})
     assert record.messages[0].content.startswith("SKILL\n\nYou can use tools.")
 
 
@@ -1419,7 +1418,7 @@ def test_a_failed_setup_makes_the_record_an_error(tmp_path: Path) -> None:
 
     text = SUITE.replace("files: [{src: seed.txt, dest: notes.txt}]", "commands: ['exit 7']")
     suite = load(tmp_path, text)
-    record = run_job(jobs_of(suite)[0], ScriptedProvider(suite.model), None, {})
+    record = run_job(jobs_of(suite)[0], ScriptedProvider(suite.model.config), None, {})
     assert (record.status, record.error) == ("error", "set-up command 1 `exit 7` exited with 7")
     assert record.asserts == ()
 
@@ -1467,6 +1466,7 @@ def test_the_loop_works_through_an_openai_compatible_server(tmp_path: Path) -> N
     import httpx
 
     from skilleval.engine.openai import OpenAIProvider
+    from skilleval.engine.openai_provider import OpenAIConfig
 
     replies = [call("lookup", id="A1"), final("It has shipped.")]
     sent: list[dict[str, Any]] = []
@@ -1484,7 +1484,7 @@ def test_the_loop_works_through_an_openai_compatible_server(tmp_path: Path) -> N
             },
         )
 
-    spec = ModelSpec(kind="openai", base_url="http://test/v1", model="m")
+    spec = OpenAIConfig(base_url="http://test/v1", model="m")
     with OpenAIProvider(spec, transport=httpx.MockTransport(handler)) as provider:
         run = agent(provider, [mock_tool()])
     assert run.final == "It has shipped."

@@ -257,6 +257,12 @@ def test_regex_that_does_not_compile_at_run_time_is_an_error() -> None:
         ("a[", "bad regex: unterminated character set at position 1"),
         ("*a", "bad regex: nothing to repeat at position 0"),
         ("ok\n(", "bad regex: missing ), unterminated subpattern at position 3 (line 2, column 1)"),
+        (
+            "a{1000000}",
+            "bad regex: the pattern's repeats write out 1,000,000 items, over the limit"
+            " of 100,000; use a smaller count, or + or * instead of {n}",
+        ),
+        ("(" * 2000 + ")" * 2000, "bad regex: the pattern nests groups too deeply"),
     ],
 )
 def test_regex_check_value_compiles_the_pattern(pattern: str, problem: str | None) -> None:
@@ -547,6 +553,22 @@ def test_levenshtein(
     assert verdict.passed is passed
     assert verdict.score == pytest.approx(score)
     assert reason in verdict.reason
+
+
+def test_levenshtein_on_long_texts_is_exact() -> None:
+    # 6,000 characters each took 23 s in pure Python; the answer must be the same, fast.
+    a = "abcdefgh " * 700
+    b = a.replace("c", "x")
+    verdict = run(length.levenshtein, a, b, threshold=700)
+    assert verdict.passed is True
+    assert "700 edits" in verdict.reason
+
+
+def test_levenshtein_past_the_size_limit_is_an_error_not_a_wait() -> None:
+    side = int(length.MAX_CELLS**0.5) + 1
+    verdict = run(length.levenshtein, "a" * side, "b" * side)
+    assert verdict.error is not None
+    assert "too slow to compute" in verdict.error
 
 
 # --- latency, max-tokens, cost ----------------------------------------------------------------

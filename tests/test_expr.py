@@ -20,6 +20,7 @@ from skilleval import expr as expr_module
 from skilleval.expr import (
     FUNCTIONS,
     MAX_DEPTH,
+    MAX_INT_DIGITS,
     MAX_ITEMS,
     Expr,
     ExprRuntimeError,
@@ -440,8 +441,11 @@ def test_underscore_names_are_rejected_at_parse_time(source: str, col: int) -> N
     assert (error.line, error.col) == (1, col)
 
 
-def test_module_never_calls_python_eval() -> None:
-    source = Path(expr_module.__file__).read_text(encoding="utf-8")
+@pytest.mark.parametrize(
+    "module", sorted(Path(expr_module.__file__).parent.glob("*.py")), ids=lambda p: p.stem
+)
+def test_package_never_calls_python_eval(module: Path) -> None:
+    source = module.read_text(encoding="utf-8")
     forbidden = {"eval", "exec", "compile", "__import__", "getattr", "setattr", "vars", "globals"}
     calls = [
         node.func.id
@@ -761,3 +765,182 @@ def test_arbitrary_text_fails_only_with_expression_errors(text: str) -> None:
         return
     with contextlib.suppress(ExprRuntimeError):
         compiled.evaluate({**ENV, **{name: 1 for name in compiled.names}})
+
+
+# --------------------------------------------------------------------------- limits (issue: hostile inputs)
+
+BIG = "9" * MAX_INT_DIGITS  # the longest integer literal Python itself will read
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("round(10, -1000000000)", 0),  # would compute 10**1000000000 first
+        ("round(-10, -1000000000)", 0),
+        ("round(15, -1)", 20),
+        ("round(10, 1000000000)", 10),
+        ("round(1.5, -1000000000)", 0.0),
+        ("round(1.5, 1000000000)", 1.5),
+        (f"round({BIG}, -{MAX_INT_DIGITS + 1})", 0),
+        (f"round({BIG}, -{MAX_INT_DIGITS + 2})", 0),
+    ],
+)
+def test_round_with_extreme_digits_answers_at_once(source: str, expected: Any) -> None:
+    assert run(source) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        f"{BIG} * {BIG}",
+        f"{BIG} + 1",
+        f"-{BIG} - 1",
+        f"sum([{BIG}, {BIG}])",
+        f"round({BIG}, -{MAX_INT_DIGITS})",  # rounds up to 1 followed by 4,300 zeros
+        f"{'9' * 3000} * {'9' * 3000}",
+    ],
+)
+def test_integers_past_the_digit_limit_are_runtime_errors(source: str) -> None:
+    with pytest.raises(ExprRuntimeError, match="more than 4,300 digits"):
+        run(source)
+
+
+def test_integers_up_to_the_digit_limit_are_fine() -> None:
+    assert run(f"{BIG} - 1 + 1") == int(BIG)
+    assert len(str(run(f"{'9' * 2000} * {'9' * 2000}"))) == 4000
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # 1,000,000 references to one 1,000,000-character string: 10**12 characters as text.
+        "str(['a' * 1000000] * 1000000)",
+        "['a' * 1000000] * 2",
+        "['ab'] * 600000",
+        "[['x' * 1000] * 1000] * 2",
+        # A list literal is weighed item by item, so it stops at the second string.
+        "['a' * 700000, 'b' * 700000, 'c' * 700000]",
+        "[[1] * 700000] + [[1] * 700000]",
+        # str() of a value under the limit whose JSON text is over it.
+        "str([''] * 300000)",
+    ],
+)
+def test_values_built_past_the_size_limit_fail_at_once(source: str) -> None:
+    with pytest.raises(ExprRuntimeError, match="limit is 1,000,000"):
+        run(source)
+
+
+def test_values_up_to_the_size_limit_are_built() -> None:
+    assert len(run(f"[1] * {MAX_ITEMS}")) == MAX_ITEMS
+    assert len(run("['a' * 499999] * 2")) == 2  # 2 items + 2 × 499,999 characters
+    assert run("len(str(['ab'] * 1000))") == len('"ab", ') * 1000
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "output.toUpperCase()",
+            "output.toUpperCase(...) calls a method, and expr has none: write upper(output)",
+        ),
+        (
+            "output.upper()",
+            "output.upper(...) calls a method, and expr has none: write upper(output)",
+        ),
+        (
+            "output.trim()",
+            "output.trim(...) calls a method, and expr has none: write strip(output)",
+        ),
+        (
+            "json.name.startsWith('A')",
+            "json.name.startsWith(...) calls a method, and expr has none:"
+            " write startswith(json.name, ...)",
+        ),
+        ("JSON.parse(output)", "JSON.parse(...) is JavaScript; in expr, write json(...)"),
+        ("output.split(',')", "output.split(...) calls a method, and expr has none: call one"),
+    ],
+)
+def test_method_calls_get_the_equivalent_function(source: str, message: str) -> None:
+    error = syntax_error(source)
+    assert error.message.startswith(message)
+    assert error.col == source.index("(") + 1
+
+
+def test_every_yaml_example_in_the_docs_loads_and_compiles() -> None:
+    """Pasting an example from docs/expr.md into a suite must work as written."""
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+
+    docs = (ROOT / "docs" / "expr.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", docs, flags=re.DOTALL)
+    assert len(blocks) >= 2
+    for block in blocks:
+        for item in YAML(typ="safe").load(StringIO(block))["assert"]:
+            compile_expr(item["value"])
+
+
+def test_every_table_example_pastes_into_yaml_as_a_plain_value() -> None:
+    """The Examples table's expressions, written after `value: `, read back unchanged."""
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+
+    docs = (ROOT / "docs" / "expr.md").read_text(encoding="utf-8")
+    examples = docs.split("## Examples", 1)[1]
+    sources = re.findall(r"^\| `(.+?)` \|", examples, flags=re.MULTILINE)
+    for source in sources:
+        loaded = YAML(typ="safe").load(StringIO(f"value: {source}\n"))
+        assert loaded == {"value": source}, source
+
+
+def test_transform_results_past_the_digit_limit_err_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An integer over 4,300 digits cannot be written as text: an error verdict, not an abort."""
+    import json
+    import textwrap
+
+    from skilleval.cli import run_cli
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            version: 1
+            model:
+              provider: scripted
+              default: '[{BIG}, {BIG}]'
+            tests:
+              - id: jmespath-sum
+                prompt: q
+                options:
+                  transform: {{jmespath: sum(@)}}
+                assert:
+                  - type: contains
+                    value: "9"
+              - id: expr-product
+                prompt: q
+                assert:
+                  - type: contains
+                    transform: json[0] * 10
+                    value: "9"
+              - id: fine
+                prompt: q
+                assert:
+                  - type: contains
+                    value: "9"
+            """
+        ),
+        encoding="utf-8",
+    )
+    run_cli(["run", str(suite), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    asserts = {r["test_id"]: r["asserts"][0] for r in doc["records"]}
+    assert {k: a["status"] for k, a in asserts.items()} == {
+        "jmespath-sum": "error",
+        "expr-product": "error",
+        "fine": "pass",
+    }
+    assert "transform failed" in asserts["jmespath-sum"]["reason"]
+    assert "more than 4,300 digits" in asserts["expr-product"]["reason"]

@@ -18,7 +18,7 @@ import pytest
 from test_reports import skill_doc, typed
 
 from skilleval.report import view
-from skilleval.report.outputs import write_output
+from skilleval.report.outputs import builtin_formats, write_output
 
 pytestmark = pytest.mark.browser
 
@@ -77,7 +77,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Pa
         mp.setenv("SKILLEVAL_HOME", str(folder / "home"))
         doc = skill_doc(folder, None)
     path = folder / "report.html"
-    write_output(typed(doc), path, None)
+    write_output(typed(doc), path, None, builtin_formats())
     return doc, path
 
 

@@ -13,8 +13,9 @@ import pytest
 from skilleval.assertions.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.cli import run_cli
-from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
+from skilleval.engine.base import Completion, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.llama import gguf_spec
 from skilleval.errors import InvalidReplyError, ProviderError
 from skilleval.judge import JudgeClient, SchemaGuard
 from skilleval.judge.schemas import assert_budget, rubric_budget
@@ -507,7 +508,7 @@ def embedded_judge(tmp_path_factory: pytest.TempPathFactory) -> JudgeClient:
     from skilleval.engine.factory import create_provider
 
     home = tmp_path_factory.mktemp("judge-home")
-    provider = create_provider(ModelSpec(kind="gguf", path="default"), home=home)
+    provider = create_provider(gguf_spec(), home=home)
     return JudgeClient(CachingProvider(provider, None))
 
 

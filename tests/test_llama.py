@@ -19,10 +19,10 @@ import jsonschema
 import pytest
 
 from skilleval.engine import embedded, identity
-from skilleval.engine.base import Message, ModelSpec, Provider, Request
+from skilleval.engine.base import Message, Provider, Request
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
-from skilleval.engine.llama import LlamaProvider
+from skilleval.engine.llama import LlamaConfig, LlamaProvider
 from skilleval.errors import ProviderError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def ask(text: str, system: str | None = None, **kw: object) -> Request:
 
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaProvider]:
-    p = LlamaProvider(ModelSpec(kind="gguf", path="default"), tmp_path_factory.mktemp("memo"))
+    p = LlamaProvider(LlamaConfig(), tmp_path_factory.mktemp("memo"))
     yield p
     p.close()
 
@@ -110,7 +110,7 @@ def test_missing_llama_cpp_says_how_to_install(
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + b"\0" * 96)
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    p = LlamaProvider(ModelSpec(kind="gguf", path=str(model)), tmp_path)
+    p = LlamaProvider(LlamaConfig(path=str(model)), tmp_path)
     assert isinstance(p, Provider)
     with pytest.raises(ProviderError, match=r"pip install 'skilleval\[llama\]'"):
         p.complete(ask("hi"))
@@ -120,7 +120,7 @@ def test_identity_does_not_load_the_model(tmp_path: Path, monkeypatch: pytest.Mo
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + b"\0" * 96)
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    p = LlamaProvider(ModelSpec(kind="gguf", path=str(model)), tmp_path)
+    p = LlamaProvider(LlamaConfig(path=str(model)), tmp_path)
     assert p.identity().name == "m.gguf"
     assert "llama-cpp-python=" in p.cache_salt(ask("hi"))
 
@@ -139,11 +139,11 @@ GREEDY_SCRIPT = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from skilleval.engine.base import Message, ModelSpec, Request
-    from skilleval.engine.llama import LlamaProvider
+    from skilleval.engine.base import Message, Request
+    from skilleval.engine.llama import LlamaConfig, LlamaProvider
 
     threads, n_batch, out = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
-    p = LlamaProvider(ModelSpec(kind="gguf", threads=threads, n_batch=n_batch), out.parent)
+    p = LlamaProvider(LlamaConfig(threads=threads, n_batch=n_batch), out.parent)
     req = Request(
         messages=(Message("user", "Write two sentences about the sea."),), max_tokens=40, seed=7
     )
@@ -248,7 +248,7 @@ def test_truncation_at_max_tokens(provider: LlamaProvider) -> None:
 
 @pytest.mark.model
 def test_second_call_reuses_a_long_shared_prefix(tmp_path: Path) -> None:
-    fresh = LlamaProvider(ModelSpec(kind="gguf"), tmp_path)
+    fresh = LlamaProvider(LlamaConfig(), tmp_path)
     rubric = "Rules for the grader. " + " ".join(f"Rule {i}: be fair and brief." for i in range(60))
     a = fresh.complete(ask("First answer: 4.", system=rubric, max_tokens=2))
     b = fresh.complete(ask("Second answer: 5.", system=rubric, max_tokens=2))
@@ -265,7 +265,7 @@ def test_second_call_reuses_a_long_shared_prefix(tmp_path: Path) -> None:
 
 @pytest.mark.model
 def test_prompt_longer_than_context(tmp_path: Path) -> None:
-    p = LlamaProvider(ModelSpec(kind="gguf", n_ctx=256), tmp_path)
+    p = LlamaProvider(LlamaConfig(n_ctx=256), tmp_path)
     with pytest.raises(
         ProviderError, match=r"prompt is \d+ tokens but the context holds 256; raise model.n_ctx"
     ):
@@ -275,7 +275,7 @@ def test_prompt_longer_than_context(tmp_path: Path) -> None:
 
 @pytest.mark.model
 def test_missing_gguf(tmp_path: Path) -> None:
-    p = LlamaProvider(ModelSpec(kind="gguf", path=str(tmp_path / "gone.gguf")), tmp_path)
+    p = LlamaProvider(LlamaConfig(path=str(tmp_path / "gone.gguf")), tmp_path)
     with pytest.raises(ProviderError, match="model file not found"):
         p.complete(ask("hi"))
     with pytest.raises(ProviderError, match="model file not found"):
@@ -286,7 +286,7 @@ def test_missing_gguf(tmp_path: Path) -> None:
 def test_not_a_gguf(tmp_path: Path) -> None:
     bad = tmp_path / "model.gguf"
     bad.write_bytes(b"<html>not a model</html>".ljust(100, b" "))
-    p = LlamaProvider(ModelSpec(kind="gguf", path=str(bad)), tmp_path)
+    p = LlamaProvider(LlamaConfig(path=str(bad)), tmp_path)
     with pytest.raises(ProviderError, match="is not a GGUF file") as err:
         p.complete(ask("hi"))
     assert "\n" not in str(err.value)
@@ -297,7 +297,7 @@ def test_truncated_gguf(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> No
     cut = tmp_path / "cut.gguf"
     with default_model_path().open("rb") as fh:
         cut.write_bytes(fh.read(1 << 20))
-    p = LlamaProvider(ModelSpec(kind="gguf", path=str(cut)), tmp_path)
+    p = LlamaProvider(LlamaConfig(path=str(cut)), tmp_path)
     with pytest.raises(ProviderError, match="probably truncated or corrupt") as err:
         p.complete(ask("hi"))
     assert "\n" not in str(err.value)

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from skilleval.engine.base import Message, ModelSpec, Provider, Request
+from skilleval.engine.base import Message, Provider, Request
 from skilleval.engine.openai import OpenAIProvider, chat_completions_url
+from skilleval.engine.openai_provider import OpenAIConfig
 from skilleval.errors import ProviderError
 
 
@@ -75,15 +76,14 @@ class FakeServer:
         self._thread.start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def spec(self, **overrides: Any) -> ModelSpec:
+    def spec(self, **overrides: Any) -> OpenAIConfig:
         fields: dict[str, Any] = {
-            "kind": "openai",
             "base_url": self.base_url,
             "model": "tiny",
             "timeout_s": 2.0,
             "retries": 3,
         }
-        return ModelSpec(**(fields | overrides))
+        return OpenAIConfig(**(fields | overrides))
 
     def stop(self) -> None:
         self.release.set()
@@ -204,7 +204,7 @@ def test_missing_api_key_env_is_reported(
 
 
 def test_identity_needs_no_network_and_salt_is_empty() -> None:
-    spec = ModelSpec(kind="openai", base_url="http://127.0.0.1:9/v1/", model="qwen")
+    spec = OpenAIConfig(base_url="http://127.0.0.1:9/v1/", model="qwen")
     with OpenAIProvider(spec) as p:
         ident = p.identity()
         assert (ident.kind, ident.name) == ("openai", "qwen")
@@ -229,7 +229,7 @@ def test_base_url_forms(base_url: str, endpoint: str) -> None:
 
 def test_bad_base_url_is_a_provider_error() -> None:
     with pytest.raises(ProviderError, match="not an http"):
-        OpenAIProvider(ModelSpec(kind="openai", base_url="localhost:8000", model="m"))
+        OpenAIProvider(OpenAIConfig(base_url="localhost:8000", model="m"))
 
 
 # --- failures ---------------------------------------------------------------------------
@@ -237,7 +237,7 @@ def test_bad_base_url_is_a_provider_error() -> None:
 
 def test_connection_refused() -> None:
     port = free_port()
-    spec = ModelSpec(kind="openai", base_url=f"http://127.0.0.1:{port}/v1", model="m")
+    spec = OpenAIConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m")
     with OpenAIProvider(spec, backoff_s=0.01) as p, pytest.raises(ProviderError) as err:
         p.complete(ask())
     assert str(err.value) == (

@@ -18,8 +18,9 @@ import httpx
 import jsonschema
 import pytest
 
-from skilleval.engine.base import Message, ModelSpec, Request
+from skilleval.engine.base import Message, Request
 from skilleval.engine.openai import OpenAIProvider
+from skilleval.engine.openai_provider import OpenAIConfig
 
 pytestmark = pytest.mark.server
 
@@ -32,10 +33,8 @@ class LlamaServer:
     model: str
     """The id the server lists under /v1/models (the GGUF path)."""
 
-    def spec(self) -> ModelSpec:
-        return ModelSpec(
-            kind="openai", base_url=self.base_url, model=self.model, timeout_s=60.0, retries=1
-        )
+    def spec(self) -> OpenAIConfig:
+        return OpenAIConfig(base_url=self.base_url, model=self.model, timeout_s=60.0, retries=1)
 
 
 def _embedded_gguf() -> Path:

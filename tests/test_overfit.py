@@ -357,8 +357,8 @@ def test_the_command_without_a_skill_is_a_usage_error(
 
 @pytest.mark.model
 def test_the_embedded_model_gives_a_schema_valid_report(tmp_path: Path) -> None:
-    from skilleval.engine.base import ModelSpec
     from skilleval.engine.factory import create_provider
+    from skilleval.engine.llama import gguf_spec
     from skilleval.judge import JudgeClient
 
     small = """
@@ -372,7 +372,7 @@ def test_the_embedded_model_gives_a_schema_valid_report(tmp_path: Path) -> None:
           - {type: contains, value: "Bottom line:"}
     """
     suite = make_suite(tmp_path, small)
-    provider = create_provider(ModelSpec(kind="gguf", path="default"), home=tmp_path)
+    provider = create_provider(gguf_spec(), home=tmp_path)
     judge = JudgeClient(provider, seed=0)
     try:
         block = overfit_report(suite, judge)

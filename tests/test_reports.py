@@ -23,7 +23,7 @@ from skilleval.report.csvout import render_csv
 from skilleval.report.html import csp_hash, render_html
 from skilleval.report.junit import render_junit
 from skilleval.report.markdown import render_markdown
-from skilleval.report.outputs import SUPPORTED, write_output
+from skilleval.report.outputs import SUPPORTED, builtin_formats, write_output
 from skilleval.report.progress import Tally, progress_reporter
 from skilleval.results.codec import decode
 from skilleval.results.load import (
@@ -283,7 +283,9 @@ def failing_doc(tmp_path: Path, capsys) -> dict[str, Any]:
 
 def test_every_extension_writes_its_format(tmp_path: Path, failing_doc: dict[str, Any]) -> None:
     for ext in SUPPORTED:
-        write_output(typed(failing_doc), tmp_path / "out" / f"results{ext}", None)
+        write_output(
+            typed(failing_doc), tmp_path / "out" / f"results{ext}", None, builtin_formats()
+        )
     out = tmp_path / "out"
     assert json.loads((out / "results.json").read_text(encoding="utf-8")) == failing_doc
     lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
@@ -298,7 +300,7 @@ def test_every_extension_writes_its_format(tmp_path: Path, failing_doc: dict[str
 def test_jsonl_output_copies_the_streamed_file_byte_for_byte(tmp_path: Path, capsys) -> None:
     doc = run_doc(scripted_suite(tmp_path), capsys)
     source = runs_dir() / "latest" / "results.jsonl"
-    write_output(typed(doc), tmp_path / "copy.jsonl", source)
+    write_output(typed(doc), tmp_path / "copy.jsonl", source, builtin_formats())
     assert (tmp_path / "copy.jsonl").read_bytes() == source.read_bytes()
 
 
@@ -309,7 +311,7 @@ def _empty_run(folder: Path) -> Run:
 
 def test_unknown_extension_is_an_error_listing_the_supported_ones(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"\.json, \.jsonl, \.html, \.xml, \.md, \.csv") as err:
-        write_output(_empty_run(tmp_path), tmp_path / "results.yaml", None)
+        write_output(_empty_run(tmp_path), tmp_path / "results.yaml", None, builtin_formats())
     assert isinstance(err.value, SkillevalError)
     assert not (tmp_path / "results.yaml").exists()
 

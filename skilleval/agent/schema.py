@@ -3,13 +3,16 @@
 They describe shape only. What a schema cannot say (a tool's parameters are a valid JSON
 Schema, tool names are unique, files exist, paths stay inside the workspace) is checked by
 :func:`~skilleval.agent.tools.parse_tools` and
-:func:`~skilleval.agent.workspace.parse_environment`. ``tools/suite_schema.py`` embeds these
-fragments in the suite schema.
+:func:`~skilleval.agent.workspace.parse_environment`. :mod:`skilleval.suite.suite_schema` embeds these
+fragments in the suite schema; a tool's implementation keys come from the registered tool kinds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from skilleval.plugins.markers import ToolKindType
 
 TOOL_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
 
@@ -37,50 +40,71 @@ MOCK_CASE: dict[str, Any] = {
     },
 }
 
-TOOL: dict[str, Any] = {
+MOCK: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["name"],
-    "description": "A tool the model may call; exactly one of mock, command or python implements it.",
+    "description": "Canned results: the first case whose args match wins, else the default.",
     "properties": {
+        "results": {"type": "array", "items": MOCK_CASE},
+        "default": {"description": "The result when no case matches."},
+    },
+}
+
+COMMAND: dict[str, Any] = {
+    **_COMMAND,
+    "description": "Run in the workspace: a shell line with {arg} placeholders (shell-quoted), or an argv list.",
+}
+
+COMMAND_OPTIONS: dict[str, Any] = {
+    "timeout": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "command: seconds before it is killed (default 10).",
+    },
+    "max_output": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "command: bytes kept from each of stdout and stderr (default 16000).",
+    },
+}
+
+PYTHON: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "description": "file://path.py:fn (relative to the suite) or module.py:fn in a plugin folder.",
+}
+
+
+def tool_schema(kinds: Sequence[ToolKindType]) -> dict[str, Any]:
+    """One tool: its name, description and parameters, and one key per registered tool kind."""
+    properties: dict[str, Any] = {
         "name": {"type": "string", "pattern": TOOL_NAME},
         "description": {"type": "string", "description": "What the tool does, shown to the model."},
         "parameters": {
             "type": "object",
             "description": "JSON Schema (draft 2020-12) for the arguments; default: no arguments.",
         },
-        "mock": {
-            "type": "object",
-            "additionalProperties": False,
-            "description": "Canned results: the first case whose args match wins, else the default.",
-            "properties": {
-                "results": {"type": "array", "items": MOCK_CASE},
-                "default": {"description": "The result when no case matches."},
-            },
-        },
-        "command": {
-            **_COMMAND,
-            "description": "Run in the workspace: a shell line with {arg} placeholders (shell-quoted), or an argv list.",
-        },
-        "python": {
-            "type": "string",
-            "minLength": 1,
-            "description": "file://path.py:fn (relative to the suite) or module.py:fn in a plugin folder.",
-        },
-        "timeout": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "description": "command: seconds before it is killed (default 10).",
-        },
-        "max_output": {
-            "type": "integer",
-            "minimum": 1,
-            "description": "command: bytes kept from each of stdout and stderr (default 16000).",
-        },
-    },
-}
+    }
+    for kind in kinds:
+        properties[kind.name] = dict(kind.schema or {})
+    for kind in kinds:
+        for key, value in kind.options.items():
+            properties.setdefault(key, value)
+    names = [k.name for k in kinds]
+    listed = " or ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else "".join(names)
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name"],
+        "description": f"A tool the model may call; exactly one of {listed} implements it.",
+        "properties": properties,
+    }
 
-TOOLS: dict[str, Any] = {"type": "array", "items": TOOL}
+
+def tools_schema(kinds: Sequence[ToolKindType]) -> dict[str, Any]:
+    """A ``tools:`` list."""
+    return {"type": "array", "items": tool_schema(kinds)}
+
 
 ENVIRONMENT: dict[str, Any] = {
     "type": "object",

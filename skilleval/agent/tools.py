@@ -1,6 +1,8 @@
-"""Tools an agent may call: their declarations, their three implementations, and the parser.
+"""Tools an agent may call: their declarations, the built-in tool kinds, and the parser.
 
-A tool is a name, a description, a JSON Schema for its arguments and one implementation:
+A tool is a name, a description, a JSON Schema for its arguments and one implementation,
+chosen by a key naming a registered tool kind (:func:`~skilleval.plugins.tool_kind`; plugins
+add their own). The built-in kinds:
 
 ``mock``
     Canned results. Each case has ``args`` and ``match`` (``subset``, the default: the call
@@ -32,16 +34,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from skilleval.agent.schema import COMMAND, COMMAND_OPTIONS, MOCK, PYTHON, tools_schema
 from skilleval.errors import Diagnostic, Location
+from skilleval.plugins.markers import ToolKindType, registration_of, tool_kind
 from skilleval.pyfile import import_file
 from skilleval.suite.yamlio import Document, display_path
 
 COMMAND_TIMEOUT_S = 10.0
 COMMAND_MAX_OUTPUT = 16_000
 FILE_PREFIX = "file://"
-IMPLEMENTATIONS = ("mock", "command", "python")
 NO_PARAMETERS: Mapping[str, Any] = {
     "type": "object",
     "properties": {},
@@ -65,6 +68,7 @@ class ToolResult:
     timed_out: bool = False
 
 
+@runtime_checkable
 class ToolImpl(Protocol):
     """How a tool answers."""
 
@@ -318,12 +322,42 @@ def merge_tools(*levels: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
 # -- parsing ----------------------------------------------------------------------------------
 
 
+@dataclass
+class ToolContext:
+    """What a tool kind's factory may use while it builds one tool's implementation."""
+
+    name: str
+    """The tool's name."""
+    parameters: Mapping[str, Any]
+    """The tool's parameters schema."""
+    options: Mapping[str, Any]
+    """The whole tool mapping as written (for the kind's own ``options`` keys)."""
+    base_dir: Path
+    """The folder ``file://`` references are relative to."""
+    plugin_dirs: Sequence[Path]
+    """The suite's plugin folders."""
+    doc: Document
+    at: list[str | int]
+    """Where the tool is in ``doc``."""
+    kind: str
+    diags: list[Diagnostic] = field(default_factory=list)
+
+    def where(self, key: str | None = None) -> Location:
+        """The position of ``key`` on the tool; default: the kind's value."""
+        return self.doc.at([*self.at, key or self.kind])
+
+    def error(self, message: str, key: str | None = None) -> None:
+        """Record a problem at ``key`` of the tool (default: at the kind's value)."""
+        self.diags.append(Diagnostic(self.where(key), message))
+
+
 def parse_tools(
     doc: Document,
     path: Sequence[str | int],
     *,
     base_dir: Path,
     plugin_dirs: Sequence[Path] = (),
+    kinds: Sequence[ToolKindType] | None = None,
 ) -> tuple[tuple[ToolSpec, ...], list[Diagnostic]]:
     """Read the ``tools:`` list at ``path`` in ``doc``.
 
@@ -332,15 +366,17 @@ def parse_tools(
         path: Where the list is, e.g. ``["tools"]`` or ``["tests", 2, "tools"]``.
         base_dir: The folder ``file://`` references are relative to.
         plugin_dirs: Folders searched for ``module.py:fn`` python tools.
+        kinds: The registered tool kinds, in order; default: the built-in ones.
 
     Returns:
         The tools that are valid, and every problem found, positioned.
     """
-    from skilleval.agent.schema import TOOLS
     from skilleval.suite.schema import validate
 
+    if kinds is None:
+        kinds = builtin_kinds()
     sub = doc.sub(path)
-    diags = validate(sub, TOOLS, what="tools")
+    diags = validate(sub, tools_schema(kinds), what="tools")
     if diags:
         return (), diags
     tools: list[ToolSpec] = []
@@ -357,7 +393,7 @@ def parse_tools(
             )
             continue
         seen[name] = doc.at([*at, "name"])
-        tool = _tool(doc, at, raw, base_dir, plugin_dirs, diags)
+        tool = _tool(doc, at, raw, base_dir, plugin_dirs, kinds, diags)
         if tool is not None:
             tools.append(tool)
     return tuple(tools), diags
@@ -369,6 +405,7 @@ def _tool(
     raw: Mapping[str, Any],
     base_dir: Path,
     plugin_dirs: Sequence[Path],
+    kinds: Sequence[ToolKindType],
     diags: list[Diagnostic],
 ) -> ToolSpec | None:
     name = raw["name"]
@@ -377,36 +414,40 @@ def _tool(
     problem = parameters_problem(parameters)
     if problem is not None:
         diags.append(Diagnostic(doc.at([*at, "parameters"]), f"tool '{name}': {problem}"))
-    kinds = [k for k in IMPLEMENTATIONS if k in raw]
-    if not kinds:
+    present = [k for k in kinds if k.name in raw]
+    if not present:
+        listed = ", ".join(k.name for k in kinds[:-1]) + f" or {kinds[-1].name}" if kinds else ""
+        diags.append(Diagnostic(doc.at(at), f"tool '{name}' needs an implementation: {listed}"))
+        return None
+    if len(present) > 1:
         diags.append(
             Diagnostic(
-                doc.at(at), f"tool '{name}' needs an implementation: mock, command or python"
+                doc.key_at([*at, present[1].name]),
+                f"tool '{name}' has both {present[0].name} and {present[1].name}; give exactly one",
             )
         )
         return None
-    if len(kinds) > 1:
+    kind = present[0]
+    for other in kinds:
+        for key in other.options:
+            if key in raw and key not in kind.options:
+                diags.append(
+                    Diagnostic(
+                        doc.key_at([*at, key]), f"'{key}' applies to {other.name} tools only"
+                    )
+                )
+    ctx = ToolContext(name, parameters, raw, base_dir, plugin_dirs, doc, list(at), kind.name)
+    impl: object = kind.factory(raw[kind.name], ctx)
+    diags.extend(ctx.diags)
+    if impl is not None and not isinstance(impl, ToolImpl):
         diags.append(
             Diagnostic(
-                doc.key_at([*at, kinds[1]]),
-                f"tool '{name}' has both {kinds[0]} and {kinds[1]}; give exactly one",
+                ctx.where(),
+                f"tool kind '{kind.name}' ({kind.defined_at}) returned {type(impl).__name__}, "
+                "which lacks kind, run() or to_json()",
             )
         )
-        return None
-    kind = kinds[0]
-    for key in ("timeout", "max_output"):
-        if key in raw and kind != "command":
-            diags.append(
-                Diagnostic(doc.key_at([*at, key]), f"'{key}' applies to command tools only")
-            )
-    impl: ToolImpl | None
-    if kind == "mock":
-        impl = _mock(raw["mock"])
-    elif kind == "command":
-        impl = _command(doc, at, raw, parameters, diags)
-    else:
-        impl = _python(doc, [*at, "python"], raw["python"], base_dir, plugin_dirs, diags)
-    if impl is None or len(diags) > before:
+    if not isinstance(impl, ToolImpl) or len(diags) > before:
         return None
     return ToolSpec(name, str(raw.get("description", "")), parameters, impl, doc.at(at))
 
@@ -426,79 +467,70 @@ def parameters_problem(parameters: Any) -> str | None:
     return None
 
 
-def _mock(raw: Mapping[str, Any]) -> MockTool:
+# -- the built-in tool kinds ------------------------------------------------------------------
+
+
+@tool_kind("mock", schema=MOCK)
+def mock(value: Mapping[str, Any], ctx: ToolContext) -> MockTool:
+    """Canned results matched on the call's arguments."""
     cases = tuple(
         MockCase(case.get("args"), case["result"], case.get("match", "subset") == "exact")
-        for case in raw.get("results") or []
+        for case in value.get("results") or []
     )
-    return MockTool(cases, raw.get("default", _NO_DEFAULT))
+    return MockTool(cases, value.get("default", _NO_DEFAULT))
 
 
-def _command(
-    doc: Document,
-    at: list[str | int],
-    raw: Mapping[str, Any],
-    parameters: Any,
-    diags: list[Diagnostic],
-) -> CommandTool:
-    command = raw["command"]
-    parts = [command] if isinstance(command, str) else list(command)
+@tool_kind("command", schema=COMMAND, options=COMMAND_OPTIONS)
+def command(value: str | list[str], ctx: ToolContext) -> CommandTool:
+    """A command run in the workspace, with a timeout and an output cap."""
+    parts = [value] if isinstance(value, str) else list(value)
+    parameters = ctx.parameters
     declared = set((parameters.get("properties") or {}) if isinstance(parameters, Mapping) else {})
     for part in parts:
         for match in _PLACEHOLDER.finditer(part):
             if match.group(1) not in declared:
-                diags.append(
-                    Diagnostic(
-                        doc.at([*at, "command"]),
-                        f"command uses {{{match.group(1)}}}, which is not a parameter of "
-                        f"tool '{raw['name']}'",
-                    )
+                ctx.error(
+                    f"command uses {{{match.group(1)}}}, which is not a parameter of "
+                    f"tool '{ctx.name}'"
                 )
     return CommandTool(
-        command if isinstance(command, str) else tuple(command),
-        float(raw.get("timeout", COMMAND_TIMEOUT_S)),
-        int(raw.get("max_output", COMMAND_MAX_OUTPUT)),
+        value if isinstance(value, str) else tuple(value),
+        float(ctx.options.get("timeout", COMMAND_TIMEOUT_S)),
+        int(ctx.options.get("max_output", COMMAND_MAX_OUTPUT)),
     )
 
 
-def _python(
-    doc: Document,
-    at: list[str | int],
-    ref: str,
-    base_dir: Path,
-    plugin_dirs: Sequence[Path],
-    diags: list[Diagnostic],
-) -> PythonTool | None:
-    where = doc.at(at)
+@tool_kind("python", schema=PYTHON)
+def python(ref: str, ctx: ToolContext) -> PythonTool | None:
+    """A Python function called in-process: file://path.py:fn or module.py:fn."""
     target, sep, fn_name = ref.removeprefix(FILE_PREFIX).rpartition(":")
     if not sep or not target or not fn_name.isidentifier():
-        diags.append(
-            Diagnostic(
-                where,
-                f"python tool must be file://path.py:function or module.py:function, not {ref!r}",
-            )
-        )
+        ctx.error(f"python tool must be file://path.py:function or module.py:function, not {ref!r}")
         return None
     if ref.startswith(FILE_PREFIX):
-        candidates = [Path(target) if Path(target).is_absolute() else base_dir / target]
+        candidates = [Path(target) if Path(target).is_absolute() else ctx.base_dir / target]
     else:
         name = target if target.endswith(".py") else f"{target}.py"
-        candidates = [folder / name for folder in plugin_dirs]
+        candidates = [folder / name for folder in ctx.plugin_dirs]
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
         looked = ", ".join(display_path(p) for p in candidates) or "no plugin folders are set"
-        diags.append(
-            Diagnostic(where, f"python tool file not found: {target} (looked in {looked})")
-        )
+        ctx.error(f"python tool file not found: {target} (looked in {looked})")
         return None
     try:
         module = import_file(path)
     except Exception as exc:
         # Importing runs the author's code, which may raise anything.
-        diags.append(Diagnostic(where, f"{target} failed to import: {type(exc).__name__}: {exc}"))
+        ctx.error(f"{target} failed to import: {type(exc).__name__}: {exc}")
         return None
     fn = getattr(module, fn_name, None)
     if not callable(fn):
-        diags.append(Diagnostic(where, f"{target} has no function {fn_name!r}"))
+        ctx.error(f"{target} has no function {fn_name!r}")
         return None
     return PythonTool(ref, fn)
+
+
+def builtin_kinds() -> tuple[ToolKindType, ...]:
+    """The built-in tool kinds, in the order messages list them."""
+    found = (registration_of(mock), registration_of(command), registration_of(python))
+    return tuple(k for k in found if isinstance(k, ToolKindType))

@@ -148,11 +148,47 @@ class AssertionType:
     """True when ``threshold:`` can stand in for ``value:`` (promptfoo's latency, levenshtein)."""
 
     @property
+    def kind(self) -> Literal["assertion"]:
+        """The plugin kind, for the plugin manager."""
+        return "assertion"
+
+    @property
+    def factory(self) -> AssertionFn:
+        """The function, under the name every registration uses."""
+        return self.fn
+
+    @property
     def defined_at(self) -> str:
         code = getattr(self.fn, "__code__", None)
         if code is None:
             return "<unknown>"
         return f"{code.co_filename}:{code.co_firstlineno}"
+
+    def problem(self) -> str | None:
+        """Why this type cannot work, or None; checked when it is registered."""
+        if self.name.startswith(NEGATION_PREFIX):
+            return f"assertion type '{self.name}' must not start with '{NEGATION_PREFIX}'; negation is automatic"
+        if not self.name or not all(c.isalnum() or c in "-_:" for c in self.name):
+            return (
+                f"assertion type name '{self.name}' may only use letters, digits, '-', '_' and ':'"
+            )
+        if self.tier not in ("deterministic", "model"):
+            return f"assertion type '{self.name}' has an unknown tier '{self.tier}'"
+        try:
+            params = inspect.signature(self.fn).parameters
+        except (TypeError, ValueError):
+            return None
+        if len(params) != 1:
+            return f"assertion type '{self.name}' must take exactly one argument (a Check), not {len(params)}"
+        if self.value_schema is not None:
+            from jsonschema import Draft202012Validator  # lazy: start-up time
+            from jsonschema.exceptions import SchemaError
+
+            try:
+                Draft202012Validator.check_schema(dict(self.value_schema))
+            except SchemaError as exc:
+                return f"assertion type '{self.name}' has an invalid value schema: {exc.message}"
+        return None
 
 
 def assertion(

@@ -8,22 +8,32 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from skilleval.cli.options import emit_json, json_option
+from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
+from skilleval.plugins import PluginManager
+from skilleval.suite.files import Reader
+from skilleval.suite.model_config import ModelSpec, parse_model
 
 if TYPE_CHECKING:
-    from skilleval.engine.base import ModelSpec
     from skilleval.judge.selftest import JudgeCheckReport, PairOutcome
 
 
 def judge_spec(raw: str) -> ModelSpec:
-    """``default`` (the embedded model), ``echo``, or a path to a GGUF file."""
-    from skilleval.engine.base import ModelSpec
-
-    if raw == "default":
-        return ModelSpec(kind="gguf", path="default", label="default")
-    if raw == "echo":
-        return ModelSpec(kind="echo", label="echo")
-    return ModelSpec(kind="gguf", path=str(Path(raw).expanduser()), label=raw)
+    """``default`` (the embedded model), a built-in provider's name (``echo``), or a GGUF path."""
+    builtins = PluginManager()
+    builtins.load_builtins()
+    spec, diags = parse_model(
+        raw,
+        key="judge",
+        where=Location("--judge-model"),
+        doc=None,
+        manager=builtins,
+        base_dir=Path.cwd(),
+        reader=Reader(),
+    )
+    if spec is None:
+        raise click.UsageError("; ".join(d.message for d in diags))
+    return spec
 
 
 @click.command("judge-check")

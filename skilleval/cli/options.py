@@ -19,10 +19,10 @@ def plugin_options(fn: F) -> F:
         "plugins_dir",
         multiple=True,
         type=click.Path(file_okay=False, path_type=Path),
-        help="Another folder of assertion plugins (repeatable).",
+        help="Another folder of plugins (repeatable).",
     )(fn)
     fn = click.option(
-        "--no-entry-points", is_flag=True, help="Ignore assertion types from installed packages."
+        "--no-entry-points", is_flag=True, help="Ignore plugins from installed packages."
     )(fn)
     return fn
 

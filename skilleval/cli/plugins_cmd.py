@@ -1,4 +1,4 @@
-"""``skilleval plugins``: list every assertion type and where it comes from."""
+"""``skilleval plugins``: list every registered plugin, of every kind, and where it comes from."""
 
 from __future__ import annotations
 
@@ -9,19 +9,41 @@ from tabulate import tabulate
 
 from skilleval.assertions.registry import default_registry
 from skilleval.cli.options import emit_json, json_option, plugin_options
+from skilleval.plugins import KIND_LABELS, Kind
 from skilleval.suite.load import Overrides, load_suite
+
+_HEADINGS: dict[Kind, str] = {
+    "assertion": "assertion types",
+    "provider": "providers",
+    "reporter": "output formats",
+    "tool_kind": "tool kinds",
+}
 
 
 @click.command()
 @click.argument(
     "suite", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(list(KIND_LABELS)),
+    help="Only this kind (repeatable): assertion, provider, reporter or tool_kind.",
+)
 @plugin_options
 @json_option
 def plugins(
-    suite: Path | None, plugins_dir: tuple[Path, ...], no_entry_points: bool, as_json: bool
+    suite: Path | None,
+    kinds: tuple[Kind, ...],
+    plugins_dir: tuple[Path, ...],
+    no_entry_points: bool,
+    as_json: bool,
 ) -> None:
-    """List assertion types (built-in, installed, and from SUITE's plugin folders)."""
+    """List assertion types, providers, output formats and tool kinds.
+
+    Built-in ones, installed ones, and those in SUITE's plugin folders.
+    """
     overrides = Overrides(plugin_dirs=plugins_dir, entry_points=not no_entry_points)
     if suite is not None:
         _, registry = load_suite(suite, overrides)
@@ -29,10 +51,28 @@ def plugins(
         registry = default_registry(
             [(p, None) for p in plugins_dir], entry_points=not no_entry_points
         )
-    listing = registry.listing()
+    chosen = kinds or tuple(KIND_LABELS)
+    listing = registry.describe(chosen)
     if as_json:
         emit_json(listing)
         return
-    rows = [[t["name"], t["tier"], t["origin"], t["summary"]] for t in listing]
-    click.echo(tabulate(rows, headers=["type", "tier", "origin", "summary"], tablefmt="simple"))
-    click.echo(f"\n{len(listing)} types; prefix any with not- to negate it", err=True)
+    blocks = []
+    for kind in chosen:
+        rows = [
+            [
+                p["name"] + (f" ({p['suffix']})" if "suffix" in p else ""),
+                p.get("tier", ""),
+                p["origin"],
+                p["summary"],
+            ]
+            for p in listing
+            if p["kind"] == kind
+        ]
+        headers = [_HEADINGS[kind], "tier" if kind == "assertion" else "", "origin", "summary"]
+        if kind != "assertion":
+            rows = [[r[0], r[2], r[3]] for r in rows]
+            headers = [headers[0], "origin", "summary"]
+        blocks.append(tabulate(rows, headers=headers, tablefmt="simple"))
+    click.echo("\n\n".join(blocks))
+    counts = ", ".join(f"{sum(p['kind'] == k for p in listing)} {_HEADINGS[k]}" for k in chosen)
+    click.echo(f"\n{counts}; prefix any assertion type with not- to negate it", err=True)

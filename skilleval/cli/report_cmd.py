@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from skilleval.cli.options import emit_json, json_option
+from skilleval.assertions.registry import default_registry
+from skilleval.cli.options import emit_json, json_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.report.outputs import check_output_path, write_output
@@ -27,12 +28,21 @@ def _warn(message: str) -> None:
     type=click.Path(path_type=Path),
     help="Write here; the extension picks the format (repeatable). Default: RUN/report.html.",
 )
+@plugin_options
 @json_option
 @click.pass_context
-def report(ctx: click.Context, run: Path, outputs: tuple[Path, ...], as_json: bool) -> None:
+def report(
+    ctx: click.Context,
+    run: Path,
+    outputs: tuple[Path, ...],
+    plugins_dir: tuple[Path, ...],
+    no_entry_points: bool,
+    as_json: bool,
+) -> None:
     """Render RUN (a run directory, runs/latest, or a results file) as a report."""
+    formats = default_registry([(p, None) for p in plugins_dir], entry_points=not no_entry_points)
     for out in outputs:
-        check_output_path(out)
+        check_output_path(out, formats)
     source = resolve_run(run)
     loaded = load_run(source, on_warning=_warn)
     targets = list(outputs) or [source.parent / "report.html"]
@@ -41,7 +51,7 @@ def report(ctx: click.Context, run: Path, outputs: tuple[Path, ...], as_json: bo
     unwritten: list[str] = []
     for target in targets:
         try:
-            write_output(loaded, target, jsonl if jsonl.is_file() else None)
+            write_output(loaded, target, jsonl if jsonl.is_file() else None, formats)
         except UsageError as exc:
             unwritten.append(str(exc))
             continue

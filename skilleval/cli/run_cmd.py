@@ -87,8 +87,6 @@ def run(
     from skilleval.report.outputs import check_output_path, write_output
     from skilleval.report.progress import progress_reporter
 
-    for out in outputs:
-        check_output_path(out)
     overrides = Overrides(
         model=model,
         judge=judge_model,
@@ -97,7 +95,11 @@ def run(
         plugin_dirs=plugins_dir,
         entry_points=not no_entry_points,
     )
-    suite, _ = load_suite(suite_file, overrides)
+    suite, registry = load_suite(suite_file, overrides)
+    for out in outputs:
+        # Checked before the run, so a typo costs nothing; after loading, so that a plugin's
+        # output format counts.
+        check_output_path(out, registry)
     try:
         with progress_reporter(0, enabled=not quiet and not as_json) as progress:
             options = RunOptions(
@@ -122,7 +124,7 @@ def run(
         (out, outcome.run_dir.jsonl_path) for out in outputs
     ]:
         try:
-            write_output(run, target, jsonl)
+            write_output(run, target, jsonl, registry)
         except UsageError as exc:
             unwritten.append(str(exc))
     if as_json:

@@ -9,10 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
-Mode = Literal["deterministic", "distribution"]
-ProviderKind = Literal["gguf", "openai", "echo", "scripted"]
+from skilleval.suite.model_config import Decoding, ModelSpec
+
+__all__ = [
+    "Completion",
+    "Decoding",
+    "Message",
+    "ModelIdentity",
+    "ModelSpec",
+    "Provider",
+    "ProviderContext",
+    "Request",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,66 +38,13 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
-class Decoding:
-    """How tokens are chosen. Recorded beside every score."""
+class ProviderContext:
+    """What a provider's factory gets besides its config, when a run builds it."""
 
-    mode: Mode = "deterministic"
-    seed: int = 0
-    temperature: float = 0.8
-    """Used in distribution mode only; deterministic mode is greedy."""
-    top_p: float = 0.95
-    """Used in distribution mode only."""
-    max_tokens: int = 256
-
-    def sampling(self, trial: int) -> tuple[float, float, int]:
-        """(temperature, top_p, seed) for trial ``trial``: greedy, or sampled with seed base+i."""
-        if self.mode == "deterministic":
-            return 0.0, 1.0, self.seed
-        return self.temperature, self.top_p, self.seed + trial
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"mode": self.mode, "seed": self.seed, "max_tokens": self.max_tokens}
-        if self.mode == "distribution":
-            out |= {"temperature": self.temperature, "top_p": self.top_p}
-        else:
-            out |= {"temperature": 0.0, "greedy": True}
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    """Which model to run and how to load it; parsed from ``model:`` / ``judge:``."""
-
-    kind: ProviderKind
-    path: str | None = None
-    """GGUF file path (``default`` is resolved to the embedded model)."""
-    base_url: str | None = None
-    model: str | None = None
-    """The model name sent to an OpenAI-compatible server."""
-    api_key_env: str | None = None
-    n_ctx: int = 4096
-    threads: int | None = None
-    n_batch: int = 512
-    timeout_s: float = 120.0
-    retries: int = 3
-    responses: tuple[Mapping[str, Any], ...] = ()
-    """Scripted provider rules, in order (``{id|match, output|outputs}``)."""
-    default_response: str | None = None
-    label: str = ""
-    """How the spec was written, for messages (``default``, a path, a URL)."""
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"provider": self.kind, "label": self.label}
-        if self.kind == "gguf":
-            out |= {
-                "path": self.path,
-                "n_ctx": self.n_ctx,
-                "threads": self.threads,
-                "n_batch": self.n_batch,
-            }
-        elif self.kind == "openai":
-            out |= {"base_url": self.base_url, "model": self.model}
-        return out
+    home: Path
+    """skilleval's home folder; a provider may keep files under it (the GGUF memo)."""
+    jobs: int = 1
+    """How many calls the run may make at once (``--jobs``)."""
 
 
 @dataclass(frozen=True, slots=True)

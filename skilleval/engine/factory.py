@@ -1,26 +1,37 @@
-"""Build the provider a suite asks for. Heavy backends are imported only when used."""
+"""Build the provider a suite asks for, through the provider's registration."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from skilleval.engine.base import ModelSpec, Provider
+from skilleval.engine.base import ModelSpec, Provider, ProviderContext
+from skilleval.errors import Diagnostic, Location, PluginError, SkillevalError
 
 
 def create_provider(spec: ModelSpec, *, home: Path, jobs: int = 1) -> Provider:
-    """A provider for ``spec``; nothing is loaded until its first call."""
-    if spec.kind == "echo":
-        from skilleval.engine.testing import EchoProvider
+    """A provider for ``spec``; nothing is loaded until its first call.
 
-        return EchoProvider()
-    if spec.kind == "scripted":
-        from skilleval.engine.testing import ScriptedProvider
-
-        return ScriptedProvider(spec)
-    if spec.kind == "openai":
-        from skilleval.engine.openai import OpenAIProvider
-
-        return OpenAIProvider(spec, jobs=max(1, jobs))
-    from skilleval.engine.llama import LlamaProvider
-
-    return LlamaProvider(spec, home)
+    Raises:
+        ProviderError: The provider cannot be set up (a missing key, a bad URL …).
+        PluginError: A plugin's factory raised something else, or returned something that is
+            not a provider.
+    """
+    factory = spec.provider.factory
+    code = factory.__code__
+    where = Location(code.co_filename, code.co_firstlineno, 1)
+    try:
+        made = factory(spec.config, ProviderContext(home=home, jobs=max(1, jobs)))
+    except SkillevalError:
+        raise
+    except Exception as exc:
+        if spec.provider.origin == "builtin":
+            raise  # a bug in skilleval: keep the traceback
+        message = f"provider '{spec.kind}' failed to start: {type(exc).__name__}: {exc}"
+        raise PluginError([Diagnostic(where, message)]) from exc
+    if not isinstance(made, Provider):
+        message = (
+            f"provider '{spec.kind}' returned {type(made).__name__}, which lacks "
+            "identity(), complete(), cache_salt(), close() or max_concurrency"
+        )
+        raise PluginError([Diagnostic(where, message)])
+    return made

@@ -27,14 +27,23 @@ import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from skilleval.engine.base import Completion, Message, ModelIdentity, ModelSpec, Request
+from skilleval.engine.base import (
+    Completion,
+    Message,
+    ModelIdentity,
+    ModelSpec,
+    ProviderContext,
+    Request,
+)
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
 from skilleval.errors import InvalidReplyError, ProviderError
+from skilleval.plugins.markers import ConfigContext, ProviderType, provider, registration_of
 
 INSTALL_HINT = "install with pip install 'skilleval[llama]'"
 GGUF_MAGIC = b"GGUF"
@@ -72,11 +81,77 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+N_CTX = 4096
+N_BATCH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class LlamaConfig:
+    """How to load a GGUF model: ``model: {provider: gguf, path, n_ctx, threads, n_batch}``."""
+
+    path: str = "default"
+    """``default`` (the embedded model) or a .gguf file, made absolute against the suite."""
+    n_ctx: int = N_CTX
+    threads: int | None = None
+    """CPU threads; None lets llama.cpp choose."""
+    n_batch: int = N_BATCH
+    label: str = "default"
+    """The path as written, for messages."""
+
+    @classmethod
+    def configure(cls, raw: Mapping[str, Any], ctx: ConfigContext) -> LlamaConfig:
+        written = str(raw.get("path", "default"))
+        path = written
+        if written != "default":
+            p = Path(written).expanduser()
+            path = str(p if p.is_absolute() else ctx.base_dir / p)
+        return cls(
+            path=path,
+            n_ctx=int(raw.get("n_ctx", N_CTX)),
+            threads=raw.get("threads"),
+            n_batch=int(raw.get("n_batch", N_BATCH)),
+            label=written,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "n_ctx": self.n_ctx,
+            "threads": self.threads,
+            "n_batch": self.n_batch,
+        }
+
+
+GGUF_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "minLength": 1, "description": "`default` or a .gguf file."},
+        "n_ctx": {"type": "integer", "minimum": 256},
+        "threads": {"type": "integer", "minimum": 1},
+        "n_batch": {"type": "integer", "minimum": 1},
+    },
+}
+
+
+@provider("gguf", schema=GGUF_SCHEMA, configure=LlamaConfig.configure, implied_by="path")
+def gguf(config: LlamaConfig, context: ProviderContext) -> LlamaProvider:
+    """A GGUF model run in this process by llama-cpp-python (the embedded one by default)."""
+    return LlamaProvider(config, context.home)
+
+
+def gguf_spec(config: LlamaConfig | None = None) -> ModelSpec:
+    """A spec for the embedded model (or ``config``), for callers that have no suite."""
+    config = config or LlamaConfig()
+    reg = registration_of(gguf)
+    assert isinstance(reg, ProviderType)  # the mark @provider put there
+    return ModelSpec(reg, config, config.label)
+
+
 class LlamaProvider:
     """A GGUF model run in this process.
 
     Args:
-        spec: A ``gguf`` model spec. ``path`` None or ``"default"`` means the embedded model.
+        config: How to load the model. ``path`` ``"default"`` means the embedded model.
         memo_dir: Where the model file's SHA-256 is remembered (see
             :func:`~skilleval.engine.identity.file_identity`).
 
@@ -86,8 +161,8 @@ class LlamaProvider:
 
     max_concurrency: int = 1
 
-    def __init__(self, spec: ModelSpec, memo_dir: Path | str) -> None:
-        self.spec = spec
+    def __init__(self, config: LlamaConfig, memo_dir: Path | str) -> None:
+        self.config = config
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
         self._path: Path | None = None
@@ -106,8 +181,8 @@ class LlamaProvider:
     def path(self) -> Path:
         """The GGUF file this provider runs (the embedded model for ``default``)."""
         if self._path is None:
-            raw = self.spec.path
-            if raw is None or raw == "default":
+            raw = self.config.path
+            if raw == "default":
                 self._path = default_model_path()
             else:
                 self._path = Path(raw).expanduser()
@@ -182,16 +257,16 @@ class LlamaProvider:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
 
         # n_ubatch == n_batch, so llama.cpp never splits a batch that _prefill has shaped.
-        n_batch = max(2, self.spec.n_batch)
+        n_batch = max(2, self.config.n_batch)
         start = time.perf_counter()
         try:
             llm: Any = Llama(
                 model_path=str(path),
-                n_ctx=self.spec.n_ctx,
+                n_ctx=self.config.n_ctx,
                 n_batch=n_batch,
                 n_ubatch=n_batch,
-                n_threads=self.spec.threads,
-                n_threads_batch=self.spec.threads,
+                n_threads=self.config.threads,
+                n_threads_batch=self.config.threads,
                 seed=0,
                 logits_all=False,
                 verbose=False,

@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from skilleval import __version__
-from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
+from skilleval.engine.base import Completion, ModelIdentity, Request
+from skilleval.engine.openai_provider import OpenAIConfig
 from skilleval.errors import InvalidReplyError, ProviderError
 
 ResponseFormatStyle = Literal["auto", "json_schema", "json_object"]
@@ -74,7 +75,7 @@ class OpenAIProvider:
     """Calls an OpenAI-compatible chat-completions server.
 
     Args:
-        spec: The ``model:`` entry; uses ``base_url``, ``model``, ``api_key_env``,
+        spec: The ``model:`` settings: ``base_url``, ``model``, ``api_key_env``,
             ``timeout_s`` (per network operation) and ``retries`` (extra attempts after the
             first).
         jobs: How many calls may be in flight at once; also the connection-pool size.
@@ -92,7 +93,7 @@ class OpenAIProvider:
 
     def __init__(
         self,
-        spec: ModelSpec,
+        spec: OpenAIConfig,
         *,
         jobs: int = 4,
         transport: httpx.BaseTransport | None = None,

@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from skilleval.engine.base import Completion, ModelIdentity, ModelSpec, Request
+from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request
+from skilleval.errors import ProviderError, RegexError, RegexTimeoutError
+from skilleval.plugins.markers import ConfigContext, provider
+from skilleval.suite.files import is_ref
+from skilleval.util import saferegex
+
+
+def _matches(pattern: str, prompt: str) -> bool:
+    try:
+        return saferegex.search(pattern, prompt) is not None
+    except (RegexError, RegexTimeoutError) as exc:
+        raise ProviderError(f"scripted response `match`: {exc}") from None
 
 
 def _tokens(text: str) -> int:
@@ -76,9 +87,9 @@ class ScriptedProvider:
 
     max_concurrency = 8
 
-    def __init__(self, spec: ModelSpec) -> None:
-        self.rules = spec.responses
-        self.default = spec.default_response
+    def __init__(self, config: ScriptedConfig) -> None:
+        self.rules = config.responses
+        self.default = config.default
         digest = hashlib.sha256(
             json.dumps([dict(r) for r in self.rules], sort_keys=True, default=str).encode()
         )
@@ -103,7 +114,7 @@ class ScriptedProvider:
                 continue
             if "id" in rule and rule["id"] != test_id:
                 continue
-            if "match" in rule and not re.search(str(rule["match"]), prompt):
+            if "match" in rule and not _matches(str(rule["match"]), prompt):
                 continue
             if "id" not in rule and "match" not in rule and "arm" not in rule:
                 continue
@@ -138,3 +149,92 @@ def _pick(rule: Mapping[str, Any], trial: int) -> str:
         outputs = list(rule["outputs"])
         return str(outputs[trial % len(outputs)])
     return str(rule["output"])
+
+
+# -- registrations ----------------------------------------------------------------------------
+
+
+@provider("echo")
+def echo(config: object, context: ProviderContext) -> EchoProvider:
+    """Replies with the last user message; no model (wiring and plugin tests)."""
+    return EchoProvider()
+
+
+SCRIPTED_RULE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "description": "Answer this test id."},
+        "match": {"type": "string", "description": "Answer prompts that this regex finds."},
+        "arm": {"type": "string", "description": "Only in this arm (on, off, routed)."},
+        "output": {"type": "string"},
+        "outputs": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "One reply per trial, cycling.",
+        },
+    },
+}
+
+SCRIPTED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "responses": {
+            "description": "Rules tried in order, or file://.",
+            "anyOf": [
+                {
+                    "type": "string",
+                    "pattern": "^file://",
+                    "description": "A file, relative to this file.",
+                },
+                {"type": "array", "items": SCRIPTED_RULE},
+            ],
+        },
+        "default": {"type": "string", "description": "The reply when no rule matches."},
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedConfig:
+    """The scripted provider's rules, in order, and its fallback reply."""
+
+    responses: tuple[Mapping[str, Any], ...] = ()
+    """Rules ``{id|match|arm, output|outputs}``, tried in order."""
+    default: str | None = None
+
+    @classmethod
+    def configure(cls, raw: Mapping[str, Any], ctx: ConfigContext) -> ScriptedConfig:
+        rules = raw.get("responses") or []
+        if is_ref(rules):
+            rules = ctx.read_ref(str(rules), "responses") or []
+        return cls(tuple(_checked_rules(rules, ctx)), raw.get("default"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {}
+
+
+def _checked_rules(rules: Any, ctx: ConfigContext) -> list[Mapping[str, Any]]:
+    if not isinstance(rules, list):
+        ctx.error("scripted `responses` must be a list of {id|match, output|outputs}")
+        return []
+    out: list[Mapping[str, Any]] = []
+    for rule in rules:
+        if not isinstance(rule, dict) or not ({"output", "outputs"} & set(rule)):
+            ctx.error("each scripted response needs `output:` or `outputs:`")
+            continue
+        if "match" in rule:
+            try:
+                saferegex.compile(str(rule["match"]))
+            except RegexError as exc:
+                ctx.error(f"scripted response `match` is not a valid regex: {exc}")
+                continue
+        out.append(rule)
+    return out
+
+
+@provider("scripted", schema=SCRIPTED_SCHEMA, configure=ScriptedConfig.configure)
+def scripted(config: ScriptedConfig, context: ProviderContext) -> ScriptedProvider:
+    """Replies from rules in the suite: by test id, prompt regex or arm; no model."""
+    return ScriptedProvider(config)

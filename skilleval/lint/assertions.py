@@ -6,9 +6,11 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from skilleval.errors import RegexError, RegexTimeoutError
 from skilleval.lint.checks import CANNOT_FAIL, CANNOT_PASS, UNSCORED_TEST
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import LintAssert, LintTest, LintView
+from skilleval.util import saferegex
 
 Always = Literal["pass", "fail"]
 
@@ -137,11 +139,11 @@ def _is_number(value: Any) -> bool:
 
 def _regex(pattern: str) -> tuple[Always, str] | None:
     try:
-        compiled = re.compile(pattern)
-    except re.error:
+        compiled = saferegex.compile(pattern)
+        if all(saferegex.search(compiled, p) is not None for p in PROBES):
+            return "pass", f"the pattern {pattern!r} matches any text, even an empty one"
+    except (RegexError, RegexTimeoutError):
         return None
-    if all(compiled.search(p) is not None for p in PROBES):
-        return "pass", f"the pattern {pattern!r} matches any text, even an empty one"
     return None
 
 

@@ -1,64 +1,60 @@
-"""Write a run's results in the format a file's extension asks for (``-o/--output``)."""
+"""Write a run's results in the format a file's extension asks for (``-o/--output``).
+
+Formats are registered output formats (:func:`~skilleval.plugins.reporter`): the built-ins in
+:mod:`skilleval.report.formats`, and any a plugin adds. A built-in format gets the typed
+:class:`~skilleval.results.model.Run`; a plugin's gets the results document as plain JSON data
+(``schemas/results.schema.json``), the stable form of the same thing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
-from skilleval.errors import UsageError
-from skilleval.report.csvout import render_csv
-from skilleval.report.junit import render_junit
-from skilleval.report.markdown import render_markdown
-from skilleval.report.target import check_target, write_target
+from skilleval.errors import Diagnostic, Location, PluginError, UsageError
+from skilleval.plugins.manager import PluginManager
+from skilleval.plugins.markers import ReporterType
+from skilleval.report.target import check_target
 from skilleval.results.model import Run
-from skilleval.results.write import dumps_records, dumps_run
+from skilleval.results.write import run_json
 
 SUPPORTED: tuple[str, ...] = (".json", ".jsonl", ".html", ".xml", ".md", ".csv")
-"""Extensions :func:`write_output` understands, in the order the docs list them."""
+"""The built-in formats' extensions, in the order the docs list them."""
+
+WriteFn = Callable[[Any, Path], None]
 
 
-def render_json(run: Run) -> str:
-    return dumps_run(run)
+def builtin_formats() -> PluginManager:
+    """A manager with the built-ins only, for writers that never see a suite's plugins."""
+    manager = PluginManager()
+    manager.load_builtins()
+    return manager
 
 
-def render_jsonl(run: Run) -> str:
-    return dumps_records(run)
-
-
-def _html(run: Run) -> str:
-    from skilleval.report.html import render_html  # lazy: start-up time (jinja2)
-
-    return render_html(run)
-
-
-_RENDERERS: Mapping[str, Callable[[Run], str]] = {
-    ".json": render_json,
-    ".jsonl": render_jsonl,
-    ".html": _html,
-    ".xml": render_junit,
-    ".md": render_markdown,
-    ".csv": render_csv,
-}
-
-
-def check_output_path(path: Path) -> str:
+def check_output_path(path: Path, formats: PluginManager) -> ReporterType:
     """The format for ``path``, or a UsageError naming the supported extensions.
 
     Call it for every ``-o`` before the run starts, so a typo costs nothing. A path that can
     never be written (a folder, or under a file) is refused here too.
     """
-    suffix = path.suffix.lower()
-    if suffix not in _RENDERERS:
+    found = formats.reporter_for(path.suffix)
+    if found is None:
         shown = f"'{path.suffix}'" if path.suffix else "no extension"
+        known = [s for s in SUPPORTED if formats.reporter_for(s)]
+        known += sorted(r.suffix for r in formats.reporters() if r.suffix not in SUPPORTED)
         raise UsageError(
             f"cannot write {path}: {shown} is not a supported output format; "
-            f"use one of {', '.join(SUPPORTED)}"
+            f"use one of {', '.join(known)}"
         )
     check_target(path)
-    return suffix
+    return found
 
 
-def write_output(run: Run, path: Path, jsonl_source: Path | None) -> None:
+def write_output(run: Run, path: Path, jsonl_source: Path | None, formats: PluginManager) -> None:
     """Write ``run`` to ``path`` in the format its extension names.
 
     Args:
@@ -66,21 +62,44 @@ def write_output(run: Run, path: Path, jsonl_source: Path | None) -> None:
         path: Where to write; parent folders are created. The file is replaced atomically.
         jsonl_source: The run's streamed results.jsonl. For a ``.jsonl`` output it is copied
             byte for byte when given; otherwise the records are written from ``run``.
+        formats: The registered output formats.
 
     Raises:
-        UsageError: The extension is not one of :data:`SUPPORTED`, or the file could not be
-            written (a SkillevalError; the message names the path and the reason).
+        UsageError: No registered format writes files with this extension, or the file could
+            not be written (the message names the path and the reason).
+        PluginError: A plugin's format raised; the file is left as it was.
     """
-    suffix = check_output_path(path)
-    if suffix == ".jsonl" and jsonl_source is not None and jsonl_source.is_file():
-        try:
-            with jsonl_source.open(encoding="utf-8", newline="") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {jsonl_source}: {exc.strerror or exc}") from None
-        write_target(path, text)
-        return
-    write_target(path, _RENDERERS[suffix](run))
+    found = check_output_path(path, formats)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if found.name == "jsonl" and jsonl_source is not None and jsonl_source.is_file():
+            shutil.copyfile(jsonl_source, tmp)
+        else:
+            _render(found, run, path, tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-__all__ = ["SUPPORTED", "check_output_path", "render_json", "render_jsonl", "write_output"]
+def _render(found: ReporterType, run: Run, path: Path, tmp: Path) -> None:
+    payload: Any = run if found.origin == "builtin" else run_json(run)
+    try:
+        cast(WriteFn, found.factory)(payload, tmp)
+    except OSError:
+        raise
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        if found.origin == "builtin":
+            raise  # a bug in skilleval: keep the traceback
+        code = found.factory.__code__
+        where = Location(code.co_filename, code.co_firstlineno, 1)
+        message = (
+            f"output format '{found.name}' could not write {path}: {type(exc).__name__}: {exc}"
+        )
+        raise PluginError([Diagnostic(where, message)]) from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -18,6 +18,7 @@ from typing import Any
 
 from skilleval.assertions.api import Check, Judge, Stats, Verdict
 from skilleval.engine.base import Completion
+from skilleval.expr import compile_expr
 from skilleval.results.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
@@ -71,15 +72,13 @@ def apply_transform(
         import jmespath
 
         return jmespath.search(transform.source, parse_json(output))
-    from skilleval import expr
-
     env = {
         "output": output,
         "json": parse_json(output),
         "vars": dict(vars_),
         "stats": stats.to_env(),
     }
-    return expr.compile_expr(transform.source).evaluate(env)
+    return compile_expr(transform.source).evaluate(env)
 
 
 def _as_text(value: Any) -> str:
@@ -118,9 +117,11 @@ def _evaluate(
     if entry.transform is not None:
         try:
             transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
+            # Inside the try: a value that cannot be written as text (an integer over
+            # Python's 4,300-digit limit) is this assertion's error, not the run's end.
+            output = _as_text(transformed)
         except Exception as exc:
             return Verdict.failed_with_error(f"transform failed: {exc}")
-        output = _as_text(transformed)
     check = Check(
         output=output,
         value=value,
@@ -188,13 +189,13 @@ def grade(
     if test.transform is not None:
         try:
             transformed = apply_transform(test.transform, subject.output, test.vars, subject.stats)
+            output = _as_text(transformed)  # may fail as above; then every assertion errs
         except Exception as exc:
             failed = tuple(
                 to_result(e, Verdict.failed_with_error(f"transform failed: {exc}"))
                 for e in test.asserts
             )
             return score(failed, test.threshold)
-        output = _as_text(transformed)
     entries = test.asserts if only is None else only
     results = tuple(run_assertion(e, test, subject, output, transformed, judge) for e in entries)
     return score(results, test.threshold)

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jmespath
+from jmespath.exceptions import JMESPathError
+
+from skilleval import expr
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
-from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
@@ -32,10 +35,10 @@ from skilleval.suite.model import (
     Transform,
     Turn,
 )
-from skilleval.suite.schema import load_schema, sub_schema, validate
+from skilleval.suite.model_config import ModelSpec, parse_decoding, parse_model
+from skilleval.suite.schema import validate
+from skilleval.suite.suite_schema import suite_schema
 from skilleval.suite.yamlio import Document, display_path, load_yaml
-
-SCHEMA = "suite.schema.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,8 @@ class _Loader:
     diags: list[Diagnostic] = field(default_factory=list)
     reader: filerefs.Reader = field(default_factory=filerefs.Reader)
     registry: Registry = field(default_factory=Registry)
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    """The suite schema for what ``registry`` holds."""
     top: dict[str, Any] = field(default_factory=dict)
     """The suite's top-level mapping."""
     shared_tools: tuple[Any, ...] = ()
@@ -90,10 +95,11 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
         )
     if not isinstance(doc.data, dict):
         raise SuiteError([Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")])
-    problems = validate(doc, load_schema(SCHEMA), what="the suite")
+    loader.registry = _registry(loader, doc)
+    loader.schema = suite_schema(loader.registry)
+    problems = validate(doc, loader.schema, what="the suite")
     if problems:
         raise SuiteError(problems)
-    loader.registry = _registry(loader, doc)
     loader.top = doc.data
     suite = _compile(loader, doc)
     if loader.diags:
@@ -103,8 +109,10 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
 
 def _registry(loader: _Loader, doc: Document) -> Registry:
     folders: list[tuple[Path, Location | None]] = []
-    for i, rel in enumerate(doc.data.get("plugins") or []):
-        folders.append((loader.path.parent / rel, doc.at(["plugins", i])))
+    listed = doc.data.get("plugins") or []
+    for i, rel in enumerate(listed if isinstance(listed, list) else []):
+        if isinstance(rel, str) and rel:  # anything else is a schema error, reported next
+            folders.append((loader.path.parent / rel, doc.at(["plugins", i])))
     folders.extend((p, None) for p in loader.overrides.plugin_dirs)
     registry = default_registry(folders, entry_points=loader.overrides.entry_points)
     for folder, _ in folders:
@@ -134,7 +142,8 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     judge = None
     if "judge" in data or loader.overrides.judge is not None:
         judge = _model_spec(loader, doc, "judge", loader.overrides.judge)
-    decoding = _decoding(loader, doc)
+    decoding, diags = parse_decoding(doc, loader.overrides.seed)
+    loader.diags.extend(diags)
     trials = loader.overrides.trials or int(data.get("trials", 1))
     if trials > 1 and decoding.mode == "deterministic":
         where = doc.key_at(["trials"]) if "trials" in data else doc.at()
@@ -359,7 +368,7 @@ def _raw_tests(loader: _Loader, doc: Document) -> list[filerefs.RawTest]:
         else [(t, ["tests", i]) for i, t in enumerate(raw)]
     )
     out: list[filerefs.RawTest] = []
-    test_schema = sub_schema(SCHEMA, "test")
+    test_schema = {"$defs": loader.schema["$defs"], "$ref": "#/$defs/test"}
     for item, at in entries:
         if not isinstance(item, str):
             out.append(filerefs.RawTest(doc.sub(at), base))
@@ -483,7 +492,11 @@ def _shared_tools(loader: _Loader, doc: Document, default_doc: Document | None) 
     for source, base in sources:
         if "tools" in source.data:
             tools, diags = parse_tools(
-                source, ["tools"], base_dir=base, plugin_dirs=_plugin_folders(loader)
+                source,
+                ["tools"],
+                base_dir=base,
+                plugin_dirs=_plugin_folders(loader),
+                kinds=loader.registry.tool_kinds(),
             )
             loader.diags.extend(diags)
             shared.extend(tools)
@@ -507,7 +520,13 @@ def _agent(
     data: dict[str, Any] = doc.data
     own: tuple[Any, ...] = ()
     if "tools" in data:
-        own, diags = parse_tools(doc, ["tools"], base_dir=base, plugin_dirs=_plugin_folders(loader))
+        own, diags = parse_tools(
+            doc,
+            ["tools"],
+            base_dir=base,
+            plugin_dirs=_plugin_folders(loader),
+            kinds=loader.registry.tool_kinds(),
+        )
         loader.diags.extend(diags)
     environment = None
     if "environment" in data:
@@ -816,6 +835,11 @@ def _has_template(value: Any) -> bool:
     return False
 
 
+# Signs that a transform was written in JavaScript, as promptfoo's are: a method call
+# (never valid in expr), an arrow, strict equality, JSON.*, a statement.
+_JAVASCRIPT = re.compile(r"\.[A-Za-z_]\w*\s*\(|=>|===|!==|\bJSON\.|\bfunction\b|\breturn\b|;\s*$")
+
+
 def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) -> Transform | None:
     if raw is None:
         return None
@@ -825,155 +849,45 @@ def _transform(loader: _Loader, raw: Any, doc: Document, at: list[str | int]) ->
     else:
         kind, source = next(iter(raw.items()))
     if kind == "jmespath":
-        import jmespath
-        from jmespath.exceptions import JMESPathError
-
         try:
             jmespath.compile(source)
         except JMESPathError as exc:
             loader.error(where, f"transform is not a valid JMESPath query: {exc}")
             return None
         return Transform("jmespath", source, where)
-    from skilleval import expr
-
     try:
         expr.compile_expr(source)
     except expr.ExprSyntaxError as exc:
         hint = ""
-        if "JSON.parse" in source or "=>" in source:
-            hint = " (JavaScript transforms are not supported; use {jmespath: ...} or expr)"
+        if _JAVASCRIPT.search(source):
+            hint = (
+                "; JavaScript transforms are not supported:"
+                " transforms are expr (docs/expr.md) or {jmespath: ...}"
+            )
         loader.error(where, f"transform: {exc.message} at column {exc.col}{hint}")
         return None
     return Transform("expr", source, where)
 
 
-# -- model settings ------------------------------------------------------------------------
+# -- model settings (parsed in suite/model_config.py, by each provider's registration) -------
 
 
 def _model_spec(loader: _Loader, doc: Document, key: str, override: str | None) -> ModelSpec:
     raw: Any = override if override is not None else doc.data.get(key)
-    where = doc.at([key]) if key in doc.data and override is None else Location("command line")
-    return parse_model(loader, raw, where, doc if override is None else None, key)
-
-
-def parse_model(
-    loader: _Loader, raw: Any, where: Location, doc: Document | None, key: str
-) -> ModelSpec:
-    base = loader.path.parent
-    if raw is None or raw == "default":
-        return ModelSpec(kind="gguf", path="default", label="default")
-    if isinstance(raw, str):
-        if raw in ("echo", "scripted"):
-            return ModelSpec(kind=raw, label=raw)  # type: ignore[arg-type]
-        if raw.startswith(("http://", "https://")):
-            loader.error(
-                where,
-                f"to use a server, write `{key}: {{provider: openai, base_url: {raw}, model: NAME}}`",
-            )
-            return ModelSpec(kind="echo")
-        path = Path(raw).expanduser()
-        path = path if path.is_absolute() else base / path
-        return ModelSpec(kind="gguf", path=str(path), label=raw)
-    spec: dict[str, Any] = dict(raw)
-    kind = spec.get("provider") or (
-        "openai" if "base_url" in spec else "gguf" if "path" in spec else None
+    from_doc = key in doc.data and override is None
+    spec, diags = parse_model(
+        raw,
+        key=key,
+        where=doc.at([key]) if from_doc else Location("command line"),
+        doc=doc if from_doc else None,
+        manager=loader.registry,
+        base_dir=loader.path.parent,
+        reader=loader.reader,
     )
-    if kind is None:
-        loader.error(
-            where, f"`{key}:` needs `provider:` (gguf, openai, echo or scripted) or `path:`"
-        )
-        return ModelSpec(kind="echo")
-    allowed = {
-        "gguf": {"provider", "path", "n_ctx", "threads", "n_batch"},
-        "openai": {"provider", "base_url", "model", "api_key_env", "timeout", "retries"},
-        "echo": {"provider"},
-        "scripted": {"provider", "responses", "default"},
-    }[kind]
-    for extra in sorted(set(spec) - allowed):
-        at = doc.key_at([key, extra]) if doc else where
-        loader.error(at, f"'{extra}' does not apply to the {kind} provider")
-    if kind == "openai":
-        for need in ("base_url", "model"):
-            if need not in spec:
-                loader.error(where, f"the openai provider needs `{need}:`")
-        return ModelSpec(
-            kind="openai",
-            base_url=str(spec.get("base_url", "")).rstrip("/"),
-            model=spec.get("model"),
-            api_key_env=spec.get("api_key_env"),
-            timeout_s=float(spec.get("timeout", 120.0)),
-            retries=int(spec.get("retries", 3)),
-            label=str(spec.get("base_url", "")),
-        )
-    if kind == "scripted":
-        rules = spec.get("responses") or []
-        if filerefs.is_ref(rules):
-            try:
-                rules = loader.reader.value(
-                    str(rules), base, doc.at([key, "responses"]) if doc else where
-                )
-            except DiagnosticsError as exc:
-                loader.absorb(exc)
-                rules = []
-        rules = _check_rules(loader, rules, where)
-        return ModelSpec(
-            kind="scripted",
-            responses=tuple(rules),
-            default_response=spec.get("default"),
-            label="scripted",
-        )
-    if kind == "echo":
-        return ModelSpec(kind="echo", label="echo")
-    path_raw = str(spec.get("path", "default"))
-    if path_raw != "default":
-        p = Path(path_raw).expanduser()
-        path_raw = str(p if p.is_absolute() else base / p)
-    return ModelSpec(
-        kind="gguf",
-        path=path_raw,
-        n_ctx=int(spec.get("n_ctx", 4096)),
-        threads=spec.get("threads"),
-        n_batch=int(spec.get("n_batch", 512)),
-        label=str(spec.get("path", "default")),
-    )
-
-
-def _check_rules(loader: _Loader, rules: Any, where: Location) -> list[Mapping[str, Any]]:
-    if not isinstance(rules, list):
-        loader.error(where, "scripted `responses` must be a list of {id|match, output|outputs}")
-        return []
-    out: list[Mapping[str, Any]] = []
-    for rule in rules:
-        if not isinstance(rule, dict) or not ({"output", "outputs"} & set(rule)):
-            loader.error(where, "each scripted response needs `output:` or `outputs:`")
-            continue
-        if "match" in rule:
-            try:
-                re.compile(str(rule["match"]))
-            except re.error as exc:
-                loader.error(where, f"scripted response `match` is not a valid regex: {exc}")
-                continue
-        out.append(rule)
-    return out
-
-
-def _decoding(loader: _Loader, doc: Document) -> Decoding:
-    raw = doc.data.get("decoding") or {}
-    dec = Decoding(
-        mode=raw.get("mode", "deterministic"),
-        seed=int(raw.get("seed", 0)),
-        temperature=float(raw.get("temperature", 0.8)),
-        top_p=float(raw.get("top_p", 0.95)),
-        max_tokens=int(raw.get("max_tokens", 256)),
-    )
-    if loader.overrides.seed is not None:
-        from dataclasses import replace
-
-        dec = replace(dec, seed=loader.overrides.seed)
-    if dec.mode == "deterministic" and ("temperature" in raw or "top_p" in raw):
-        key = "temperature" if "temperature" in raw else "top_p"
-        loader.error(
-            doc.key_at(["decoding", key]),
-            f"`{key}` only applies in distribution mode; deterministic mode is greedy",
-        )
-    return dec
+    loader.diags.extend(diags)
+    if spec is not None:
+        return spec
+    # A placeholder keeps loading going so that every problem is reported; the diagnostics
+    # above make the load fail before anything could run it.
+    placeholder = loader.registry.provider("echo") or loader.registry.providers()[0]
+    return ModelSpec(placeholder, label="invalid")

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import AssertionType
-from skilleval.engine.base import Decoding, ModelSpec
 from skilleval.errors import Location
 from skilleval.skills import Skill
 from skilleval.suite.gate import GateConfig
+from skilleval.suite.model_config import Decoding, ModelSpec
 
 if TYPE_CHECKING:
     from skilleval.agent.tools import ToolSpec

@@ -13,13 +13,14 @@ for "a required tool actually ran".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, dump, has_template, quote
+from skilleval.errors import RegexError, RegexTimeoutError
+from skilleval.util import saferegex
 
 _NAME: dict[str, Any] = {"type": "string", "minLength": 1}
 _PATH: dict[str, Any] = {
@@ -356,8 +357,8 @@ def check_pattern(value: Any) -> str | None:
     if has_template(pattern):
         return None
     try:
-        re.compile(pattern, re.MULTILINE)
-    except re.error as exc:
+        saferegex.compile(pattern, saferegex.MULTILINE)
+    except RegexError as exc:
         return f"invalid regex {quote(pattern)}: {exc}"
     return None
 
@@ -466,13 +467,16 @@ def file_matches(check: Check) -> Verdict:
     if isinstance(path, Verdict):
         return path
     try:
-        compiled = re.compile(pattern, re.MULTILINE)
-    except re.error as exc:
+        compiled = saferegex.compile(pattern, saferegex.MULTILINE)
+    except RegexError as exc:
         return Verdict.failed_with_error(f"invalid regex {quote(pattern)}: {exc}")
     text = _read(path, rel)
     if isinstance(text, Verdict):
         return text
-    found = compiled.search(text)
+    try:
+        found = saferegex.search(compiled, text)
+    except RegexTimeoutError as exc:
+        return Verdict.failed_with_error(f"{rel}: {exc}")
     if found is None:
         return Verdict.of(
             False, f"{rel} has no match for /{clip(pattern, 60)}/; it has {_glimpse(text)}"
@@ -506,8 +510,8 @@ def check_run(value: Any) -> str | None:
     if has_template(pattern):
         return None
     try:
-        re.compile(pattern, re.MULTILINE)
-    except re.error as exc:
+        saferegex.compile(pattern, saferegex.MULTILINE)
+    except RegexError as exc:
         return f"invalid stdout regex {quote(pattern)}: {exc}"
     return None
 
@@ -545,9 +549,11 @@ def run_command(check: Check) -> Verdict:
     if pattern is None:
         return Verdict.of(True, said)
     try:
-        found = re.search(str(pattern), done.stdout, re.MULTILINE)
-    except re.error as exc:
+        found = saferegex.search(str(pattern), done.stdout, saferegex.MULTILINE)
+    except RegexError as exc:
         return Verdict.failed_with_error(f"invalid stdout regex {quote(str(pattern))}: {exc}")
+    except RegexTimeoutError as exc:
+        return Verdict.failed_with_error(f"stdout: {exc}")
     if found is None:
         return Verdict.of(
             False,

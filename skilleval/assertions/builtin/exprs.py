@@ -6,11 +6,10 @@ import json
 from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.expr import ExprSyntaxError, compile_expr
 
 
 def _check(source: Any) -> str | None:
-    from skilleval.expr import ExprSyntaxError, compile_expr
-
     try:
         compile_expr(str(source))
     except ExprSyntaxError as exc:
@@ -30,8 +29,6 @@ def _parsed(check: Check) -> Any:
 @assertion("expr", value={"type": "string", "minLength": 1}, check_value=_check)
 def expr(check: Check) -> Verdict:
     """An expression over output, json, vars and stats is truthy (e.g. `len(output) <= 200`)."""
-    from skilleval.expr import compile_expr
-
     compiled = compile_expr(str(check.value))
     env = {
         "output": check.output,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rapidfuzz.distance import Levenshtein
+
 from skilleval.assertions.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import as_text, quote
 
@@ -22,6 +24,10 @@ _WORD_COUNT: dict[str, Any] = {
 }
 DEFAULT_MAX_DISTANCE = 5
 """promptfoo's default ``threshold`` for ``levenshtein``."""
+
+MAX_CELLS = 10_000_000_000
+"""The largest product of the two texts' lengths ``levenshtein`` takes on: two texts of
+100,000 characters, measured at under 1 s. The work grows with the product."""
 
 
 def _plural(n: int, word: str) -> str:
@@ -80,19 +86,10 @@ def word_count(check: Check) -> Verdict:
 def edit_distance(a: str, b: str) -> int:
     """The Levenshtein distance between ``a`` and ``b``: insertions, deletions, substitutions.
 
-    Dynamic programming over two rows, O(len(a)·len(b)) time and O(min(len)) memory.
+    Computed by rapidfuzz's bit-parallel C++ code: two texts of 6,000 characters took 2.6 ms,
+    where the pure-Python dynamic programme it replaces took 23 s.
     """
-    if len(a) < len(b):
-        a, b = b, a
-    if not b:
-        return len(a)
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i]
-        for j, cb in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
+    return int(Levenshtein.distance(a, b))
 
 
 @assertion("levenshtein", value={"type": ["string", "number"]})
@@ -104,6 +101,12 @@ def levenshtein(check: Check) -> Verdict:
     """
     reference = as_text(check.value)
     limit = DEFAULT_MAX_DISTANCE if check.threshold is None else check.threshold
+    if len(check.output) * len(reference) > MAX_CELLS:
+        return Verdict.failed_with_error(
+            f"levenshtein on texts of {len(check.output):,} and {len(reference):,} characters"
+            f" is too slow to compute; the limit is {MAX_CELLS:,} for their lengths"
+            " multiplied (two texts of 100,000 characters)"
+        )
     distance = edit_distance(check.output, reference)
     longest = max(len(check.output), len(reference))
     score = 1.0 if longest == 0 else 1.0 - distance / longest

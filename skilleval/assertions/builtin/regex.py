@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, has_template, quote
-
-
-@functools.lru_cache(maxsize=256)
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+from skilleval.errors import RegexError, RegexTimeoutError
+from skilleval.util import saferegex
 
 
 def check_pattern(value: Any) -> str | None:
@@ -20,8 +15,8 @@ def check_pattern(value: Any) -> str | None:
     if not isinstance(value, str) or has_template(value):
         return None
     try:
-        _compile(value)
-    except re.error as exc:
+        saferegex.compile(value)
+    except RegexError as exc:
         return f"bad regex: {exc}"
     return None
 
@@ -31,15 +26,17 @@ def regex(check: Check) -> Verdict:
     """Output contains a match for the Python regular expression (re.search).
 
     Use inline flags for options: ``(?i)`` ignores case, ``(?s)`` lets ``.`` match newlines and
-    ``(?m)`` makes ``^`` and ``$`` match at every line.
+    ``(?m)`` makes ``^`` and ``$`` match at every line. A search that backtracks past the
+    time limit (1 s) is an ``error``, not a hang.
     """
     pattern = str(check.value)
-    try:
-        compiled = _compile(pattern)
-    except re.error as exc:
-        return Verdict.failed_with_error(f"bad regex: {exc}")
     shown = f"/{clip(pattern, 60)}/"
-    found = compiled.search(check.output)
+    try:
+        found = saferegex.search(pattern, check.output)
+    except RegexError as exc:
+        return Verdict.failed_with_error(f"bad regex: {exc}")
+    except RegexTimeoutError as exc:
+        return Verdict.failed_with_error(str(exc))
     if found is None:
         return Verdict.of(False, f"output has no match for {shown}")
     return Verdict.of(True, f"output matches {shown} with {quote(found.group(0))}")

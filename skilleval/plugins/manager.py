@@ -1,0 +1,238 @@
+"""One plugin manager for every extension point, built fresh for every run.
+
+Order of loading: the built-ins (:mod:`skilleval.plugins.builtins`), then installed packages
+(the entry-point groups below), then every ``*.py`` in each plugin folder. All three are
+scanned the same way, for the marks that :mod:`skilleval.plugins.markers` and
+:func:`~skilleval.assertions.api.assertion` attach. A name defined twice within a kind is an
+error naming both places.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol, cast
+
+from skilleval.assertions.api import MARK as ASSERTION_MARK
+from skilleval.assertions.api import AssertionType
+from skilleval.errors import Diagnostic, Location, PluginError
+from skilleval.plugins.builtins import BUILTIN_MODULES, BUILTIN_PACKAGES
+from skilleval.plugins.files import import_plugin_file
+from skilleval.plugins.markers import (
+    KIND_LABELS,
+    MARK,
+    Kind,
+    ProviderType,
+    Registration,
+    ReporterType,
+    ToolKindType,
+)
+
+ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
+"""Installed packages name a module in either group; ``skilleval.assertions`` is the older
+name, kept working. A module named in both is scanned once."""
+
+
+class Plugin(Protocol):
+    """What the manager needs of any registration (``AssertionType`` included)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> Kind: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def factory(self) -> Callable[..., Any]: ...
+    @property
+    def defined_at(self) -> str: ...
+    def problem(self) -> str | None: ...
+
+
+class PluginManager:
+    """Registrations by kind and name. Build one per run; never share one between runs."""
+
+    def __init__(self) -> None:
+        self._tables: dict[Kind, dict[str, Plugin]] = {kind: {} for kind in KIND_LABELS}
+        self._scanned: set[str] = set()
+        self.sources: list[str] = []
+        """Every plugin file or module scanned, for watch mode and the report."""
+
+    # -- registering ---------------------------------------------------------------------
+
+    def add(self, plugin: Plugin) -> None:
+        """Add one registration; a second one of the same kind and name is an error."""
+        problem = plugin.problem()
+        if problem:
+            raise PluginError([Diagnostic(_location(plugin), problem)])
+        table = self._tables[plugin.kind]
+        old = table.get(plugin.name)
+        if old is not None:
+            raise PluginError(
+                [
+                    Diagnostic(
+                        _location(plugin),
+                        f"{KIND_LABELS[plugin.kind]} '{plugin.name}' is defined twice: at "
+                        f"{old.defined_at} ({old.origin}) and at {plugin.defined_at} ({plugin.origin})",
+                    )
+                ]
+            )
+        if isinstance(plugin, ReporterType):
+            clash = next((r for r in self.reporters() if r.suffix == plugin.suffix), None)
+            if clash is not None:
+                raise PluginError(
+                    [
+                        Diagnostic(
+                            _location(plugin),
+                            f"output formats '{clash.name}' and '{plugin.name}' both write "
+                            f"'{plugin.suffix}' files: at {clash.defined_at} ({clash.origin}) "
+                            f"and at {plugin.defined_at} ({plugin.origin})",
+                        )
+                    ]
+                )
+        table[plugin.name] = plugin
+
+    def scan(self, module: ModuleType, origin: str) -> int:
+        """Add every marked function defined in ``module``; return how many."""
+        if module.__name__ in self._scanned:
+            return 0
+        self._scanned.add(module.__name__)
+        found: list[Plugin] = []
+        for _, obj in inspect.getmembers(module, inspect.isfunction):
+            if obj.__module__ != module.__name__:
+                continue
+            for mark in (ASSERTION_MARK, MARK):
+                spec = getattr(obj, mark, None)
+                if isinstance(spec, AssertionType | Registration):
+                    found.append(cast(Plugin, replace(spec, origin=origin)))
+        found.sort(key=lambda p: (p.factory.__code__.co_firstlineno, p.kind))
+        for plugin in found:
+            self.add(plugin)
+        return len(found)
+
+    def load_builtins(self) -> None:
+        """skilleval's own registrations, scanned like any installed module."""
+        for package_name in BUILTIN_PACKAGES:
+            package = importlib.import_module(package_name)
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+                if not info.name.startswith("_"):
+                    self.scan(importlib.import_module(f"{package_name}.{info.name}"), "builtin")
+        for module_name in BUILTIN_MODULES:
+            self.scan(importlib.import_module(module_name), "builtin")
+
+    def load_entry_points(self) -> None:
+        """Every module installed packages name in :data:`ENTRY_POINT_GROUPS`."""
+        for group in ENTRY_POINT_GROUPS:
+            for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+                dist = ep.dist.name if ep.dist else "?"
+                version = ep.dist.version if ep.dist else "?"
+                try:
+                    module = ep.load()
+                except Exception as exc:
+                    # Loading runs the plugin's code, which may raise anything.
+                    raise PluginError(
+                        [
+                            Diagnostic(
+                                Location(f"entry point '{ep.name}' ({dist})"),
+                                f"plugin failed to import: {type(exc).__name__}: {exc}",
+                            )
+                        ]
+                    ) from None
+                if isinstance(module, ModuleType) and module.__name__ not in self._scanned:
+                    self.scan(module, f"entry point '{ep.name}' ({dist} {version})")
+                    self.sources.append(str(getattr(module, "__file__", ep.value)))
+
+    def load_folder(self, folder: Path, *, where: Location | None = None) -> None:
+        """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped)."""
+        if not folder.is_dir():
+            raise PluginError(
+                [Diagnostic(where or Location(str(folder)), f"plugin folder not found: {folder}")]
+            )
+        for file in sorted(folder.glob("*.py")):
+            if file.name.startswith("_"):
+                continue
+            module = import_plugin_file(file)
+            self.sources.append(str(file))
+            self.scan(module, str(file))
+
+    # -- looking up ----------------------------------------------------------------------
+
+    def find(self, kind: Kind, name: str) -> Plugin | None:
+        return self._tables[kind].get(name)
+
+    def names(self, kind: Kind) -> list[str]:
+        return sorted(self._tables[kind])
+
+    def entries(self, kind: Kind) -> Iterator[Plugin]:
+        table = self._tables[kind]
+        return iter([table[name] for name in sorted(table)])
+
+    def unknown(self, kind: Kind, name: str, *, prefix: str = "") -> str:
+        """The message for a name of ``kind`` that is not registered, with a suggestion.
+
+        ``prefix`` is written before the name and the suggestion (``not-`` for assertions).
+        """
+        close = difflib.get_close_matches(name, list(self._tables[kind]), n=1, cutoff=0.6)
+        hint = f"; did you mean '{prefix}{close[0]}'?" if close else ""
+        return f"unknown {KIND_LABELS[kind]} '{prefix}{name}'{hint}"
+
+    def lookup(self, kind: Kind, name: str, where: Location) -> Plugin:
+        """The registration ``name`` of ``kind``, or a PluginError at ``where``."""
+        found = self.find(kind, name)
+        if found is None:
+            raise PluginError([Diagnostic(where, self.unknown(kind, name))])
+        return found
+
+    def providers(self) -> list[ProviderType]:
+        return [p for p in self.entries("provider") if isinstance(p, ProviderType)]
+
+    def reporters(self) -> list[ReporterType]:
+        return [p for p in self.entries("reporter") if isinstance(p, ReporterType)]
+
+    def tool_kinds(self) -> list[ToolKindType]:
+        """In the order registered (built-ins as defined, then plugins), as messages list them."""
+        return [p for p in self._tables["tool_kind"].values() if isinstance(p, ToolKindType)]
+
+    def provider(self, name: str) -> ProviderType | None:
+        found = self.find("provider", name)
+        return found if isinstance(found, ProviderType) else None
+
+    def reporter_for(self, suffix: str) -> ReporterType | None:
+        """The output format for files ending in ``suffix`` (lower-cased), if any."""
+        suffix = suffix.lower()
+        return next((r for r in self.reporters() if r.suffix == suffix), None)
+
+    def describe(self, kinds: Iterable[Kind] = tuple(KIND_LABELS)) -> list[dict[str, Any]]:
+        """Every registration of ``kinds`` with its origin and summary, for ``skilleval plugins``."""
+        out: list[dict[str, Any]] = []
+        for kind in kinds:
+            for p in self.entries(kind):
+                row: dict[str, Any] = {
+                    "kind": kind,
+                    "name": p.name,
+                    "origin": p.origin,
+                    "summary": p.summary,
+                    "defined_at": p.defined_at if p.origin != "builtin" else None,
+                }
+                if isinstance(p, AssertionType):
+                    row["tier"] = p.tier
+                if isinstance(p, ReporterType):
+                    row["suffix"] = p.suffix
+                out.append(row)
+        return out
+
+
+def _location(plugin: Plugin) -> Location:
+    code = getattr(plugin.factory, "__code__", None)
+    if code is None:
+        return Location(plugin.origin)
+    return Location(code.co_filename, code.co_firstlineno, 1)

@@ -1,0 +1,227 @@
+"""What a plugin declares: the kinds of extension, their registrations, and the markers.
+
+Every extension point works the same way. A decorator (:func:`provider`, :func:`reporter`,
+:func:`tool_kind`, or :func:`~skilleval.assertions.api.assertion`) only attaches a declaration
+to the function; nothing is registered at import time. A
+:class:`~skilleval.plugins.manager.PluginManager` scans modules for the marks, so the
+built-ins, installed packages and plugin folders all go through the same path.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
+
+Kind = Literal["assertion", "provider", "reporter", "tool_kind"]
+
+#: Each kind as messages and listings name it.
+KIND_LABELS: Mapping[Kind, str] = {
+    "assertion": "assertion type",
+    "provider": "provider",
+    "reporter": "output format",
+    "tool_kind": "tool kind",
+}
+
+MARK = "__skilleval_plugin__"
+"""The attribute a marker sets on a function; the manager scans for it."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ConfigContext(Protocol):
+    """What a provider's ``configure`` may use while it reads its ``model:`` mapping.
+
+    Errors are collected, not raised, so one load reports every problem at its position.
+    """
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder of the suite file; relative paths are relative to it."""
+        ...
+
+    def error(self, message: str, key: str | None = None) -> None:
+        """Record a problem at ``key`` of the mapping (or at the mapping itself)."""
+        ...
+
+    def read_ref(self, ref: str, key: str) -> Any:
+        """The value of a ``file://`` reference written at ``key``; None (and an error) if unreadable."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Registration:
+    """What every registration has: a kind, a name, a config schema and a callable."""
+
+    name: str
+    factory: Callable[..., Any]
+    """The constructor (provider, tool kind) or the callable (reporter)."""
+    schema: Mapping[str, Any] | None = None
+    """JSON Schema (draft 2020-12) for the registration's configuration; None: it takes none."""
+    summary: str = ""
+    origin: str = "builtin"
+    """``builtin``, ``entry point 'NAME' (DIST VERSION)`` or a plugin file's path."""
+
+    kind: ClassVar[Kind]
+    """Which extension point; set by each subclass."""
+
+    @property
+    def defined_at(self) -> str:
+        code = getattr(self.factory, "__code__", None)
+        if code is None:
+            return "<unknown>"
+        return f"{code.co_filename}:{code.co_firstlineno}"
+
+    def problem(self) -> str | None:
+        """Why this registration cannot work, or None; checked when it is registered."""
+        label = KIND_LABELS[self.kind]
+        if not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
+            return f"{label} name '{self.name}' may only use letters, digits, '-' and '_'"
+        if self.schema is not None:
+            from jsonschema import Draft202012Validator  # lazy: start-up time
+            from jsonschema.exceptions import SchemaError
+
+            try:
+                Draft202012Validator.check_schema(dict(self.schema))
+            except SchemaError as exc:
+                return f"{label} '{self.name}' has an invalid config schema: {exc.message}"
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderType(Registration):
+    """A model provider: ``model: {provider: NAME, ...}``.
+
+    ``factory(config, context)`` builds the provider for a run (``context`` has ``home`` and
+    ``jobs``); ``configure(mapping, ctx)`` turns the validated ``model:`` mapping (without
+    ``provider:``) into the config the factory receives. Without ``configure`` the factory
+    gets the mapping as a plain dict.
+    """
+
+    configure: Callable[[Mapping[str, Any], ConfigContext], Any] | None = None
+    implied_by: str | None = None
+    """A key whose presence selects this provider when ``provider:`` is left out."""
+
+    kind: ClassVar[Kind] = "provider"
+
+    def properties(self) -> Mapping[str, Any]:
+        """The keys the provider's mapping accepts, as JSON Schema properties."""
+        return dict((self.schema or {}).get("properties") or {})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReporterType(Registration):
+    """An output format for ``-o FILE``, chosen by the file's extension.
+
+    ``factory(results, dest)`` writes the results to the path ``dest``.
+    """
+
+    suffix: str
+
+    kind: ClassVar[Kind] = "reporter"
+
+    def problem(self) -> str | None:
+        if (
+            not self.suffix.startswith(".")
+            or len(self.suffix) < 2
+            or self.suffix != self.suffix.lower()
+        ):
+            return f"output format '{self.name}' needs a lower-case suffix like '.txt', not {self.suffix!r}"
+        return Registration.problem(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolKindType(Registration):
+    """A way to implement an agent tool: the key ``NAME:`` on a tool, with ``schema`` for its value.
+
+    ``factory(value, ctx)`` returns the tool's implementation (an object with ``kind``,
+    ``run(arguments, workspace)`` and ``to_json()``), or None after ``ctx.error(...)``.
+    """
+
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Sibling keys on the tool that only this kind accepts (``timeout`` …), as JSON Schema properties."""
+
+    kind: ClassVar[Kind] = "tool_kind"
+
+
+def _summary(fn: Callable[..., Any]) -> str:
+    doc = (inspect.getdoc(fn) or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def provider(
+    name: str,
+    *,
+    schema: Mapping[str, Any] | None = None,
+    configure: Callable[[Mapping[str, Any], ConfigContext], Any] | None = None,
+    implied_by: str | None = None,
+) -> Callable[[F], F]:
+    """Mark ``fn(config, context) -> Provider`` as the provider ``name``.
+
+    Args:
+        name: What ``model: {provider: NAME}`` says.
+        schema: JSON Schema of the ``model:`` mapping, ``provider:`` left out (an object with
+            ``properties``; a key it does not list is refused).
+        configure: Turns the validated mapping into the config object ``fn`` receives; report
+            problems with ``ctx.error``. Default: the mapping as a dict.
+        implied_by: A key that selects this provider when ``provider:`` is not written.
+    """
+
+    def mark(fn: F) -> F:
+        reg = ProviderType(
+            name=name,
+            factory=fn,
+            schema=schema if schema is not None else {"type": "object", "properties": {}},
+            summary=_summary(fn),
+            configure=configure,
+            implied_by=implied_by,
+        )
+        setattr(fn, MARK, reg)
+        return fn
+
+    return mark
+
+
+def reporter(name: str, *, suffix: str) -> Callable[[F], F]:
+    """Mark ``fn(results, dest: Path) -> None`` as the output format ``name`` for files ending in ``suffix``."""
+
+    def mark(fn: F) -> F:
+        setattr(fn, MARK, ReporterType(name=name, factory=fn, suffix=suffix, summary=_summary(fn)))
+        return fn
+
+    return mark
+
+
+def tool_kind(
+    name: str, *, schema: Mapping[str, Any], options: Mapping[str, Any] | None = None
+) -> Callable[[F], F]:
+    """Mark ``fn(value, ctx) -> ToolImpl | None`` as the tool kind written ``NAME: value`` on a tool.
+
+    Args:
+        name: The key on the tool (``mock``, ``command`` …).
+        schema: JSON Schema for the key's value.
+        options: Other keys on the tool that only this kind accepts, as JSON Schema properties.
+    """
+
+    def mark(fn: F) -> F:
+        reg = ToolKindType(
+            name=name,
+            factory=fn,
+            schema=schema,
+            options=dict(options or {}),
+            summary=_summary(fn),
+        )
+        setattr(fn, MARK, reg)
+        return fn
+
+    return mark
+
+
+def registration_of(fn: Callable[..., Any]) -> Registration:
+    """The declaration a marker attached to ``fn``."""
+    reg = getattr(fn, MARK, None)
+    if not isinstance(reg, Registration):
+        raise TypeError(f"{fn!r} carries no skilleval plugin mark")
+    return reg

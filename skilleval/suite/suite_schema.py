@@ -1,0 +1,356 @@
+"""The suite schema, built from the registered plugins.
+
+``schemas/suite.schema.json`` is this schema for the built-ins alone (``make schema`` writes
+it, ``make schema-check`` fails on drift); the loader validates each suite against the schema
+of the plugins that suite loads, so a plugin's provider or tool kind is checked like a
+built-in one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from skilleval.agent import schema as agentic
+from skilleval.plugins.manager import PluginManager
+from skilleval.plugins.markers import ProviderType
+
+FILE_REF: dict[str, Any] = {
+    "type": "string",
+    "pattern": "^file://",
+    "description": "A file, relative to this file.",
+}
+NUMBER_01: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+transform: dict[str, Any] = {
+    "description": "Applied to the output before the assertions: an expr string, or {jmespath: query} / {expr: ...}.",
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "minProperties": 1,
+            "maxProperties": 1,
+            "properties": {
+                "jmespath": {"type": "string", "minLength": 1},
+                "expr": {"type": "string", "minLength": 1},
+            },
+        },
+    ],
+}
+
+assertion: dict[str, Any] = {
+    "type": "object",
+    "description": "One assertion. Prefix any type with not- to negate it.",
+    "additionalProperties": False,
+    "required": ["type"],
+    "properties": {
+        "type": {
+            "type": "string",
+            "minLength": 1,
+            "description": "An assertion type (`skilleval plugins` lists them), optionally prefixed by not-.",
+        },
+        "value": {"description": "What the type checks against; its shape depends on the type."},
+        "threshold": {
+            "type": "number",
+            "description": "A type-specific bound (score, distance, milliseconds).",
+        },
+        "weight": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Share of the test's score; 0 makes it metric-only.",
+        },
+        "metric": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A named score aggregated in the results.",
+        },
+        "transform": transform,
+        "config": {"type": "object", "description": "Free-form settings for plugin types."},
+        "reference": {
+            "type": "string",
+            "description": "llm-rubric: a reference answer shown to the judge.",
+        },
+        "require": {
+            "enum": ["all", "any"],
+            "description": "llm-assert: how several statements combine.",
+        },
+        "rubricPrompt": {
+            "description": "llm-rubric: replace the judge prompt (a template string, a message list, or file://)."
+        },
+    },
+}
+
+test_options: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "transform": transform,
+        "disableDefaultAsserts": {
+            "type": "boolean",
+            "description": "Skip defaultTest's assertions for this test.",
+        },
+        "rubricPrompt": {
+            "description": "Judge prompt override for this test's llm-rubric assertions."
+        },
+    },
+}
+
+test: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "id": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9._:/-]*$",
+            "description": "Stable, unique id; defaults to a slug of the description or prompt.",
+        },
+        "description": {"type": "string"},
+        "prompt": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The prompt template for this test (instead of `prompts:`).",
+        },
+        "vars": {
+            "anyOf": [{"type": "object"}, FILE_REF],
+            "description": "Template variables; a value may be file://.",
+        },
+        "should_trigger": {
+            "type": "boolean",
+            "description": "Whether the skill ought to be picked for this prompt.",
+        },
+        "assert": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
+        "threshold": {
+            **NUMBER_01,
+            "description": "Weighted score this test needs, instead of every assertion passing.",
+        },
+        "options": {"$ref": "#/$defs/testOptions"},
+        "metadata": {"type": "object"},
+        # -- agentic ---------------------------------------------------------------------------
+        "tools": {
+            "type": "array",
+            "items": {"$ref": "#/$defs/tool"},
+            "description": "Tools for this test, added to the suite's (a name here replaces one there).",
+        },
+        "environment": {"$ref": "#/$defs/environment"},
+        "turns": {
+            **agentic.TURNS,
+            "description": "User messages in order, instead of `prompt:`; `assert:` grades the last turn.",
+        },
+        "max_steps": agentic.MAX_STEPS,
+        # -- end agentic -----------------------------------------------------------------------
+    },
+}
+
+decoding: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "mode": {"enum": ["deterministic", "distribution"]},
+        "seed": {"type": "integer", "minimum": 0},
+        "temperature": {"type": "number", "minimum": 0},
+        "top_p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "max_tokens": {"type": "integer", "minimum": 1},
+    },
+}
+
+prompt_item: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "raw": {"type": "string"},
+                "id": {"type": "string"},
+                "label": {"type": "string"},
+            },
+        },
+    ]
+}
+
+
+def model_schema(providers: list[ProviderType]) -> dict[str, Any]:
+    """``model:`` and ``judge:``: a shorthand string, or a mapping for one registered provider.
+
+    Each provider's keys apply when ``provider:`` names it. A key no provider takes is left to
+    the loader, which says which provider it does not apply to.
+    """
+    return {
+        "description": "`default` (the embedded model), a GGUF path, a provider's name, or a provider mapping.",
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {
+                "type": "object",
+                "properties": {
+                    "provider": {
+                        "enum": [p.name for p in providers],
+                        "description": "Which provider (`skilleval plugins` lists them).",
+                    }
+                },
+                "allOf": [
+                    {
+                        "if": {
+                            "required": ["provider"],
+                            "properties": {"provider": {"const": p.name}},
+                        },
+                        "then": {"properties": p.properties()},
+                    }
+                    for p in providers
+                ],
+            },
+        ],
+    }
+
+
+def suite_schema(manager: PluginManager) -> dict[str, Any]:
+    """The JSON Schema of a suite that may use what ``manager`` has registered."""
+    model = model_schema(manager.providers())
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://skilleval.dev/schemas/suite.schema.json",
+        "title": "skilleval suite",
+        "description": "A skilleval test suite. Bind it in an editor with `# yaml-language-server: $schema=<path>/suite.schema.json`.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "version": {"const": 1, "description": "Format version."},
+            "description": {"type": "string"},
+            "type": {
+                "enum": ["regression", "capability"],
+                "description": "regression gates the exit code; capability only reports.",
+            },
+            "prompts": {
+                "anyOf": [
+                    FILE_REF,
+                    {"type": "array", "minItems": 1, "items": prompt_item},
+                    {
+                        "type": "object",
+                        "minProperties": 1,
+                        "additionalProperties": {"type": "string"},
+                        "description": "promptfoo's older form: {prompt or file://: label}.",
+                    },
+                ]
+            },
+            "defaultTest": {"$ref": "#/$defs/test", "description": "Merged into every test."},
+            "plugins": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "Folders of plugins (assertion types, providers, output formats, tool kinds), relative to this file.",
+            },
+            "trials": {"type": "integer", "minimum": 1},
+            "threshold": {**NUMBER_01, "description": "Pass rate a regression suite needs."},
+            "tests": {
+                "anyOf": [
+                    FILE_REF,
+                    {"type": "array", "items": {"anyOf": [FILE_REF, {"$ref": "#/$defs/test"}]}},
+                ]
+            },
+            "model": model,
+            "judge": {
+                **model,
+                "description": "The grader for llm-rubric and llm-assert; defaults to the generator. Always greedy.",
+            },
+            "decoding": {"$ref": "#/$defs/decoding"},
+            "skill": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The skill under test: a SKILL.md (or its folder), relative to this file.",
+            },
+            "skills": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "Other skills present when routing (distractors).",
+            },
+            "arms": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"enum": ["on", "off", "routed"]},
+                "description": "Which arms run; default [off, on] when a skill is set.",
+            },
+            "lift": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "How the ON-vs-OFF lift is judged.",
+                "properties": {
+                    "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                    "min_lift": {"type": "number", "minimum": 0, "maximum": 1},
+                    "sidedness": {
+                        "enum": ["two-sided", "one-sided"],
+                        "description": "two-sided: exact McNemar test; one-sided: exact sign "
+                        "test that ON is better. results.json and the reports use the same word.",
+                    },
+                },
+            },
+            "gate": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "Extra conditions the run must meet (exit 1 otherwise).",
+                "properties": {
+                    "lift": {"enum": ["helps", "not-hurts"]},
+                    "trigger_accuracy": {
+                        "type": "string",
+                        "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                    },
+                    "pass_rate": {
+                        "type": "string",
+                        "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                    },
+                    "max_errors": {"type": "integer", "minimum": 0},
+                },
+            },
+            "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+            # -- agentic ---------------------------------------------------------------------------
+            "tools": {
+                "type": "array",
+                "items": {"$ref": "#/$defs/tool"},
+                "description": "Tools every test may call; a test with tools runs the agent loop.",
+            },
+            # -- end agentic -----------------------------------------------------------------------
+            "metadata": {"type": "object"},
+            # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------
+            "lint": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "Settings for `skilleval lint`.",
+                "properties": {
+                    "ignore": {
+                        "type": "array",
+                        "description": "Checks this suite silences; each finding still shows, with the reason.",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["id", "reason"],
+                            "properties": {
+                                "id": {
+                                    "type": "string",
+                                    "pattern": "^([Ss][Ee][0-9]{3}|[a-z][a-z0-9-]*)$",
+                                    "description": "A check id (SE202) or name (prompt-echoes-skill).",
+                                },
+                                "reason": {
+                                    "type": "string",
+                                    "minLength": 1,
+                                    "description": "Why the finding does not apply; shown beside it.",
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+            # -- end lint ---------------------------------------------------------------------------
+        },
+        "$defs": {
+            "test": test,
+            "testOptions": test_options,
+            "assertion": assertion,
+            "decoding": decoding,
+            "tool": agentic.tool_schema(manager.tool_kinds()),
+            "environment": agentic.ENVIRONMENT,
+        },
+    }
+
+
+def render(manager: PluginManager) -> str:
+    """The schema as the file ``schemas/suite.schema.json`` holds it."""
+    return json.dumps(suite_schema(manager), indent=2, ensure_ascii=False) + "\n"

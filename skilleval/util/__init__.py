@@ -1,0 +1,1 @@
+"""Small shared helpers with no knowledge of suites, runs or reports."""

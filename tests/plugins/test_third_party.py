@@ -1,0 +1,291 @@
+"""A plugin from outside the package adds a provider, an output format and a tool kind.
+
+The plugin is a real installed distribution (an entry point in ``skilleval.plugins``, built
+in the test) or the same file in a plugin folder; each of its three registrations is used in
+a real ``skilleval run`` through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skilleval.cli import run_cli
+from skilleval.exitcodes import ExitCode
+
+PLUGIN = '''
+import json
+from dataclasses import dataclass
+
+from skilleval import provider, reporter, tool_kind
+from skilleval.agent.tools import ToolResult
+from skilleval.engine.base import Completion, ModelIdentity
+
+
+@dataclass
+class Relay:
+    """Calls the `shout` tool with its word, then answers with what the tool returned."""
+
+    word: str
+    max_concurrency: int = 1
+
+    def identity(self):
+        return ModelIdentity(kind="relay", name="relay", details={"word": self.word})
+
+    def complete(self, request):
+        for message in request.messages:
+            if message.content.startswith("Result of shout:"):
+                answer = message.content.split("\\n", 1)[1]
+                return Completion(text=json.dumps({"thought": "t", "action": {"final": answer}}))
+        call = {"tool": "shout", "arguments": {"text": self.word}}
+        return Completion(text=json.dumps({"thought": "t", "action": call}))
+
+    def cache_salt(self, request):
+        return ""
+
+    def close(self):
+        pass
+
+
+@provider(
+    "relay",
+    schema={
+        "type": "object",
+        "properties": {"word": {"type": "string", "minLength": 1}},
+        "required": ["word"],
+    },
+)
+def relay(config, context):
+    """Relays one tool call (a test provider)."""
+    return Relay(config["word"])
+
+
+@reporter("tsv", suffix=".tsv")
+def write_tsv(results, dest):
+    """Test id and status, tab-separated."""
+    rows = [f"{r['test_id']}\\t{r['status']}" for r in results["records"]]
+    dest.write_text("\\n".join(rows) + "\\n", encoding="utf-8")
+
+
+class Prefixed:
+    kind = "prefix"
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+
+    def run(self, arguments, workspace):
+        return ToolResult(self.prefix + str(arguments.get("text", "")))
+
+    def to_json(self):
+        return {"kind": self.kind, "prefix": self.prefix}
+
+
+@tool_kind("prefix", schema={"type": "string", "minLength": 1})
+def prefix(value, ctx):
+    """Returns its text argument after a fixed prefix."""
+    if not value.endswith(" "):
+        ctx.error("prefix must end with a space")
+        return None
+    return Prefixed(value)
+'''
+
+SUITE = """
+version: 1
+model: {provider: relay, word: hello}
+tools:
+  - name: shout
+    parameters: {type: object, properties: {text: {type: string}}, required: [text]}
+    prefix: "you said: "
+tests:
+  - id: relayed
+    prompt: Say it
+    assert:
+      - {type: tool-called, value: {name: shout, args: {text: hello}}}
+      - {type: equals, value: "you said: hello"}
+"""
+
+
+@pytest.fixture
+def installed(tmp_path: Path) -> Iterator[Path]:
+    """A real installed distribution naming one module in the skilleval.plugins group."""
+    site = tmp_path / "site"
+    (site / "relaypkg").mkdir(parents=True)
+    (site / "relaypkg" / "__init__.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
+    info = site / "relaypkg-0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: relaypkg\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text("[skilleval.plugins]\nrelay = relaypkg\n")
+    sys.path.insert(0, str(site))
+    try:
+        yield site
+    finally:
+        sys.path.remove(str(site))
+        sys.modules.pop("relaypkg", None)
+
+
+def suite_at(folder: Path, text: str = SUITE) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "suite.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def results_of(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    doc: dict[str, object] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def test_an_installed_plugin_adds_a_provider_a_format_and_a_tool_kind(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = suite_at(tmp_path / "s")
+    out = tmp_path / "out" / "results.tsv"
+    assert run_cli(["run", str(suite), "-o", str(out), "--json"]) == ExitCode.OK
+    doc = results_of(capsys)
+    assert out.read_text(encoding="utf-8") == "relayed\tpass\n"
+    environment = doc["environment"]
+    assert isinstance(environment, dict)
+    assert environment["model_spec"] == {
+        "provider": "relay",
+        "label": "relay",
+        "config": {"word": "hello"},
+    }
+    assert environment["model"]["details"] == {"word": "hello"}
+    [record] = doc["records"]  # type: ignore[misc]
+    assert record["output"] == "you said: hello"
+
+
+def test_the_same_file_works_from_a_plugin_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "relay.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
+    suite = suite_at(tmp_path / "s", "plugins: [plugins]\n" + textwrap.dedent(SUITE))
+    out = tmp_path / "results.tsv"
+    code = run_cli(["run", str(suite), "--no-entry-points", "-o", str(out), "--json"])
+    assert code == ExitCode.OK
+    assert out.read_text(encoding="utf-8") == "relayed\tpass\n"
+
+
+def test_a_failing_run_through_plugins_exits_1_and_still_writes(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = suite_at(tmp_path / "s", SUITE.replace("word: hello", "word: bye"))
+    out = tmp_path / "results.tsv"
+    assert run_cli(["run", str(suite), "-o", str(out), "--json"]) == ExitCode.GATE_FAILED
+    assert out.read_text(encoding="utf-8") == "relayed\tfail\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            ("word: hello", "word: hello, colour: red"),
+            "suite.yaml:3:39: error: 'colour' does not apply to the relay provider",
+        ),
+        (("word: hello", "word: ''"), "suite.yaml:3:32: error: 'word' must not be empty"),
+        (("word: hello", "wurd: hello"), "error: 'wurd' does not apply to the relay provider"),
+        (("provider: relay", "provider: rlay"), "did you mean 'relay'?"),
+        (('prefix: "you said: "', 'prefix: "you said:"'), "prefix must end with a space"),
+    ],
+)
+def test_plugin_configs_are_checked_at_load_with_positions(
+    installed: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: tuple[str, str],
+    expected: str,
+) -> None:
+    suite = suite_at(tmp_path / "s", SUITE.replace(*change))
+    assert run_cli(["run", str(suite)]) == ExitCode.INVALID
+    assert expected in capsys.readouterr().err
+
+
+def test_an_unknown_output_extension_is_refused_before_the_run(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = suite_at(tmp_path / "s")
+    code = run_cli(["run", str(suite), "-o", str(tmp_path / "r.tab")])
+    assert code == ExitCode.USAGE
+    assert "use one of .json, .jsonl, .html, .xml, .md, .csv, .tsv" in capsys.readouterr().err
+    assert not (tmp_path / "r.tab").exists()
+
+
+def test_plugins_lists_every_kind_with_its_origin(
+    installed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(["plugins", "--json"]) == ExitCode.OK
+    listing = json.loads(capsys.readouterr().out)
+    by_kind = {(p["kind"], p["name"]): p for p in listing}
+    origin = "entry point 'relay' (relaypkg 0.3)"
+    assert by_kind["provider", "relay"]["origin"] == origin
+    assert by_kind["reporter", "tsv"]["suffix"] == ".tsv"
+    assert by_kind["tool_kind", "prefix"]["origin"] == origin
+    assert by_kind["provider", "gguf"]["origin"] == "builtin"
+    assert by_kind["tool_kind", "mock"]["origin"] == "builtin"
+    assert by_kind["reporter", "junit"]["suffix"] == ".xml"
+    assert {"assertion", "provider", "reporter", "tool_kind"} == {p["kind"] for p in listing}
+
+
+def test_a_plugin_provider_named_on_the_command_line_is_checked_too(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = suite_at(tmp_path / "s")
+    assert run_cli(["run", str(suite), "--model", "relay"]) == ExitCode.INVALID
+    assert (
+        "command line: error: the relay provider: 'word' is a required property"
+        in capsys.readouterr().err
+    )
+
+
+def test_a_format_that_raises_is_a_plugin_error_and_leaves_no_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "broken.py").write_text(
+        "from skilleval import reporter\n\n"
+        "@reporter('broken', suffix='.brk')\n"
+        "def write(results, dest):\n"
+        "    dest.write_text('half')\n"
+        "    raise ValueError('disk full')\n",
+        encoding="utf-8",
+    )
+    suite = suite_at(tmp_path / "s", "plugins: [plugins]\nmodel: echo\ntests: [{prompt: hi}]\n")
+    out = tmp_path / "r.brk"
+    assert run_cli(["run", str(suite), "--no-entry-points", "-o", str(out)]) == ExitCode.INVALID
+    err = capsys.readouterr().err
+    assert "plugins/broken.py:3:1: error: output format 'broken' could not write" in err
+    assert "ValueError: disk full" in err
+    assert not out.exists()
+    assert list(tmp_path.glob(".r.brk*")) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "    raise RuntimeError('no GPU')\n",
+            "provider 'bad' failed to start: RuntimeError: no GPU",
+        ),
+        ("    return 42\n", "provider 'bad' returned int, which lacks identity()"),
+    ],
+)
+def test_a_provider_that_cannot_start_is_a_plugin_error_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, message: str
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "bad.py").write_text(
+        "from skilleval import provider\n\n@provider('bad')\ndef bad(config, context):\n" + body,
+        encoding="utf-8",
+    )
+    suite = suite_at(tmp_path / "s", "plugins: [plugins]\nmodel: bad\ntests: [{prompt: hi}]\n")
+    assert run_cli(["run", str(suite), "--no-entry-points"]) == ExitCode.INVALID
+    assert f"plugins/bad.py:3:1: error: {message}" in capsys.readouterr().err
