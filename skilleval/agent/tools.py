@@ -41,6 +41,7 @@ from skilleval.errors import Diagnostic, Location
 from skilleval.plugins.markers import ToolKindType, registration_of, tool_kind
 from skilleval.pyfile import import_file
 from skilleval.suite.yamlio import Document, display_path
+from skilleval.userfile import lookup_problem
 
 COMMAND_TIMEOUT_S = 10.0
 COMMAND_MAX_OUTPUT = 16_000
@@ -512,6 +513,10 @@ def python(ref: str, ctx: ToolContext) -> PythonTool | None:
     else:
         name = target if target.endswith(".py") else f"{target}.py"
         candidates = [folder / name for folder in ctx.plugin_dirs]
+    unreadable = next((lookup_problem(p) for p in candidates if lookup_problem(p)), None)
+    if unreadable is not None:
+        ctx.error(unreadable)
+        return None
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
         looked = ", ".join(display_path(p) for p in candidates) or "no plugin folders are set"

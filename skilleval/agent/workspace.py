@@ -20,6 +20,7 @@ from types import TracebackType
 from skilleval.agent.process import Command, ProcessResult, run_process
 from skilleval.errors import Diagnostic, Location
 from skilleval.suite.yamlio import Document, display_path
+from skilleval.userfile import lookup_problem
 
 SETUP_TIMEOUT_S = 60.0
 SETUP_MAX_OUTPUT = 64_000
@@ -128,11 +129,20 @@ def parse_environment(
         src_at = at if isinstance(item, str) else [*at, "src"]
         src = Path(raw_src).expanduser()
         src = src if src.is_absolute() else base_dir / src
+        unreadable = lookup_problem(src)
+        if unreadable is not None:
+            diags.append(Diagnostic(doc.at(src_at), unreadable))
+            continue
         if not src.exists():
             diags.append(
                 Diagnostic(
                     doc.at(src_at), f"file not found: {raw_src} (looked for {display_path(src)})"
                 )
+            )
+            continue
+        if not (src.is_file() or src.is_dir()):
+            diags.append(
+                Diagnostic(doc.at(src_at), f"expected a regular file or a folder: {raw_src}")
             )
             continue
         dest = src.name if isinstance(item, str) else item.get("dest", src.name)

@@ -8,7 +8,8 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from skilleval.errors import Diagnostic, Location, PluginError
+from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
+from skilleval.userfile import read_bytes
 
 
 def import_plugin_file(file: Path) -> ModuleType:
@@ -28,7 +29,12 @@ def import_plugin_file(file: Path) -> ModuleType:
     module.__file__ = str(resolved)
     sys.modules[name] = module
     try:
-        code = compile(resolved.read_bytes(), str(resolved), "exec")
+        source = read_bytes(resolved, Location(str(file)))
+    except SuiteError as exc:
+        sys.modules.pop(name, None)
+        raise PluginError(exc.diagnostics) from None
+    try:
+        code = compile(source, str(resolved), "exec")
         exec(code, module.__dict__)
     except SyntaxError as exc:
         sys.modules.pop(name, None)

@@ -34,6 +34,7 @@ from skilleval.plugins.markers import (
     ReporterType,
     ToolKindType,
 )
+from skilleval.userfile import lookup_problem
 
 ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
 """Installed packages name a module in either group; ``skilleval.assertions`` is the older
@@ -153,6 +154,9 @@ class PluginManager:
 
     def load_folder(self, folder: Path, *, where: Location | None = None) -> None:
         """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped)."""
+        problem = lookup_problem(folder)
+        if problem is not None:
+            raise PluginError([Diagnostic(where or Location(str(folder)), problem)])
         if not folder.is_dir():
             raise PluginError(
                 [Diagnostic(where or Location(str(folder)), f"plugin folder not found: {folder}")]

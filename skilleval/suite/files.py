@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location, SuiteError
-from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml, read_text
+from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
+from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
 
 PREFIX = "file://"
 TypeCheck = Callable[[str], bool]
@@ -48,7 +49,7 @@ class Reader:
                 raise SuiteError([Diagnostic(where, f"no file matches {ref}")])
             self.files.update(p.resolve() for p in found)
             return found
-        if not target.exists():
+        if not exists(target, where):
             raise SuiteError(
                 [Diagnostic(where, f"file not found: {ref} (looked for {display_path(target)})")]
             )
@@ -59,6 +60,8 @@ class Reader:
         """The content of a referenced value: parsed data for JSON/YAML, text otherwise."""
         found = self.paths(ref, base, where)
         if ref_path(ref).endswith(".py"):
+            for path in found:
+                check_path(path, where)  # imported later: a FIFO or a device would block
             return ref
         contents = [self._content(p, where) for p in found]
         return contents if glob.has_magic(ref_path(ref)) else contents[0]
@@ -105,28 +108,40 @@ def tests_from_file(path: Path, where: Location, is_type: TypeCheck) -> Iterator
                 )
             ]
         )
-    doc = load_yaml(path, where=where)
+    doc = load_yaml(path, where=where, strict=False)
+    problems = doc.problems
     data = doc.data
     if isinstance(data, dict) and "tests" in data:
         doc, data = doc.sub(["tests"]), data["tests"]
     if not isinstance(data, list):
-        raise SuiteError([Diagnostic(doc.at(), "a tests file must hold a list of tests")])
+        raise SuiteError(
+            [*problems, Diagnostic(doc.at(), "a tests file must hold a list of tests")]
+        )
     for i in range(len(data)):
         yield RawTest(doc.sub([i]), path.parent)
+    if problems:
+        # Reported after the tests, so that their own mistakes are found in the same pass.
+        raise SuiteError(problems)
 
 
 def _csv_tests(path: Path, where: Location, is_type: TypeCheck) -> Iterator[RawTest]:
     display = display_path(path)
     text = read_text(path, display, where=where)
-    reader = csv.reader(io.StringIO(text))
+    # No cell can be longer than the file, which read_text has already capped; the csv
+    # module's own default (131,072 characters) would refuse long prompts.
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_FILE_BYTES))
+    # newline=None reads CR-only, CRLF and LF line endings alike.
+    reader = csv.reader(io.StringIO(text, newline=None))
     try:
         header = next(reader)
     except StopIteration:
         raise SuiteError([Diagnostic(Location(display, 1, 1), "CSV tests file is empty")]) from None
+    except csv.Error as exc:
+        raise SuiteError([Diagnostic(Location(display, 1, 1), f"invalid CSV: {exc}")]) from None
     header = [h.strip() for h in header]
     problems: list[Diagnostic] = []
     start = reader.line_num + 1
-    for row in reader:
+    for row in _rows(reader, display, problems):
         line = start
         start = reader.line_num + 1
         if not any(cell.strip() for cell in row):
@@ -148,6 +163,21 @@ def _csv_tests(path: Path, where: Location, is_type: TypeCheck) -> Iterator[RawT
         yield RawTest(doc, path.parent)
     if problems:
         raise SuiteError(problems)
+
+
+def _rows(reader: Any, display: str, problems: list[Diagnostic]) -> Iterator[list[str]]:
+    """The rows of a CSV reader; a malformed row ends the file with a positioned diagnostic."""
+    while True:
+        try:
+            row: list[str] = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            problems.append(
+                Diagnostic(Location(display, reader.line_num, 1), f"invalid CSV: {exc}")
+            )
+            return
+        yield row
 
 
 def csv_row_to_test(row: dict[str, str], is_type: TypeCheck) -> dict[str, Any]:

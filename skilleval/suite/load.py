@@ -36,9 +36,10 @@ from skilleval.suite.model import (
     Turn,
 )
 from skilleval.suite.model_config import ModelSpec, parse_decoding, parse_model
-from skilleval.suite.schema import validate
+from skilleval.suite.schema import validate, validator_for
 from skilleval.suite.suite_schema import suite_schema
 from skilleval.suite.yamlio import Document, display_path, load_yaml
+from skilleval.userfile import lookup_problem, read_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,24 +83,28 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
         PluginError: when a plugin folder cannot be loaded.
     """
     loader = _Loader(path, overrides or Overrides())
-    doc = load_yaml(path)
+    doc = load_yaml(path, strict=False)
     loader.reader.files.add(path.resolve())
     if doc.data is None or doc.data == {}:
         raise SuiteError(
             [
+                *doc.problems,
                 Diagnostic(
                     Location(doc.display, 1, 1),
                     "suite is empty: expected a mapping with a `tests:` list",
-                )
+                ),
             ]
         )
     if not isinstance(doc.data, dict):
-        raise SuiteError([Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")])
+        raise SuiteError(
+            [*doc.problems, Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")]
+        )
     loader.registry = _registry(loader, doc)
     loader.schema = suite_schema(loader.registry)
     problems = validate(doc, loader.schema, what="the suite")
     if problems:
-        raise SuiteError(problems)
+        raise SuiteError([*doc.problems, *problems])
+    loader.diags.extend(doc.problems)
     loader.top = doc.data
     suite = _compile(loader, doc)
     if loader.diags:
@@ -199,6 +204,10 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
 
 def _skill_file(loader: _Loader, raw: str, where: Location) -> Skill | None:
     path = loader.path.parent / raw
+    unreadable = lookup_problem(path)
+    if unreadable is not None:
+        loader.error(where, unreadable)
+        return None
     if path.is_dir():
         path = path / "SKILL.md"
     if not path.exists():
@@ -300,7 +309,7 @@ def _prompt_item(
             pdoc = load_yaml(path, where=where)
             out.append(_chat_prompt(loader, pdoc, label or path.stem))
             continue
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, where=where)
         # promptfoo's convention: several prompts in one text file, split by a `---` line.
         parts = [p.strip("\n") for p in re.split(r"^---\s*$", text, flags=re.M)]
         parts = [p for p in parts if p.strip()]
@@ -767,14 +776,12 @@ def _options_ok(
     loader: _Loader, spec: Any, options: Mapping[str, Any], doc: Document, at: list[str | int]
 ) -> bool:
     """Type-specific keys (``reference``, ``require``, ``rubricPrompt`` …) against their schemas."""
-    from jsonschema import Draft202012Validator
-
     ok = True
     for key, value in options.items():
         schema = spec.options_schema.get(key)
         if not isinstance(schema, Mapping) or not schema:
             continue
-        errors = list(Draft202012Validator(dict(schema)).iter_errors(value))
+        errors = list(validator_for(schema).iter_errors(value))
         if errors:
             loader.error(
                 doc.at([*at, key]), f"invalid '{key}' for '{spec.name}': {errors[0].message}"
@@ -793,10 +800,8 @@ def _value_ok(
 ) -> bool:
     where = doc.at(at)
     if spec.value_schema is not None:
-        from jsonschema import Draft202012Validator
-
         errors = sorted(
-            Draft202012Validator(dict(spec.value_schema)).iter_errors(value),
+            validator_for(spec.value_schema).iter_errors(value),
             key=lambda e: list(e.absolute_path),
         )
         if errors:
