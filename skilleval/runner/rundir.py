@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from skilleval.errors import StorageError, UsageError
+from skilleval.results.model import Run
+from skilleval.results.records import Record
+from skilleval.results.write import dumps_run, record_line
 from skilleval.util.text import scrubbed
 
 LOCK_NAME = ".lock"
@@ -88,7 +91,7 @@ class RunDir:
     def json_path(self) -> Path:
         return self.root / "results.json"
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         """Add one record to ``results.jsonl``.
 
         Raises:
@@ -97,7 +100,7 @@ class RunDir:
         """
         # Text from a plugin or a suite may still hold a lone surrogate, which UTF-8 cannot
         # encode; one in a JSON string can only be a character of a value, never structure.
-        line = scrubbed(json.dumps(record, ensure_ascii=False, sort_keys=False)) + "\n"
+        line = scrubbed(record_line(record))
         try:
             if self._jsonl is None:
                 self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
@@ -136,6 +139,16 @@ class RunDir:
             # either way.
             self._jsonl.close()
         self._jsonl = None
+
+    def write_results(self, run: Run) -> Path:
+        """Write ``results.json`` atomically.
+
+        Raises:
+            StorageError: It could not be written (a full disk …); no temporary file is left,
+                and ``results.jsonl`` still holds every record, so ``--resume`` finishes it.
+        """
+        write_atomically(self.json_path, scrubbed(dumps_run(run)), self.root)
+        return self.json_path
 
     def write_json(self, name: str, data: Any) -> Path:
         """Write a JSON file atomically, so a reader never sees half of it.
@@ -231,5 +244,8 @@ def _write_failed(exc: OSError, path: Path, resumable: Path | None) -> str:
     message = f"cannot write {path}: {why}"
     if resumable is not None and (resumable / "run.json").is_file():
         fix = "free some space" if full else "fix that"
-        message += f"; {fix}, then finish the run with: skilleval run --resume {resumable}"
+        message += (
+            f"; the records in results.jsonl are kept: {fix}, then finish the run with: "
+            f"skilleval run --resume {resumable}"
+        )
     return message
