@@ -65,7 +65,7 @@ class RunDir:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(_write_failed(exc, self.root, None)) from None
-        self._lock_fd: int | None = _lock(self.root)
+        self._lock_fd = _lock(self.root)
         # Dropped with the object too, so a run that ends by an exception never keeps it.
         self._unlock = weakref.finalize(self, os.close, self._lock_fd)
         self._jsonl: IO[str] | None = None
