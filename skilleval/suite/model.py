@@ -1,9 +1,13 @@
-"""A suite after loading: validated, resolved, and immutable."""
+"""A suite after loading: validated, resolved, and immutable.
+
+The defaults declared here are the suite format's defaults: the loader leaves a key the
+suite does not write to them, and the schema generator shows them (:func:`defaults`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -145,11 +149,11 @@ class Suite:
 
     path: Path
     display: str
-    description: str
-    type: SuiteType
     tests: tuple[TestCase, ...]
     model: ModelSpec
     decoding: Decoding
+    description: str = ""
+    type: SuiteType = "regression"
     trials: int = 1
     threshold: float = 1.0
     plugin_dirs: tuple[Path, ...] = ()
@@ -167,3 +171,16 @@ class Suite:
     @property
     def base_dir(self) -> Path:
         return self.path.parent
+
+
+def defaults(cls: type[Any]) -> dict[str, Any]:
+    """The plain defaults a dataclass of this module declares, by field name."""
+    return {
+        f.name: f.default
+        for f in fields(cls)
+        if f.default is not MISSING and isinstance(f.default, (str, int, float, bool))
+    }
+
+
+SUITE_DEFAULTS = defaults(Suite)
+"""``trials``, ``threshold``, ``type`` …: what a suite that leaves them out gets."""
