@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from skilleval.errors import DiagnosticsError, Location, PluginError, TemplatePr
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
+from skilleval.suite.defaults import written
 from skilleval.suite.model import AssertionEntry
 from skilleval.suite.schema import validator_for
 from skilleval.suite.transforms import compile_transform
@@ -26,7 +27,6 @@ from skilleval.suite.yamlio import Document
 
 COMMON_KEYS = frozenset({"type", "value", "threshold", "weight", "metric", "transform", "config"})
 """The keys every assertion may have; any other key is an option of its type."""
-_DEFAULT_WEIGHT: float = next(f.default for f in fields(AssertionEntry) if f.name == "weight")  # type: ignore[assignment]
 
 
 def compile_assertion(
@@ -101,11 +101,11 @@ def compile_assertion(
         where=where,
         base_dir=base,
         threshold=entry.get("threshold"),
-        weight=float(entry.get("weight", _DEFAULT_WEIGHT)),
         metric=entry.get("metric"),
         transform=transform,
         config=dict(entry.get("config") or {}),
         options=options,
+        **written(entry, {"weight": float}),
     )
 
 

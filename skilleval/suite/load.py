@@ -329,7 +329,9 @@ def _model_spec(loader: _Loader, doc: Document, key: str, override: str | None) 
         where=doc.at([key]) if from_doc else Location("command line"),
         doc=doc if from_doc else None,
         manager=loader.registry,
-        base_dir=loader.path.parent,
+        # A path written in the suite is relative to it; one given on the command line
+        # (`--model ./m.gguf`), to the directory skilleval runs in.
+        base_dir=loader.base if from_doc else Path.cwd(),
         reader=loader.reader,
     )
     loader.diags.extend(diags)

@@ -1,19 +1,21 @@
 """A suite after loading: validated, resolved, and immutable.
 
 The defaults declared here are the suite format's defaults: the loader leaves a key the
-suite does not write to them, and the schema generator shows them (:func:`defaults`).
+suite does not write to them, and the schema generator shows them
+(:mod:`skilleval.suite.defaults`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Location
 from skilleval.skills import Skill
+from skilleval.suite.defaults import defaults
 from skilleval.suite.model_config import Decoding, ModelSpec
 
 if TYPE_CHECKING:
@@ -171,15 +173,6 @@ class Suite:
     @property
     def base_dir(self) -> Path:
         return self.path.parent
-
-
-def defaults(cls: type[Any]) -> dict[str, Any]:
-    """The plain defaults a dataclass of this module declares, by field name."""
-    return {
-        f.name: f.default
-        for f in fields(cls)
-        if f.default is not MISSING and isinstance(f.default, (str, int, float, bool))
-    }
 
 
 SUITE_DEFAULTS = defaults(Suite)

@@ -6,20 +6,15 @@ A setting the suite does not write takes the default its dataclass declares in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from skilleval.suite.context import Loader
+from skilleval.suite.defaults import written
 from skilleval.suite.model import SUITE_DEFAULTS, LiftConfig, Suite, TestCase
 from skilleval.suite.model_config import ModelSpec, parse_decoding
 from skilleval.suite.skill_config import arms, load_skills
 from skilleval.suite.yamlio import Document
-
-
-def written(data: Mapping[str, Any], convert: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
-    """The keys of ``convert`` that ``data`` sets, converted: what overrides the defaults."""
-    return {key: fn(data[key]) for key, fn in convert.items() if key in data}
 
 
 def assemble(
