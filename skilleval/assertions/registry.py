@@ -14,8 +14,8 @@ from typing import Any
 
 from skilleval.assertions.api import NEGATION_PREFIX, AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
-from skilleval.plugins.files import import_plugin_file
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS, PluginManager
+from skilleval.util.pyfile import import_plugin_file
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -16,7 +16,6 @@ from typing import Any
 from skilleval.assertions.api import AssertionType
 from skilleval.assertions.registry import UNSUPPORTED
 from skilleval.errors import DiagnosticsError, Location, PluginError, TemplateProblem
-from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
@@ -24,6 +23,7 @@ from skilleval.suite.model import AssertionEntry
 from skilleval.suite.schema import validator_for
 from skilleval.suite.transforms import compile_transform
 from skilleval.suite.yamlio import Document
+from skilleval.util import fileref
 
 COMMON_KEYS = frozenset({"type", "value", "threshold", "weight", "metric", "transform", "config"})
 """The keys every assertion may have; any other key is an option of its type."""
@@ -84,7 +84,7 @@ def compile_assertion(
             except DiagnosticsError as exc:
                 loader.absorb(exc)
                 return None
-        elif filerefs.is_ref(value):
+        elif fileref.is_ref(value):
             try:
                 loader.reader.paths(str(value), base, doc.at([*at, "value"]))
             except DiagnosticsError as exc:

@@ -15,6 +15,7 @@ from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
 from skilleval.suite.yamlio import Document, display_path, load_yaml
 from skilleval.userfile import read_text
+from skilleval.util import fileref
 
 _PROMPT_FILE = re.compile(r"\.(txt|md|j2|json|ya?ml)$")
 _SEPARATOR = re.compile(r"^---\s*$", flags=re.M)
@@ -32,7 +33,7 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
     elif isinstance(raw, dict):
         # promptfoo's older map form: the keys are file paths, without file://.
         for k, v in raw.items():
-            ref = k if filerefs.is_ref(k) or not _PROMPT_FILE.search(k) else f"file://{k}"
+            ref = k if fileref.is_ref(k) or not _PROMPT_FILE.search(k) else f"file://{k}"
             items.append(({"raw": ref, "label": v}, ["prompts", k]))
     else:
         items.extend((item, ["prompts", i]) for i, item in enumerate(raw))
@@ -63,7 +64,7 @@ def prompt_item(
     loader: Loader, item: str, base: Path, where: Location, label: str | None
 ) -> list[Prompt]:
     """One entry of ``prompts:``: its text, or the prompts of the files it names."""
-    if not filerefs.is_ref(item):
+    if not fileref.is_ref(item):
         return [Prompt(label or "", text=item, where=where)]
     out: list[Prompt] = []
     for path in loader.reader.paths(item, base, where):

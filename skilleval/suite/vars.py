@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError
-from skilleval.suite import files as filerefs
 from skilleval.suite.context import Loader
 from skilleval.suite.yamlio import Document
+from skilleval.util import fileref
 
 _INHERITED = ("threshold", "metadata", "prompt")
 """Keys a test takes from ``defaultTest`` when it does not set them."""
@@ -40,7 +40,7 @@ def resolve_vars(loader: Loader, raw: Any, doc: Document, base: Path) -> dict[st
     """
     vars_ = raw or {}
     try:
-        if filerefs.is_ref(vars_):
+        if fileref.is_ref(vars_):
             vars_ = loader.reader.value(str(vars_), base, doc.at(["vars"]))
             if not isinstance(vars_, dict):
                 raise SuiteError([Diagnostic(doc.at(["vars"]), "a vars file must hold a mapping")])
