@@ -20,7 +20,7 @@ from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
 from skilleval.suite.model import AssertionEntry
-from skilleval.suite.schema import validator_for
+from skilleval.suite.schema import is_valid, validator_for
 from skilleval.suite.transforms import compile_transform
 from skilleval.suite.yamlio import Document
 from skilleval.util import fileref
@@ -36,11 +36,14 @@ def compile_assertion(
     at: list[str | int],
     base: Path,
     vars_: Mapping[str, Any] | None,
+    *,
+    from_default: bool = False,
 ) -> AssertionEntry | None:
     """The assertion written at ``at`` in ``doc``, or None after recording why it is invalid.
 
     ``vars_`` are the test's vars, which templates in the value may read; None when they
-    could not be read (templates are then checked without them).
+    could not be read (templates are then checked without them). ``from_default`` marks an
+    assertion of ``defaultTest``.
     """
     where = doc.at(at)
     if not isinstance(entry, dict) or "type" not in entry:
@@ -105,6 +108,7 @@ def compile_assertion(
         transform=transform,
         config=dict(entry.get("config") or {}),
         options=options,
+        from_default=from_default,
         **written(entry, {"weight": float}),
     )
 
@@ -120,7 +124,7 @@ def options_ok(
     ok = True
     for key, value in options.items():
         schema = spec.options_schema.get(key)
-        if not isinstance(schema, Mapping) or not schema:
+        if not isinstance(schema, Mapping) or not schema or is_valid(schema, value):
             continue
         errors = list(validator_for(schema).iter_errors(value))
         if errors:
@@ -141,7 +145,8 @@ def value_ok(
 ) -> bool:
     """Whether ``value`` fits the type: its schema, its templates, then the type's own check."""
     where = doc.at(at)
-    if spec.value_schema is not None:
+    if spec.value_schema is not None and not is_valid(spec.value_schema, value):
+        # The compiled check is fast; jsonschema explains what it found wrong.
         errors = sorted(
             validator_for(spec.value_schema).iter_errors(value),
             key=lambda e: list(e.absolute_path),
@@ -229,8 +234,3 @@ def with_rubric_prompt(
         else a
         for a in asserts
     ]
-
-
-def as_default(entry: AssertionEntry) -> AssertionEntry:
-    """``entry`` marked as coming from ``defaultTest``."""
-    return replace(entry, from_default=True)

@@ -24,8 +24,8 @@ from typing import Any
 from skilleval.assertions.registry import Registry, default_registry
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.suite import files as filerefs
-from skilleval.suite.assertion_config import as_default, with_rubric_prompt
 from skilleval.suite.assertion_config import compile_assertion as _assertion
+from skilleval.suite.assertion_config import with_rubric_prompt
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
 from skilleval.suite.ids import assign_ids
@@ -166,11 +166,12 @@ def _tests(
         for i, entry in enumerate(default.get("assert") or []):
             if ("defaultTest", "assert", i) in loader.skipped:
                 continue
-            compiled = _assertion(loader, entry, default_doc, ["assert", i], loader.base, vars_)
+            # Resolved once per test, so that their templates see this test's vars.
+            compiled = _assertion(
+                loader, entry, default_doc, ["assert", i], loader.base, vars_, from_default=True
+            )
             if compiled:
                 asserts.append(compiled)
-    # Default assertions are resolved once per test so their templates see this test's vars.
-    asserts = [as_default(a) for a in asserts]
     for i, entry in enumerate(data.get("assert") or []):
         if (*doc.base, "assert", i) in loader.skipped:
             continue
