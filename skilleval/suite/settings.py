@@ -11,6 +11,7 @@ from typing import Any
 
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
+from skilleval.suite.gate import parse_gate
 from skilleval.suite.model import SUITE_DEFAULTS, LiftConfig, Suite, TestCase
 from skilleval.suite.model_config import ModelSpec, parse_decoding
 from skilleval.suite.skill_config import arms, load_skills
@@ -49,12 +50,7 @@ def assemble(
     lift = LiftConfig(
         **written(data.get("lift") or {}, {"alpha": float, "min_lift": float, "sidedness": str})
     )
-    gate_cfg = dict(data.get("gate") or {})
-    if "skill" not in loader.top and ("lift" in gate_cfg or "trigger_accuracy" in gate_cfg):
-        key = "lift" if "lift" in gate_cfg else "trigger_accuracy"
-        loader.error(
-            doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`"
-        )
+    gate_cfg = parse_gate(doc, data.get("gate"), "skill" in loader.top, loader.error)
     plugin_dirs = tuple((loader.base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}
     return Suite(
