@@ -149,6 +149,10 @@ class RegexTimeoutError(SkillevalError):
     """A regular expression from a suite took longer than its time limit to search a text."""
 
 
+class PathEscape(SkillevalError):
+    """A workspace path that cannot be used: it leads outside the workspace, or nowhere."""
+
+
 def suite_error(where: Location, message: str) -> SuiteError:
     """Build a single-diagnostic :class:`SuiteError`."""
     return SuiteError([Diagnostic(where, message)])

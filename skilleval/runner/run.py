@@ -88,7 +88,7 @@ def _grade_job(
         stats=grading.stats_of(completion),
         arm=job.arm,
         trial=job.trial,
-        extra=extra,
+        cost=extra.get("cost"),
     )
     graded = grading.grade(job.test, subject, judge)
     return Record(
@@ -229,6 +229,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         if options.progress:
             options.progress(record, len(records), total)
 
+    # SIGTERM unwinds an agentic run as Ctrl-C does, so its workspaces are removed.
+    agentic_suite = any(t.agent is not None for t in tests)
+    restore = agentic_mod.sigterm_as_interrupt() if agentic_suite else None
     try:
         judge = build_judge(suite, options, provider)
         triggers = _measure_triggers(suite, tests, provider)
@@ -277,6 +280,8 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         interrupted = True
     finally:
         run_dir.close()
+        if restore is not None:
+            restore()
     ordered = [records[j.key] for j in jobs if j.key in records]
     overfit = None
     if suite.skill is not None and suite.judge is not None and not interrupted:

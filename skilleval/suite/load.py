@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,18 +21,16 @@ from skilleval import expr
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
 from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
 from skilleval.skills import Skill, load_skill
+from skilleval.suite import agentic, template
 from skilleval.suite import files as filerefs
-from skilleval.suite import template
+from skilleval.suite.agent_config import AgentConfig, ToolConfig
 from skilleval.suite.model import (
-    DEFAULT_MAX_STEPS,
-    AgentSpec,
     AssertionEntry,
     LiftConfig,
     Prompt,
     Suite,
     TestCase,
     Transform,
-    Turn,
 )
 from skilleval.suite.model_config import ModelSpec, parse_decoding, parse_model
 from skilleval.suite.schema import validate, validator_for
@@ -64,7 +62,7 @@ class _Loader:
     """The suite schema for what ``registry`` holds."""
     top: dict[str, Any] = field(default_factory=dict)
     """The suite's top-level mapping."""
-    shared_tools: tuple[Any, ...] = ()
+    shared_tools: tuple[ToolConfig, ...] = ()
     """Tools from the top-level ``tools:`` and ``defaultTest.tools``, in that order."""
 
     def error(self, where: Location, message: str) -> None:
@@ -454,7 +452,7 @@ def _tests(
     transform = _transform(loader, options.get("transform"), doc, ["options", "transform"])
     if options.get("rubricPrompt") is not None:
         asserts = _with_rubric_prompt(loader, asserts, options["rubricPrompt"], doc, base)
-    agent = _agent(loader, doc, default, default_doc, base, vars_)
+    agent = _agent(loader, doc, default_doc, base, vars_)
     if agent is not None and agent.turns:
         test_prompts = _turn_prompts(loader, doc, agent, vars_)
     else:
@@ -486,107 +484,50 @@ def _tests(
     return out
 
 
-# -- agentic tests (skilleval/agent, docs/agentic.md) ----------------------------------------
+# -- agentic tests: read by suite/agentic.py (docs/agentic.md) ------------------------------
 
 
-def _plugin_folders(loader: _Loader) -> list[Path]:
+def _agent_sources(loader: _Loader) -> agentic.AgentSources:
     folders = [loader.path.parent / rel for rel in loader.top.get("plugins") or []]
-    return folders + list(loader.overrides.plugin_dirs)
+    return agentic.AgentSources(
+        kinds=loader.registry.tool_kinds(),
+        plugin_dirs=folders + list(loader.overrides.plugin_dirs),
+        suite_dir=loader.path.parent,
+        shared_tools=loader.shared_tools,
+    )
 
 
 def _shared_tools(loader: _Loader, doc: Document, default_doc: Document | None) -> None:
-    """Parse the top-level and defaultTest tools once; every test gets them."""
-    from skilleval.agent.tools import parse_tools
-
-    shared: list[Any] = []
-    sources = [(doc, loader.path.parent)] + (
-        [(default_doc, loader.path.parent)] if default_doc else []
-    )
-    for source, base in sources:
-        if "tools" in source.data:
-            tools, diags = parse_tools(
-                source,
-                ["tools"],
-                base_dir=base,
-                plugin_dirs=_plugin_folders(loader),
-                kinds=loader.registry.tool_kinds(),
-            )
-            loader.diags.extend(diags)
-            shared.extend(tools)
-    if default_doc is not None and "turns" in default_doc.data:
-        loader.error(default_doc.key_at(["turns"]), "`turns` belongs on a test, not on defaultTest")
-    loader.shared_tools = tuple(shared)
+    tools, diags = agentic.shared_tools(doc, default_doc, _agent_sources(loader))
+    loader.diags.extend(diags)
+    loader.shared_tools = tools
 
 
 def _agent(
     loader: _Loader,
     doc: Document,
-    default: Mapping[str, Any],
     default_doc: Document | None,
     base: Path,
     vars_: Mapping[str, Any],
-) -> AgentSpec | None:
-    """The test's agent settings, or None when it is a plain single-call test."""
-    from skilleval.agent.tools import merge_tools, parse_tools
-    from skilleval.agent.workspace import parse_environment
+) -> AgentConfig | None:
+    def compile_assertion(entry: Any, at: Sequence[str | int]) -> AssertionEntry | None:
+        return _assertion(loader, entry, doc, list(at), base, vars_)
 
-    data: dict[str, Any] = doc.data
-    own: tuple[Any, ...] = ()
-    if "tools" in data:
-        own, diags = parse_tools(
-            doc,
-            ["tools"],
-            base_dir=base,
-            plugin_dirs=_plugin_folders(loader),
-            kinds=loader.registry.tool_kinds(),
-        )
-        loader.diags.extend(diags)
-    environment = None
-    if "environment" in data:
-        environment, diags = parse_environment(doc, ["environment"], base_dir=base)
-        loader.diags.extend(diags)
-    elif default_doc is not None and "environment" in default:
-        environment, diags = parse_environment(
-            default_doc, ["environment"], base_dir=loader.path.parent
-        )
-        loader.diags.extend(diags)
-    turns: list[Turn] = []
-    for i, raw in enumerate(data.get("turns") or []):
-        entries = [
-            _assertion(loader, entry, doc, ["turns", i, "assert", j], base, vars_)
-            for j, entry in enumerate(raw.get("assert") or [])
-        ]
-        turns.append(
-            Turn(str(raw["user"]), tuple(e for e in entries if e), doc.at(["turns", i, "user"]))
-        )
-    tools = merge_tools(loader.shared_tools, own)
-    declared = (
-        "environment" in data
-        or "environment" in default
-        or "max_steps" in data
-        or "max_steps" in default
+    agent, diags = agentic.agent_config(
+        doc, default_doc, base, _agent_sources(loader), compile_assertion
     )
-    if not (tools or turns or declared):
-        return None
-    max_steps = int(data.get("max_steps", default.get("max_steps", DEFAULT_MAX_STEPS)))
-    return AgentSpec(tools, environment, tuple(turns), max_steps)
+    loader.diags.extend(diags)
+    return agent
 
 
 def _turn_prompts(
-    loader: _Loader, doc: Document, agent: AgentSpec, vars_: Mapping[str, Any]
+    loader: _Loader, doc: Document, agent: AgentConfig, vars_: Mapping[str, Any]
 ) -> list[Prompt]:
-    """A test with turns has no other prompt; its first turn stands in for routing and ids."""
-    if "prompt" in doc.data:
-        loader.error(doc.key_at(["prompt"]), "a test has `prompt:` or `turns:`, not both")
-    for i, turn in enumerate(agent.turns, start=1):
-        _check_template_vars(
-            loader, Prompt(f"turn {i}", text=turn.user, where=turn.where), vars_, turn.where
-        )
-    first = agent.turns[0]
-    return [Prompt("prompt", text=first.user, where=first.where)]
-
-
-# -- end agentic ------------------------------------------------------------------------------
+    prompt, diags = agentic.turn_prompt(doc, agent)
+    loader.diags.extend(diags)
+    for turn in agentic.turn_templates(agent):
+        _check_template_vars(loader, turn, vars_, turn.where)
+    return [prompt]
 
 
 def _with_rubric_prompt(

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from skilleval.agent import schema as agentic
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ProviderType
+from skilleval.suite import agentic_schema as agentic
 
 FILE_REF: dict[str, Any] = {
     "type": "string",
