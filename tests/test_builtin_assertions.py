@@ -628,7 +628,7 @@ def test_max_tokens(used: int, limit: int, passed: bool, reason: str) -> None:
     ],
 )
 def test_cost(value: Any, threshold: float | None, spent: float, passed: bool, reason: str) -> None:
-    verdict = run(perf.cost, "x", value, threshold=threshold, extra={"cost": spent})
+    verdict = run(perf.cost, "x", value, threshold=threshold, cost=spent)
     assert verdict.passed is passed
     assert reason in verdict.reason
 
