@@ -12,6 +12,8 @@ from agent_support import FakeProvider, agent, call, command_tool, final
 
 from skilleval.agent import MockCase, MockTool
 from skilleval.agent.calls import call_tool
+from skilleval.assertions.api import Check
+from skilleval.assertions.builtin import agentic as trajectory_checks
 from skilleval.trajectory import args_match
 from skilleval.util.process import run_process
 
@@ -147,3 +149,41 @@ def test_a_missing_program_is_reported_not_raised(tmp_path: Path) -> None:
     result = run_process(["no-such-program-xyz"], cwd=tmp_path, timeout_s=5, max_output=100)
     assert result.error is not None
     assert result.error.startswith("cannot run 'no-such-program-xyz'")
+
+
+def test_an_argument_over_the_os_limit_is_not_a_call_that_ran(tmp_path: Path) -> None:
+    # Linux refuses any one argument over 128 KiB (MAX_ARG_STRLEN) with E2BIG.
+    provider = FakeProvider([call("run", text="x" * 300_000), final("ok")])
+    run = agent(provider, [command_tool(("printf", "{text}"))], workspace=tmp_path)
+    step = run.steps[0]
+    assert (step.kind, step.ran) == ("tool", False)
+    assert step.error is not None
+    assert "Argument list too long" in step.error
+    verdict = trajectory_checks.tool_called(Check(output="", value="run", trajectory=run.steps))
+    assert not verdict.passed
+    assert verdict.reason == (
+        "run was never called (1 attempt rejected before running); no tool ran"
+    )
+
+
+def test_a_program_that_cannot_start_is_not_a_call_that_ran(tmp_path: Path) -> None:
+    run = agent(
+        FakeProvider([call("run"), final("ok")]),
+        [command_tool(("no-such-program-xyz",))],
+        workspace=tmp_path,
+    )
+    assert run.steps[0].ran is False
+    assert run.tool_calls == 0
+    assert run.messages[3].content.startswith("Error from run: cannot run 'no-such-program-xyz'")
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"])
+def test_text_execve_cannot_take_is_a_failed_start_not_an_exception(
+    tmp_path: Path, bad: str
+) -> None:
+    as_argv = run_process(["printf", bad], cwd=tmp_path, timeout_s=5, max_output=100)
+    as_env = run_process(["true"], cwd=tmp_path, timeout_s=5, max_output=100, env={"X": bad})
+    for result in (as_argv, as_env):
+        assert result.exit_code is None
+        assert result.error is not None
+        assert result.error.startswith("cannot run ")

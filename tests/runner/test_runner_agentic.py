@@ -253,3 +253,97 @@ def test_the_loop_works_through_an_openai_compatible_server(tmp_path: Path) -> N
     tools = [mock_tool()]
     assert sent[0]["response_format"]["json_schema"]["schema"] == step_schema(tools)
     assert [m["role"] for m in sent[1]["messages"]] == ["system", "user", "assistant", "user"]
+
+
+# -- hostile inputs: text the model writes, arguments too big, SIGTERM ------------------------
+
+HOSTILE = r"""
+model:
+  provider: scripted
+  responses:
+    - {match: "Result of echo", output: '{"thought": "d", "action": {"final": "done"}}'}
+    - {match: "Error from echo", output: '{"thought": "d", "action": {"final": "gave up"}}'}
+    - {id: nul, output: '{"thought": "w", "action": {"tool": "echo", "arguments": {"text": "a\u0000b"}}}'}
+    - {id: surrogate, output: '{"thought": "w\ud800", "action": {"tool": "echo", "arguments": {"text": "x\udfffy"}}}'}
+tools:
+  - name: echo
+    parameters: {type: object, properties: {text: {type: string}}, required: [text]}
+    command: [printf, "%s", "{text}"]
+tests:
+  - {id: nul, prompt: go, max_steps: 2, assert: [{type: tool-called, value: echo}, {type: equals, value: done}]}
+  - {id: surrogate, prompt: go, max_steps: 2, assert: [{type: tool-called, value: echo}]}
+"""
+
+
+def test_a_nul_byte_or_a_lone_surrogate_in_an_argument_is_replaced_and_recorded(
+    tmp_path: Path, capsys: Any
+) -> None:
+    from skilleval.cli import run_cli
+
+    write(tmp_path / "suite.yaml", HOSTILE)
+    code = run_cli(["run", str(tmp_path / "suite.yaml"), "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 0, document
+    steps = {r["test_id"]: r["extra"]["agent"]["steps"][0] for r in document["records"]}
+    assert steps["nul"]["arguments"] == {"text": "a\ufffdb"}
+    assert steps["nul"]["ran"] is True
+    assert steps["nul"]["result"] == "a\ufffdb"
+    assert steps["nul"]["replaced"] == ["action.arguments.text: 1 NUL byte"]
+    assert steps["surrogate"]["thought"] == "w\ufffd"
+    assert steps["surrogate"]["replaced"] == [
+        "thought: 1 lone surrogate",
+        "action.arguments.text: 1 lone surrogate",
+    ]
+    run_dir = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / document["run_id"]
+    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2
+
+
+STALLING = """
+model:
+  provider: scripted
+  responses:
+    - {id: stall, output: '{"thought": "w", "action": {"tool": "wait", "arguments": {}}}'}
+tools:
+  - {name: wait, command: "touch started; sleep 60", timeout: 120}
+tests:
+  - id: stall
+    prompt: go
+    environment: {commands: ["%s"], timeout: 120}
+"""
+
+
+@pytest.mark.parametrize(
+    "setup", ["touch started; sleep 60", "true"], ids=["during-setup", "during-a-tool"]
+)
+def test_sigterm_removes_the_workspace_as_ctrl_c_does(tmp_path: Path, setup: str) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    write(tmp_path / "suite.yaml", STALLING % setup)
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(Path(__file__).parents[2])}
+    stderr = tmp_path / "stderr.txt"
+    with stderr.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skilleval", "run", str(tmp_path / "suite.yaml")],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(temp.glob("skilleval-*/started")):
+            assert proc.poll() is None, stderr.read_text()
+            assert time.monotonic() < deadline, "the workspace never started"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == 130, stderr.read_text()
+    assert list(temp.glob("skilleval-*")) == []
