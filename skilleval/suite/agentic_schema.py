@@ -124,3 +124,27 @@ MAX_STEPS: dict[str, Any] = {
     "minimum": 1,
     "description": "Model calls allowed per turn of the agent loop.",
 }
+
+TEST_PROPERTIES: dict[str, Any] = {
+    "tools": {
+        "type": "array",
+        "items": {"$ref": "#/$defs/tool"},
+        "description": "Tools for this test, added to the suite's (a name here replaces one there).",
+    },
+    "environment": {"$ref": "#/$defs/environment"},
+    "turns": {
+        **TURNS,
+        "description": "User messages in order, instead of `prompt:`; `assert:` grades the last turn.",
+    },
+    "max_steps": MAX_STEPS,
+}
+"""The agentic keys of a test (and of ``defaultTest``)."""
+
+SUITE_PROPERTIES: dict[str, Any] = {
+    "tools": {
+        "type": "array",
+        "items": {"$ref": "#/$defs/tool"},
+        "description": "Tools every test may call; a test with tools runs the agent loop.",
+    },
+}
+"""The agentic keys at the top of a suite."""
