@@ -40,10 +40,14 @@ schema-check: setup
 	$(BIN)/python tools/suite_schema.py --check
 
 # The example suites must load, and all but the deliberately overfitted one must lint clean.
+# So must the suites that ship in suites/ (the benchmark), and the fitness sets there must load
+# through the loaders judge-check and router-check use, with their balance checked.
 EXAMPLES := $(wildcard examples/*/suite.yaml)
+SHIPPED  := $(wildcard suites/*/suite.yaml)
 suites-check: setup
-	$(BIN)/skilleval validate $(EXAMPLES)
-	$(BIN)/skilleval lint $(filter-out examples/overfitted/suite.yaml,$(EXAMPLES))
+	$(BIN)/skilleval validate $(EXAMPLES) $(SHIPPED)
+	$(BIN)/skilleval lint $(filter-out examples/overfitted/suite.yaml,$(EXAMPLES)) $(SHIPPED)
+	$(BIN)/python tools/check_suites.py
 
 test: setup                     ## the whole suite: real model, local server and browser tests included
 	SKILLEVAL_REQUIRE_MODEL=1 $(BIN)/python -m pytest

@@ -16,7 +16,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-SUITE_DIR = BENCH / "suite"
+SUITE_DIR = REPO / "suites" / "bench"
 PYTHON = sys.executable
 
 _ACTIONS = (
@@ -68,7 +68,7 @@ def write_tests(path: Path, n: int) -> None:
 
 
 def copy_suite(dest: Path, n: int, model_block: str | None = None) -> Path:
-    """bench/suite copied to ``dest`` with ``n`` tests; ``model_block`` replaces ``model:``."""
+    """suites/bench copied to ``dest`` with ``n`` tests; ``model_block`` replaces ``model:``."""
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(SUITE_DIR, dest)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from skilleval.cli import run_cli
 from skilleval.engine.base import Completion, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider, ResponseCache
 from skilleval.engine.llama import gguf_spec
-from skilleval.errors import InvalidReplyError, ProviderError
+from skilleval.errors import InvalidReplyError, ProviderError, SuiteError
 from skilleval.judge import JudgeClient, SchemaGuard
 from skilleval.judge.schemas import assert_budget, rubric_budget
 from skilleval.judge.scoring import map_score
@@ -451,11 +452,59 @@ class OracleJudge:
         return reply
 
 
-def test_selftest_ships_at_least_twenty_pairs_of_both_types() -> None:
+def test_the_judge_fitness_set_has_sixty_pairs_of_every_kind() -> None:
     pairs = load_pairs()
-    assert len(pairs) >= 20
-    assert {p.type for p in pairs} == {"llm-rubric", "llm-assert"}
+    assert len(pairs) >= 60
     assert len({p.id for p in pairs}) == len(pairs)
+    kinds = Counter((p.type, isinstance(p.value, tuple), p.reference is not None) for p in pairs)
+    assert set(kinds) == {
+        ("llm-rubric", False, False),  # one rubric text
+        ("llm-rubric", False, True),  # with a reference answer
+        ("llm-rubric", True, False),  # a list of rubric items
+        ("llm-assert", False, False),  # one statement
+        ("llm-assert", True, False),  # several statements
+    }
+    assert min(kinds.values()) >= 5
+    assert len({p.domain for p in pairs}) >= 30
+
+
+def test_every_output_in_the_judge_fitness_set_is_its_own() -> None:
+    """Each output text belongs to one pair and one side, so an output names its verdict."""
+    outputs = [o for p in load_pairs() for o in (p.good, p.bad)]
+    assert len(set(outputs)) == len(outputs)
+
+
+def test_a_malformed_judge_fitness_set_is_refused_at_every_position() -> None:
+    text = (
+        "pairs:\n"
+        "  - id: a\n"
+        "    domain: maths\n"
+        "    type: llm-grader\n"
+        "    prompt: 1 + 1?\n"
+        "    value: []\n"
+        "    good: '2'\n"
+        "    bad: '2'\n"
+        "  - id: a\n"
+        "    type: llm-assert\n"
+        "    prompt: Hi\n"
+        "    value: The reply greets.\n"
+        "    reference: Hello\n"
+        "    good: Hello\n"
+        "    bad: Bye\n"
+        "    weight: 2\n"
+    )
+    with pytest.raises(SuiteError) as caught:
+        load_pairs(text, "pairs.yaml")
+    assert [str(d) for d in caught.value.diagnostics] == [
+        "pairs.yaml:4:11: error: 'type' is 'llm-grader'; expected one of: llm-rubric, llm-assert",
+        "pairs.yaml:6:12: error: 'value' is an empty list",
+        "pairs.yaml:8:10: error: 'bad' is the same text as 'good'",
+        "pairs.yaml:9:5: error: missing field 'domain'",
+        "pairs.yaml:9:9: error: duplicate id 'a' (first at line 2)",
+        "pairs.yaml:13:16: error: 'reference' is for llm-rubric pairs only",
+        "pairs.yaml:16:5: error: unknown field 'weight' "
+        "(allowed: id, domain, type, prompt, value, reference, good, bad)",
+    ]
 
 
 def test_judge_check_measures_a_perfect_judge() -> None:

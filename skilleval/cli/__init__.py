@@ -31,9 +31,10 @@ def _register() -> None:
     cli.add_command(validate_cmd.validate)
     cli.add_command(plugins_cmd.plugins)
 
-    from skilleval.cli import judge_check_cmd
+    from skilleval.cli import judge_check_cmd, router_check_cmd
 
     cli.add_command(judge_check_cmd.judge_check)
+    cli.add_command(router_check_cmd.router_check)
     cli.add_command(report_cmd.report)
     cli.add_command(compare_cmd.compare)
 

@@ -3,29 +3,34 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from skilleval.cli.options import emit_json, json_option
+from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.factory import create_provider
 from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
+from skilleval.judge import JudgeClient
+from skilleval.judge.selftest import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
 from skilleval.plugins import PluginManager
+from skilleval.runner.rundir import home_dir
 from skilleval.suite.files import Reader
 from skilleval.suite.model_config import ModelSpec, parse_model
 
-if TYPE_CHECKING:
-    from skilleval.judge.selftest import JudgeCheckReport, PairOutcome
 
+def judge_spec(raw: str, *, key: str = "judge", option: str = "--judge-model") -> ModelSpec:
+    """``default`` (the embedded model), a built-in provider's name (``echo``), or a GGUF path.
 
-def judge_spec(raw: str) -> ModelSpec:
-    """``default`` (the embedded model), a built-in provider's name (``echo``), or a GGUF path."""
+    ``router-check`` reads its ``--router-model`` the same way, with its own key and option.
+    """
     builtins = PluginManager()
     builtins.load_builtins()
     spec, diags = parse_model(
         raw,
-        key="judge",
-        where=Location("--judge-model"),
+        key=key,
+        where=Location(option),
         doc=None,
         manager=builtins,
         base_dir=Path.cwd(),
@@ -62,18 +67,18 @@ def judge_check(
     no_cache: bool,
     as_json: bool,
 ) -> None:
-    """Grade built-in good and bad outputs; report accuracy, discrimination and errors.
+    """Grade the judge-fitness set; report accuracy, discrimination and errors.
+
+    The set is suites/judge-fitness.yaml: known-good and known-bad outputs, one of each per pair.
 
     Exits 0 when the check ran, whatever the figures, and 3 when the judge could not run.
     """
-    from skilleval.judge.selftest import load_pairs, run_judge_check
-
     pairs = load_pairs()[:limit] if limit else load_pairs()
     client = _client(judge_model, seed, no_cache)
     try:
         describe = client.describe()
         if not as_json:
-            click.echo(f"judge: {_name(describe)}, greedy, seed {seed}", err=True)
+            click.echo(f"judge: {model_name(describe)}, greedy, seed {seed}", err=True)
         report = run_judge_check(
             client, pairs, describe=describe, progress=None if as_json else _progress
         )
@@ -87,18 +92,13 @@ def judge_check(
 
 
 def _client(judge_model: str, seed: int, no_cache: bool) -> Any:
-    from skilleval.engine.cache import CachingProvider, ResponseCache
-    from skilleval.engine.factory import create_provider
-    from skilleval.judge import JudgeClient
-    from skilleval.runner.rundir import home_dir
-
     home = home_dir()
     provider = create_provider(judge_spec(judge_model), home=home)
     cache = None if no_cache else ResponseCache(home / "cache.db")
     return JudgeClient(CachingProvider(provider, cache), seed=seed)
 
 
-def _name(describe: dict[str, Any]) -> str:
+def model_name(describe: dict[str, Any]) -> str:
     model = describe.get("model") or {}
     if "error" in model:
         return f"unavailable ({model['error']})"

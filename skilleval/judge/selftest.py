@@ -1,7 +1,7 @@
 """Is the judge fit? Grade known-good and known-bad outputs and measure how often it is right.
 
-The pairs ship as package data (``selftest.yaml`` beside this module) so that
-``skilleval judge-check`` works from an installed wheel, outside a checkout. Each output is
+The pairs are the judge-fitness set, ``suites/judge-fitness.yaml``, which ships in the wheel
+(:mod:`skilleval.shipped` finds it in a checkout or an installed package). Each output is
 graded by the real ``llm-rubric`` or ``llm-assert`` function, so the check measures exactly
 what suites get.
 
@@ -20,10 +20,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import Check, Verdict
+from skilleval.errors import Diagnostic
+from skilleval.shipped import suite_text
+from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
 
 if TYPE_CHECKING:
     from skilleval.assertions.api import Judge
@@ -31,7 +33,11 @@ if TYPE_CHECKING:
 PairType = Literal["llm-rubric", "llm-assert"]
 Progress = Callable[["PairOutcome", int, int], None]
 
-DATA_FILE = "selftest.yaml"
+DATA_FILE = "judge-fitness.yaml"
+"""The judge-fitness set, inside the shipped ``suites/``."""
+
+PAIR_TYPES: tuple[PairType, ...] = ("llm-rubric", "llm-assert")
+_FIELDS = ("id", "domain", "type", "prompt", "value", "reference", "good", "bad")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +51,7 @@ class Pair:
     good: str
     bad: str
     reference: str | None = None
+    domain: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,35 +188,44 @@ class JudgeCheckReport:
         }
 
 
-def load_pairs(text: str | None = None) -> list[Pair]:
-    """The built-in pairs, or those in ``text`` (the same YAML shape).
+def load_pairs(text: str | None = None, display: str = f"suites/{DATA_FILE}") -> list[Pair]:
+    """The judge-fitness set, or the pairs in ``text`` (the same YAML shape).
 
     Raises:
-        ValueError: A pair lacks a field or names an unknown type.
+        SuiteError: Every malformed pair, each at its line and column.
     """
-    from ruamel.yaml import YAML
-
     if text is None:
-        text = resources.files("skilleval.judge").joinpath(DATA_FILE).read_text("utf-8")
-    data = YAML(typ="safe", pure=True).load(text)
-    return [_pair(raw) for raw in data["pairs"]]
+        text = suite_text(DATA_FILE)
+    diagnostics: list[Diagnostic] = []
+    _, items = read_items(text, display, "pairs", diagnostics)
+    readers = [ItemReader(item, diagnostics, _FIELDS) for item in items]
+    check_unique(readers)
+    pairs = [pair for reader in readers if (pair := _pair(reader)) is not None]
+    raise_if(diagnostics)
+    return pairs
 
 
-def _pair(raw: Mapping[str, Any]) -> Pair:
-    missing = {"id", "type", "prompt", "value", "good", "bad"} - set(raw)
-    if missing:
-        raise ValueError(f"pair {raw.get('id', '?')} lacks {sorted(missing)}")
-    if raw["type"] not in ("llm-rubric", "llm-assert"):
-        raise ValueError(f"pair {raw['id']} has unknown type {raw['type']!r}")
-    value = raw["value"]
+def _pair(reader: ItemReader) -> Pair | None:
+    pair_id, domain = reader.text("id"), reader.text("domain")
+    kind = reader.choice("type", PAIR_TYPES)
+    prompt, value = reader.text("prompt"), reader.texts("value")
+    good, bad = reader.text("good"), reader.text("bad")
+    reference = reader.text("reference", required=False)
+    if reference is not None and kind == "llm-assert":
+        reader.fail(["reference"], "'reference' is for llm-rubric pairs only")
+    if good is not None and good == bad:
+        reader.fail(["bad"], "'bad' is the same text as 'good'")
+    if None in (pair_id, domain, kind, prompt, value, good, bad):
+        return None
     return Pair(
-        id=str(raw["id"]),
-        type=raw["type"],
-        prompt=str(raw["prompt"]),
-        value=str(value) if isinstance(value, str) else tuple(str(v) for v in value),
-        good=str(raw["good"]),
-        bad=str(raw["bad"]),
-        reference=None if raw.get("reference") is None else str(raw["reference"]),
+        id=str(pair_id),
+        type="llm-assert" if kind == "llm-assert" else "llm-rubric",
+        prompt=str(prompt),
+        value=value if isinstance(value, tuple) else str(value),
+        good=str(good),
+        bad=str(bad),
+        reference=reference,
+        domain=str(domain),
     )
 
 

@@ -13,17 +13,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from skilleval.engine.base import Completion, Message, Provider, Request
 from skilleval.errors import ProviderError
-from skilleval.skills import Skill
 from skilleval.suite.model import Suite, TestCase
 
 NONE = "none"
 
 
-def router_system_prompt(skills: Sequence[Skill]) -> str:
+class Routable(Protocol):
+    """What the router sees of a skill: a loaded ``Skill``, or a router-fitness entry."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+
+def router_system_prompt(skills: Sequence[Routable]) -> str:
     """The routing instructions; shared by every trigger call, so it forms one warm prefix."""
     lines = [
         "You are a router. Read the user's request and choose the one skill that should handle "
@@ -85,43 +94,61 @@ class TriggerResult:
         }
 
 
-def trigger_request(suite: Suite, test: TestCase, prompt: str) -> Request:
-    skills = [s for s in (suite.skill, *suite.distractors) if s is not None]
+def routing_request(skills: Sequence[Routable], prompt: str, *, seed: int, test_id: str) -> Request:
+    """Ask the router to pick one of ``skills`` or ``none`` for ``prompt``, greedily."""
     return Request(
         messages=(Message("system", router_system_prompt(skills)), Message("user", prompt)),
         max_tokens=16,
         temperature=0.0,
         top_p=1.0,
-        seed=suite.decoding.seed,
-        choices=labels(suite),
-        test_id=test.id,
+        seed=seed,
+        choices=(*sorted(s.name for s in skills), NONE),
+        test_id=test_id,
         arm="router",
         purpose="trigger",
     )
 
 
-def measure(provider: Provider, suite: Suite, test: TestCase, prompt: str) -> TriggerResult:
-    """Ask the router for one test; a failure is recorded, never raised."""
-    request = trigger_request(suite, test, prompt)
+def trigger_request(suite: Suite, test: TestCase, prompt: str) -> Request:
+    skills = [s for s in (suite.skill, *suite.distractors) if s is not None]
+    return routing_request(skills, prompt, seed=suite.decoding.seed, test_id=test.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """The router's answer to one routing request: a label, or why there is none."""
+
+    chosen: str | None
+    scores: Mapping[str, float] | None = None
+    error: str | None = None
+    stats: Mapping[str, Any] | None = None
+    model_failed: bool = False
+    """The model could not be called at all (as opposed to a reply outside the options)."""
+
+
+def route(provider: Provider, request: Request) -> Routed:
+    """Send one routing request; a failure or an answer outside the options is an error."""
     try:
         completion: Completion = provider.complete(request)
     except ProviderError as exc:
-        return TriggerResult(test.id, test.should_trigger, None, None, error=str(exc))
+        return Routed(None, error=str(exc), model_failed=True)
     chosen = completion.text.strip()
     if chosen not in (request.choices or ()):
-        return TriggerResult(
-            test.id,
-            test.should_trigger,
-            None,
-            None,
-            error=f"router replied {chosen[:40]!r}, not one of the options",
-        )
+        return Routed(None, error=f"router replied {chosen[:40]!r}, not one of the options")
+    scores = dict(completion.choice_scores) if completion.choice_scores else None
+    return Routed(chosen, scores, stats=completion.to_json())
+
+
+def measure(provider: Provider, suite: Suite, test: TestCase, prompt: str) -> TriggerResult:
+    """Ask the router for one test; a failure is recorded, never raised."""
+    routed = route(provider, trigger_request(suite, test, prompt))
     return TriggerResult(
         test.id,
         test.should_trigger,
-        chosen,
-        dict(completion.choice_scores) if completion.choice_scores else None,
-        stats=completion.to_json(),
+        routed.chosen,
+        routed.scores,
+        error=routed.error,
+        stats=routed.stats,
     )
 
 

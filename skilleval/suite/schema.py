@@ -6,11 +6,10 @@ import difflib
 import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import Diagnostic
+from skilleval.shipped import schema_text
 from skilleval.suite.yamlio import Document
 
 if TYPE_CHECKING:
@@ -40,18 +39,10 @@ PROMPTFOO_KEYS: Mapping[str, str] = {
 }
 
 
-def _schema_text(name: str) -> str:
-    packaged = resources.files("skilleval") / "_schemas" / name
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    # An editable install reads the top-level copy, which is the same file.
-    return (Path(__file__).resolve().parents[2] / "schemas" / name).read_text(encoding="utf-8")
-
-
 @functools.cache
 def load_schema(name: str) -> Mapping[str, Any]:
     """A schema shipped with skilleval, by file name (``suite.schema.json`` …)."""
-    result: Mapping[str, Any] = json.loads(_schema_text(name))
+    result: Mapping[str, Any] = json.loads(schema_text(name))
     return result
 
 

@@ -1,0 +1,286 @@
+"""Is the router fit? Route known requests to known skills and measure how often it is right.
+
+The cases are the router-fitness set, ``suites/router-fitness.yaml``, which ships in the wheel
+(:mod:`skilleval.shipped` finds it). Every case goes through the same routing request and
+call as a suite's trigger measurement (:func:`skilleval.runner.arms.routing_request` and
+:func:`~skilleval.runner.arms.route`), with the set's whole skill catalogue as the options, so
+the check measures exactly what suites get.
+
+Figures, each over the cases it names:
+
+* accuracy: the share of cases routed to exactly the expected label (a skill or ``none``), with
+  a 95% Wilson interval; an error is wrong. Half the cases expect ``none``, so a router that
+  always answers ``none`` scores 0.50;
+* recall: over the cases that expect a skill, the share routed to that skill;
+* false triggers: over the cases that expect ``none``, the share routed to some skill; and the
+  same over the near-misses alone, the requests that resemble a skill without being its job;
+* error rate: the share of cases the router could not answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skilleval import stats
+from skilleval.engine.base import Provider
+from skilleval.errors import Diagnostic
+from skilleval.runner.arms import NONE, Routed, route, routing_request
+from skilleval.shipped import suite_text
+from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
+from skilleval.suite.yamlio import Document
+
+DATA_FILE = "router-fitness.yaml"
+"""The router-fitness set, inside the shipped ``suites/``."""
+
+Progress = Callable[["CaseOutcome", int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueSkill:
+    """One skill the router may choose: its name and description, nothing else."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class RouterCase:
+    """One request and the label a fit router gives it."""
+
+    id: str
+    request: str
+    expect: str
+    """A skill's name, or ``none``."""
+    near: str | None = None
+    """For a near-miss (``expect: none``): the skill the request resembles."""
+
+    @property
+    def should_trigger(self) -> bool:
+        return self.expect != NONE
+
+
+@dataclass(frozen=True, slots=True)
+class RouterSet:
+    """The skill catalogue and the cases routed against it."""
+
+    skills: tuple[CatalogueSkill, ...]
+    cases: tuple[RouterCase, ...]
+
+
+def load_router_set(text: str | None = None, display: str = f"suites/{DATA_FILE}") -> RouterSet:
+    """The router-fitness set, or the one in ``text`` (the same YAML shape).
+
+    Raises:
+        SuiteError: Every malformed skill or case, each at its line and column.
+    """
+    if text is None:
+        text = suite_text(DATA_FILE)
+    diagnostics: list[Diagnostic] = []
+    doc, items = read_items(text, display, "cases", diagnostics, other_keys=("skills",))
+    skills = _skills(doc.data.get("skills"), doc, diagnostics)
+    names = {s.name for s in skills}
+    readers = [ItemReader(item, diagnostics, ("id", "request", "expect", "near")) for item in items]
+    check_unique(readers)
+    cases = [case for reader in readers if (case := _case(reader, names)) is not None]
+    raise_if(diagnostics)
+    return RouterSet(tuple(skills), tuple(cases))
+
+
+def _skills(raw: Any, doc: Document, diagnostics: list[Diagnostic]) -> list[CatalogueSkill]:
+    if not isinstance(raw, list) or not raw:
+        diagnostics.append(Diagnostic(doc.at(["skills"]), "expected a non-empty 'skills' list"))
+        return []
+    out: list[CatalogueSkill] = []
+    readers: list[ItemReader] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            diagnostics.append(Diagnostic(doc.at(["skills", i]), "expected a mapping"))
+            continue
+        reader = ItemReader(doc.sub(["skills", i]), diagnostics, ("name", "description"))
+        readers.append(reader)
+        name, description = reader.text("name"), reader.text("description")
+        if name == NONE:
+            reader.fail(["name"], f"'{NONE}' is the router's own label; name the skill otherwise")
+        elif name is not None and description is not None:
+            out.append(CatalogueSkill(name, description))
+    check_unique(readers, "name")
+    return out
+
+
+def _case(reader: ItemReader, names: set[str]) -> RouterCase | None:
+    case_id, request = reader.text("id"), reader.text("request")
+    expect = reader.choice("expect", (*sorted(names), NONE)) if names else reader.text("expect")
+    near = reader.text("near", required=False)
+    if near is not None and near not in names:
+        reader.fail(["near"], f"'near' names {near!r}, which is not in 'skills'")
+        return None
+    if near is not None and expect not in (None, NONE):
+        reader.fail(["near"], "'near' marks a near-miss, so 'expect' must be none")
+        return None
+    if case_id is None or request is None or expect is None:
+        return None
+    return RouterCase(case_id, request, expect, near)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """The router's answer to one case."""
+
+    case: RouterCase
+    routed: Routed
+
+    @property
+    def correct(self) -> bool:
+        return self.routed.error is None and self.routed.chosen == self.case.expect
+
+    @property
+    def triggered(self) -> bool | None:
+        """Whether the router picked some skill; None when it could not answer."""
+        return None if self.routed.chosen is None else self.routed.chosen != NONE
+
+    def to_json(self) -> dict[str, Any]:
+        scores = self.routed.scores
+        return {
+            "id": self.case.id,
+            "expect": self.case.expect,
+            "near": self.case.near,
+            "chosen": self.routed.chosen,
+            "correct": self.correct,
+            "scores": None if scores is None else {k: round(v, 6) for k, v in scores.items()},
+            "error": self.routed.error,
+        }
+
+
+def _share(hits: int, n: int) -> float | None:
+    return hits / n if n else None
+
+
+@dataclass(frozen=True, slots=True)
+class RouterCheckReport:
+    """The outcome of a router-fitness run."""
+
+    router: Mapping[str, Any]
+    outcomes: tuple[CaseOutcome, ...]
+    seconds: float
+    aborted: str | None = None
+    """Why the router could not run at all (the model failed before it routed anything)."""
+
+    @property
+    def correct(self) -> int:
+        return sum(o.correct for o in self.outcomes)
+
+    @property
+    def errors(self) -> int:
+        return sum(o.routed.error is not None for o in self.outcomes)
+
+    @property
+    def accuracy(self) -> float | None:
+        return _share(self.correct, len(self.outcomes))
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The 95% Wilson interval of the accuracy; None with no cases."""
+        return stats.wilson(self.correct, len(self.outcomes)) if self.outcomes else None
+
+    @property
+    def error_rate(self) -> float | None:
+        return _share(self.errors, len(self.outcomes))
+
+    def _positives(self) -> list[CaseOutcome]:
+        return [o for o in self.outcomes if o.case.should_trigger]
+
+    def _negatives(self, *, near_only: bool = False) -> list[CaseOutcome]:
+        return [
+            o
+            for o in self.outcomes
+            if not o.case.should_trigger and (o.case.near is not None or not near_only)
+        ]
+
+    @property
+    def recall(self) -> float | None:
+        """Over the cases that expect a skill, the share routed to exactly that skill."""
+        positives = self._positives()
+        return _share(sum(o.correct for o in positives), len(positives))
+
+    @property
+    def false_triggers(self) -> float | None:
+        """Over the cases that expect ``none``, the share routed to some skill."""
+        negatives = self._negatives()
+        return _share(sum(o.triggered is True for o in negatives), len(negatives))
+
+    @property
+    def near_miss_false_triggers(self) -> float | None:
+        """The same as :attr:`false_triggers`, over the near-misses alone."""
+        near = self._negatives(near_only=True)
+        return _share(sum(o.triggered is True for o in near), len(near))
+
+    @property
+    def constant(self) -> bool:
+        """Whether the router gave every case it answered the same label."""
+        return len({o.routed.chosen for o in self.outcomes if o.routed.chosen is not None}) == 1
+
+    def to_json(self) -> dict[str, Any]:
+        interval = self.interval
+        return {
+            "router": dict(self.router),
+            "cases": len(self.outcomes),
+            "should_trigger": len(self._positives()),
+            "accuracy": self.accuracy,
+            "interval": None if interval is None else [round(v, 6) for v in interval],
+            "correct": self.correct,
+            "recall": self.recall,
+            "false_triggers": self.false_triggers,
+            "near_miss_false_triggers": self.near_miss_false_triggers,
+            "error_rate": self.error_rate,
+            "errors": self.errors,
+            "constant": self.constant,
+            "seconds": round(self.seconds, 3),
+            "aborted": self.aborted,
+            "results": [o.to_json() for o in self.outcomes],
+        }
+
+
+def run_router_check(
+    provider: Provider,
+    router_set: RouterSet,
+    *,
+    seed: int = 0,
+    limit: int | None = None,
+    describe: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> RouterCheckReport:
+    """Route every case (or the first ``limit``) against the set's whole catalogue.
+
+    Stops early, with ``aborted`` set, when the model fails before it has routed anything:
+    then nothing can be learned about the router.
+
+    Args:
+        provider: The router model.
+        router_set: The catalogue and the cases.
+        seed: The router's fixed seed (decoding is greedy).
+        limit: Route only the first N cases.
+        describe: The router's description, for the report.
+        progress: Called after each case with (outcome, done, total).
+    """
+    start = time.perf_counter()
+    cases = router_set.cases[:limit] if limit else router_set.cases
+    outcomes: list[CaseOutcome] = []
+    aborted = None
+    for case in cases:
+        request = routing_request(router_set.skills, case.request, seed=seed, test_id=case.id)
+        outcome = CaseOutcome(case, route(provider, request))
+        if outcome.routed.model_failed and not any(o.routed.error is None for o in outcomes):
+            aborted = outcome.routed.error
+            break
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome, len(outcomes), len(cases))
+    return RouterCheckReport(
+        router=dict(describe or {}),
+        outcomes=tuple(outcomes),
+        seconds=time.perf_counter() - start,
+        aborted=aborted,
+    )
