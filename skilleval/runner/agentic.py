@@ -23,7 +23,6 @@ behind in the temporary folder either way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -49,7 +48,7 @@ def run_job(
     job: Job,
     provider: Provider,
     judge: Judge | None,
-    extra: Mapping[str, Any],
+    cost: float | None = None,
     *,
     keep_workspace: bool = False,
 ) -> Record:
@@ -59,8 +58,8 @@ def run_job(
         job: An agentic job (see :func:`is_agentic`).
         provider: The model under test.
         judge: The grader for model-tier assertions, if any.
-        extra: Run-wide context for assertions: ``cost``, the price of a call in US dollars
-            (None: unknown).
+        cost: What a model call costs in US dollars, for the ``cost`` assertion (None:
+            the provider does not say).
         keep_workspace: Leave the workspace folder behind (for debugging).
     """
     test, request, agent = job.test, job.request, job.test.agent
@@ -75,7 +74,6 @@ def run_job(
     with create_workspace(agent.environment, label=label, keep=keep_workspace) as workspace:
         if workspace.error is not None:
             return Record.failed(job.key, job.prompt, workspace.error)
-        cost = extra.get("cost")
         turn_results: list[AssertionResult] = []
 
         def grade_turn(turn: TurnResult) -> None:

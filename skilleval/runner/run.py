@@ -249,7 +249,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         deferred: list[Generated] = []
 
         def agentic(job: Job) -> Record:
-            return agentic_mod.run_job(job, provider, judge, extra)
+            return agentic_mod.run_job(job, provider, judge, extra.get("cost"))
 
         if _separate_judge(suite, judge):
             # The judge is another model: grade while the generator keeps generating.

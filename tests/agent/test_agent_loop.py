@@ -10,6 +10,7 @@ import pytest
 from agent_support import FakeProvider, agent, call, final, mock_tool, write
 
 from skilleval.agent import CommandTool, run_agent, step_schema
+from skilleval.agent.calls import argument_error
 from skilleval.agent.prompting import decoding_schema
 from skilleval.agent.reply import parse_step
 from skilleval.engine.base import Completion, Message
@@ -310,7 +311,7 @@ def test_the_embedded_model_runs_a_two_step_agent(tmp_path: Path) -> None:
         assert step.kind in ("tool", "final"), step
         if step.kind == "tool":
             assert step.tool in tools
-            assert tools[step.tool].argument_error(step.arguments) is None
+            assert argument_error(tools[step.tool], step.arguments) is None
             assert step.ran
     replies = [m.content for m in run.messages if m.role == "assistant"]
     assert all(isinstance(json.loads(r), Mapping) for r in replies)

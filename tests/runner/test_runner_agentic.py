@@ -142,7 +142,7 @@ def test_an_agentic_job_runs_grades_every_turn_and_cleans_up(tmp_path: Path) -> 
     suite = load(tmp_path)
     job = jobs_of(suite)[0]
     assert is_agentic(job)
-    record = run_job(job, ScriptedProvider(suite.model.config), None, {})
+    record = run_job(job, ScriptedProvider(suite.model.config), None)
     assert record.error is None
     assert [(a.type, a.status, a.details.get("turn")) for a in record.asserts] == [
         ("tool-called", "pass", 0),
@@ -170,7 +170,7 @@ def test_the_on_arm_gets_the_skill_before_the_tool_guide(tmp_path: Path) -> None
 
     suite = load(tmp_path)
     on = next(j for j in jobs_of(suite, ("off", "on")) if j.arm == "on" and j.test.id == "notes")
-    record = run_job(on, ScriptedProvider(suite.model.config), None, {})
+    record = run_job(on, ScriptedProvider(suite.model.config), None)
     assert record.messages[0]["content"].startswith("SKILL\n\nYou can use tools.")
 
 
@@ -179,7 +179,7 @@ def test_a_failed_setup_makes_the_record_an_error(tmp_path: Path) -> None:
 
     text = SUITE.replace("files: [{src: seed.txt, dest: notes.txt}]", "commands: ['exit 7']")
     suite = load(tmp_path, text)
-    record = run_job(jobs_of(suite)[0], ScriptedProvider(suite.model.config), None, {})
+    record = run_job(jobs_of(suite)[0], ScriptedProvider(suite.model.config), None)
     assert (record.status, record.error) == ("error", "set-up command 1 `exit 7` exited with 7")
     assert record.asserts == ()
 
@@ -189,7 +189,7 @@ def test_a_provider_failure_makes_the_record_an_error_with_its_trajectory(tmp_pa
 
     suite = load(tmp_path)
     provider = FakeProvider([call("write_note", text="x"), ProviderError("model crashed")])
-    record = run_job(jobs_of(suite)[0], provider, None, {})
+    record = run_job(jobs_of(suite)[0], provider, None)
     assert (record.status, record.error) == ("error", "model crashed")
     assert len(record.extra["agent"]["steps"]) == 1
 
@@ -199,7 +199,7 @@ def test_a_plain_prompt_is_the_single_turn(tmp_path: Path) -> None:
 
     suite = load(tmp_path)
     job = jobs_of(suite)[1]
-    record = run_job(job, FakeProvider([final("done")]), None, {})
+    record = run_job(job, FakeProvider([final("done")]), None)
     assert record.extra["agent"]["turns"][0]["user"] == "Just answer"
     assert [a.status for a in record.asserts] == ["pass"]
 
@@ -347,3 +347,19 @@ def test_sigterm_removes_the_workspace_as_ctrl_c_does(tmp_path: Path, setup: str
         proc.wait()
     assert code == 130, stderr.read_text()
     assert list(temp.glob("skilleval-*")) == []
+
+
+def test_an_agentic_test_sees_the_cost_of_a_local_model(tmp_path: Path, capsys: Any) -> None:
+    from skilleval.cli import run_cli
+
+    text = """
+    model:
+      provider: scripted
+      responses: [{id: c, output: '{"thought": "t", "action": {"final": "ok"}}'}]
+    tests:
+      - {id: c, prompt: go, max_steps: 1, assert: [{type: cost, value: 0.01}]}
+    """
+    write(tmp_path / "suite.yaml", text)
+    assert run_cli(["run", str(tmp_path / "suite.yaml"), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)["records"][0]
+    assert record["asserts"][0]["reason"] == "cost was $0 (max $0.01)"
