@@ -198,21 +198,23 @@ def _step(
         return replace(step, error=error), _retry(error)
     result, tool_ms = call_tool(tool, parsed.arguments, workspace)
     shown, cut = _clip(result, max_observation)
+    # A tool's own text (a python tool's return value or exception) enters here.
     shown, note = scrub_text(shown)
+    failure = None if result.error is None else scrub_text(result.error)[0]
     step = replace(
         step,
         replaced=step.replaced + ((f"result: {note}",) if note else ()),
         ran=result.started,
         result=shown,
-        error=result.error,
+        error=failure,
         truncated=result.truncated or cut,
         exit_code=result.exit_code,
         timed_out=result.timed_out,
         tool_ms=tool_ms,
     )
-    if result.error is not None:
+    if failure is not None:
         body = f"\n{shown}" if shown else ""
-        return step, f"Error from {name}: {result.error}{body}"
+        return step, f"Error from {name}: {failure}{body}"
     return step, f"Result of {name}:\n{shown}"
 
 

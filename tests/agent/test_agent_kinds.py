@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -10,10 +11,11 @@ from typing import Any
 import pytest
 from agent_support import FakeProvider, agent, call, command_tool, final
 
-from skilleval.agent import MockCase, MockTool
+from skilleval.agent import MockCase, MockTool, PythonTool
 from skilleval.agent.calls import call_tool
 from skilleval.assertions.api import Check
 from skilleval.assertions.builtin import agentic as trajectory_checks
+from skilleval.suite.agent_config import ToolConfig
 from skilleval.trajectory import args_match
 from skilleval.util.process import run_process
 
@@ -187,3 +189,14 @@ def test_text_execve_cannot_take_is_a_failed_start_not_an_exception(
         assert result.exit_code is None
         assert result.error is not None
         assert result.error.startswith("cannot run ")
+
+
+def test_a_python_tools_lone_surrogates_are_replaced_and_recorded(tmp_path: Path) -> None:
+    def bad(arguments: dict[str, Any], workspace: Path | None) -> str:
+        return "ok\ud800"
+
+    tool = ToolConfig("bad", "", {"type": "object"}, PythonTool("file://t.py:bad", bad))
+    run = agent(FakeProvider([call("bad"), final("done")]), [tool], workspace=tmp_path)
+    assert run.steps[0].result == "ok\ufffd"
+    assert run.steps[0].replaced == ("result: 1 lone surrogate",)
+    json.dumps(run.to_json(), ensure_ascii=False).encode("utf-8")
