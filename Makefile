@@ -35,9 +35,11 @@ types: setup
 
 schema: setup
 	$(BIN)/python tools/suite_schema.py
+	$(BIN)/python tools/results_schema.py
 
 schema-check: setup
 	$(BIN)/python tools/suite_schema.py --check
+	$(BIN)/python tools/results_schema.py --check
 
 # The example suites must load, and all but the deliberately overfitted one must lint clean.
 # So must the suites that ship in suites/ (the benchmark), and the fitness sets there must load

@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from skilleval.engine.base import ModelSpec, Provider
 from skilleval.errors import Diagnostic, DiagnosticsError, SkillevalError
@@ -36,6 +36,7 @@ from skilleval.report import terminal
 from skilleval.report.compare import Comparison, compare
 from skilleval.report.outputs import builtin_formats, write_output
 from skilleval.report.rerun import Reuse, delta_lines, reuse_lines, reuse_of
+from skilleval.results.model import Run
 from skilleval.runner.run import NoTestsSelected, RunOptions, RunOutcome, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
@@ -90,7 +91,7 @@ class _Entry:
     path: Path
     files: frozenset[Path]
     plugin_dirs: tuple[Path, ...] = ()
-    previous: dict[str, Any] | None = None
+    previous: Run | None = None
     broken: str | None = None
     """The diagnostics of the last failed load; None while the suite is valid."""
     missing: set[Path] = field(default_factory=set)
@@ -250,9 +251,7 @@ class Watcher:
         with self._lock:
             same, entry.broken = text == entry.broken, text
         keep = (
-            f"; keeping the last good results ({entry.previous['run_id']})"
-            if entry.previous
-            else ""
+            f"; keeping the last good results ({entry.previous.run_id})" if entry.previous else ""
         )
         if same:
             self.echo(f"  still invalid: the same {n} error{'s' if n != 1 else ''}{keep}")
@@ -291,13 +290,13 @@ class Watcher:
                 provider.close()
         if outcome.exit_code == ExitCode.INTERRUPTED:
             raise KeyboardInterrupt
-        doc = outcome.document
+        run = outcome.run
         report = outcome.run_dir.root / REPORT_NAME
-        write_output(doc, report, outcome.run_dir.jsonl_path, builtin_formats())
-        reuse = reuse_of(doc)
-        comparison = compare(entry.previous, doc) if entry.previous is not None else None
+        write_output(run, report, outcome.run_dir.jsonl_path, builtin_formats())
+        reuse = reuse_of(run)
+        comparison = compare(entry.previous, run) if entry.previous is not None else None
         seconds = time.perf_counter() - started
-        verdict = terminal.render(doc)
+        verdict = terminal.render_terminal(run)
         text = reuse_lines(reuse) if changed else []
         if comparison is None:
             text.append(verdict)  # nothing to compare with yet: the full report, as `run` prints
@@ -305,8 +304,8 @@ class Watcher:
             text += [*delta_lines(comparison), f"  {verdict.splitlines()[-1]}"]
         text.append(f"  report: {display_path(report)} · {seconds:.2f} s")
         self.echo("\n".join(text))
-        if doc.get("status") == "complete":
-            entry.previous = doc
+        if run.status == "complete":
+            entry.previous = run
         return self._record(
             Outcome(entry.path, "ran", changed, outcome, reuse, comparison, seconds=seconds)
         )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_reports import skill_doc
+from test_reports import skill_doc, typed
 
 from skilleval.report import view
 from skilleval.report.outputs import builtin_formats, write_output
@@ -77,7 +77,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Pa
         mp.setenv("SKILLEVAL_HOME", str(folder / "home"))
         doc = skill_doc(folder, None)
     path = folder / "report.html"
-    write_output(doc, path, None, builtin_formats())
+    write_output(typed(doc), path, None, builtin_formats())
     return doc, path
 
 
@@ -133,7 +133,7 @@ def test_summary_numbers_equal_the_results(page: Any, report: tuple[dict[str, An
             assert text == view.signed_pct(expected)
         else:
             assert text == view.pct(expected, 1), name
-    assert page.find_element(By.ID, "verdict").text == view.verdict(doc).label
+    assert page.find_element(By.ID, "verdict").text == view.verdict(typed(doc)).label
     on = doc["summary"]["arms"]["on"]
     assert metrics["arms.on.passed"].text == str(on["passed"])
 
@@ -147,7 +147,7 @@ def test_failed_only_hides_passing_rows(page: Any, report: tuple[dict[str, Any],
     assert all(r.is_displayed() for r in rows)
     page.find_element(By.ID, "f-failed").click()
     visible = [r for r in rows if r.is_displayed()]
-    failing = view.failing(view.rows(report[0]))
+    failing = view.failing(view.rows(typed(report[0])))
     assert len(visible) == len(failing)
     assert all(r.get_attribute("data-status") != "pass" for r in visible)
     assert page.find_element(By.ID, "shown-count").text == str(len(failing))

@@ -22,11 +22,19 @@ from skilleval.report.compare import compare, render_text
 from skilleval.report.csvout import render_csv
 from skilleval.report.html import csp_hash, render_html
 from skilleval.report.junit import render_junit
-from skilleval.report.load import ReportWarning, load_run, validate_document
 from skilleval.report.markdown import render_markdown
 from skilleval.report.outputs import SUPPORTED, builtin_formats, write_output
 from skilleval.report.progress import Tally, progress_reporter
-from skilleval.runner.records import Record
+from skilleval.results.codec import decode
+from skilleval.results.load import (
+    ReportWarning,
+    load_run,
+    rebuild_from_jsonl,
+    validate_document,
+)
+from skilleval.results.model import Run
+from skilleval.results.records import CallStats, Record
+from skilleval.results.write import run_json
 from skilleval.suite.schema import load_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,6 +149,11 @@ OVERFIT = {
 }
 
 
+def typed(doc: dict[str, Any]) -> Run:
+    """A results document (as a test built or changed it) as the typed run renderers take."""
+    return decode(Run, doc)
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
@@ -244,7 +257,7 @@ def test_judged_document_validates_and_reports_the_model_tier_apart(tmp_path: Pa
     assert doc["judge"]["same_as_generator"] is True
     assert validate_document(doc) == []
     tiers = doc["summary"]["arms"]["default"]["tiers"]
-    html = render_html(doc)
+    html = render_html(typed(doc))
     for tier in ("deterministic", "model"):
         rate = tiers[tier]["pass_rate"]
         assert f'data-metric="arms.default.tiers.{tier}.pass_rate" data-value="{rate}"' in html
@@ -270,7 +283,9 @@ def failing_doc(tmp_path: Path, capsys) -> dict[str, Any]:
 
 def test_every_extension_writes_its_format(tmp_path: Path, failing_doc: dict[str, Any]) -> None:
     for ext in SUPPORTED:
-        write_output(failing_doc, tmp_path / "out" / f"results{ext}", None, builtin_formats())
+        write_output(
+            typed(failing_doc), tmp_path / "out" / f"results{ext}", None, builtin_formats()
+        )
     out = tmp_path / "out"
     assert json.loads((out / "results.json").read_text(encoding="utf-8")) == failing_doc
     lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
@@ -285,13 +300,18 @@ def test_every_extension_writes_its_format(tmp_path: Path, failing_doc: dict[str
 def test_jsonl_output_copies_the_streamed_file_byte_for_byte(tmp_path: Path, capsys) -> None:
     doc = run_doc(scripted_suite(tmp_path), capsys)
     source = runs_dir() / "latest" / "results.jsonl"
-    write_output(doc, tmp_path / "copy.jsonl", source, builtin_formats())
+    write_output(typed(doc), tmp_path / "copy.jsonl", source, builtin_formats())
     assert (tmp_path / "copy.jsonl").read_bytes() == source.read_bytes()
+
+
+def _empty_run(folder: Path) -> Run:
+    (folder / "results.jsonl").write_text("", encoding="utf-8")
+    return rebuild_from_jsonl(folder / "results.jsonl")
 
 
 def test_unknown_extension_is_an_error_listing_the_supported_ones(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"\.json, \.jsonl, \.html, \.xml, \.md, \.csv") as err:
-        write_output({}, tmp_path / "results.yaml", None, builtin_formats())
+        write_output(_empty_run(tmp_path), tmp_path / "results.yaml", None, builtin_formats())
     assert isinstance(err.value, SkillevalError)
     assert not (tmp_path / "results.yaml").exists()
 
@@ -302,7 +322,7 @@ def test_junit_has_one_testcase_per_test_and_arm_with_failures_and_errors(
     doc = copy.deepcopy(failing_doc)
     rome = next(r for r in doc["records"] if r["test_id"] == "rome")
     rome.update(status="error", error="model timed out", asserts=[], output="")
-    root = ET.fromstring(render_junit(doc))
+    root = ET.fromstring(render_junit(typed(doc)))
     cases = {c.get("name"): c for c in root.iter("testcase")}
     assert set(cases) == {"paris", "madrid", "rome"}
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "1")
@@ -318,14 +338,14 @@ def test_junit_has_one_testcase_per_test_and_arm_with_failures_and_errors(
 def test_junit_survives_control_characters_in_outputs(failing_doc: dict[str, Any]) -> None:
     doc = copy.deepcopy(failing_doc)
     doc["records"][0]["output"] = "coloured \x1b[31mred\x1b[0m \x00 text"
-    root = ET.fromstring(render_junit(doc))
+    root = ET.fromstring(render_junit(typed(doc)))
     out = next(root.iter("system-out")).text or ""
     assert "\\x1b[31mred" in out
 
 
 def test_markdown_summarises_verdict_tiers_and_failing_tests(failing_doc: dict[str, Any]) -> None:
     doc = copy.deepcopy(failing_doc)
-    md = render_markdown(doc)
+    md = render_markdown(typed(doc))
     assert md.startswith("## ❌ skilleval FAILED")
     assert "| default | 67% (2/3) | 67% (2/3) | — | 0 |" in md
     assert "### Not passing (1)" in md
@@ -336,13 +356,13 @@ def test_markdown_escapes_model_text(failing_doc: dict[str, Any]) -> None:
     doc = copy.deepcopy(failing_doc)
     madrid = next(r for r in doc["records"] if r["test_id"] == "madrid")
     madrid["asserts"][1]["reason"] = "saw <script>x</script> | and a pipe"
-    md = render_markdown(doc)
+    md = render_markdown(typed(doc))
     assert "<script>" not in md
     assert "&lt;script&gt;x&lt;/script&gt; \\| and a pipe" in md
 
 
 def test_markdown_includes_lift_trigger_reliability_and_overfit(tmp_path: Path, capsys) -> None:
-    md = render_markdown(skill_doc(tmp_path, capsys))
+    md = render_markdown(typed(skill_doc(tmp_path, capsys)))
     assert "**Lift** (ON − OFF): +100.0 pp" in md
     assert "**Triggering**: accuracy 88%" in md
     assert "**Reliability** \\[on\\]" in md or "**Reliability** [on]" in md
@@ -353,7 +373,7 @@ def test_markdown_includes_lift_trigger_reliability_and_overfit(tmp_path: Path, 
 def test_csv_has_one_row_per_test_and_arm_and_defuses_formulas(tmp_path: Path, capsys) -> None:
     doc = skill_doc(tmp_path, capsys)
     doc["records"][0]["output"] = '=HYPERLINK("http://x")'
-    rows = list(csv.DictReader(io.StringIO(render_csv(doc))))
+    rows = list(csv.DictReader(io.StringIO(render_csv(typed(doc)))))
     assert len(rows) == 8 * 3
     assert {(r["test_id"], r["arm"]) for r in rows} >= {("change-0", "off"), ("change-0", "routed")}
     first = next(r for r in rows if (r["test_id"], r["arm"]) == ("change-0", "off"))
@@ -371,7 +391,7 @@ def test_html_escapes_model_text_and_allows_only_its_own_script(
     doc["records"][0]["output"] = PLANTED
     doc["records"][0]["messages"][0]["content"] = "</pre><script>alert(1)</script>"
     doc["records"][1]["asserts"][0]["reason"] = "<b onmouseover=alert(1)>x</b>"
-    html = render_html(doc)
+    html = render_html(typed(doc))
     assert "document.title='pwned'" not in html
     assert "&lt;script&gt;document.title=&#39;pwned&#39;" in html
     assert "<b onmouseover" not in html
@@ -381,7 +401,7 @@ def test_html_escapes_model_text_and_allows_only_its_own_script(
 
 
 def test_html_is_self_contained(tmp_path: Path, capsys) -> None:
-    html = render_html(skill_doc(tmp_path, capsys))
+    html = render_html(typed(skill_doc(tmp_path, capsys)))
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "@import" not in html
     assert "default-src 'none'" in html
@@ -390,17 +410,17 @@ def test_html_is_self_contained(tmp_path: Path, capsys) -> None:
 def test_html_shows_the_skill_sections_only_when_present(
     tmp_path: Path, capsys, failing_doc
 ) -> None:
-    full = render_html(skill_doc(tmp_path, capsys))
+    full = render_html(typed(skill_doc(tmp_path, capsys)))
     for section in ("lift", "reliability", "trigger", "overfit"):
         assert f'id="{section}"' in full
     assert "grades its own outputs" in full
-    plain = render_html(failing_doc)
+    plain = render_html(typed(failing_doc))
     for section in ("lift", "reliability", "trigger", "overfit"):
         assert f'id="{section}"' not in plain
 
 
 def test_html_rows_carry_filter_attributes(failing_doc: dict[str, Any]) -> None:
-    html = render_html(failing_doc)
+    html = render_html(typed(failing_doc))
     row = re.search(r'<tr class="row[^"]*" id="t1"[^>]*>', html, flags=re.S)
     assert row is not None
     tag = row.group(0)
@@ -414,9 +434,9 @@ def test_html_rows_carry_filter_attributes(failing_doc: dict[str, Any]) -> None:
 
 def test_load_run_reads_the_latest_run_directory(tmp_path: Path, capsys) -> None:
     doc = run_doc(scripted_suite(tmp_path), capsys)
-    assert load_run(runs_dir() / "latest") == doc
-    assert load_run(runs_dir()) == doc
-    assert load_run(runs_dir() / "latest" / "results.jsonl") == doc
+    assert run_json(load_run(runs_dir() / "latest")) == doc
+    assert run_json(load_run(runs_dir())) == doc
+    assert run_json(load_run(runs_dir() / "latest" / "results.jsonl")) == doc
 
 
 def test_truncated_jsonl_is_rebuilt_as_an_incomplete_run(tmp_path: Path, capsys) -> None:
@@ -428,7 +448,8 @@ def test_truncated_jsonl_is_rebuilt_as_an_incomplete_run(tmp_path: Path, capsys)
     (run / "results.jsonl").write_text("\n".join(broken), encoding="utf-8")
 
     with pytest.warns(ReportWarning) as caught:
-        doc = load_run(run)
+        loaded = load_run(run)
+    doc = run_json(loaded)
     messages = [str(w.message) for w in caught]
     assert any("results.jsonl:2: skipped a corrupt line" in m for m in messages)
     assert any("results.jsonl:4: skipped a corrupt line" in m for m in messages)
@@ -437,9 +458,9 @@ def test_truncated_jsonl_is_rebuilt_as_an_incomplete_run(tmp_path: Path, capsys)
     assert [r["test_id"] for r in doc["records"]] == ["paris", "madrid"]
     assert doc["summary"]["arms"]["default"]["passed"] == 1
     assert validate_document(doc) == []
-    html = render_html(doc)
+    html = render_html(typed(doc))
     assert "This run is incomplete." in html
-    assert "INCOMPLETE" in render_markdown(doc)
+    assert "INCOMPLETE" in render_markdown(typed(doc))
 
 
 def test_report_command_renders_an_incomplete_run_with_warnings(tmp_path: Path, capsys) -> None:
@@ -561,7 +582,7 @@ def test_compare_a_capability_suite_reports_but_does_not_fail(tmp_path: Path, ca
     b = copy.deepcopy(a)
     next(r for r in b["records"] if r["test_id"] == "madrid")["status"] = "fail"
     a["suite"]["type"] = b["suite"]["type"] = "capability"
-    result = compare(a, b)
+    result = compare(typed(a), typed(b))
     assert result.regressed
     assert not result.gating
     assert int(result.exit_code) == 0
@@ -575,7 +596,7 @@ def test_compare_different_suites_warns_and_compares_shared_tests(tmp_path: Path
         SCRIPTED.format(madrid="Madrid.").replace("  - id: rome\n", "  - id: lisbon\n"),
     )
     b = run_doc(b_suite, capsys)
-    result = compare(a, b)
+    result = compare(typed(a), typed(b))
     assert any("different suites" in w and "2 test(s)" in w for w in result.warnings)
     assert result.shared_tests == 2
     assert {t.test_id for t in result.by_change("only_in_a")} == {"rome"}
@@ -588,7 +609,7 @@ def test_compare_shows_lift_and_trigger_changes(tmp_path: Path, capsys) -> None:
     b = copy.deepcopy(a)
     b["lift"].update(lift=0.25, verdict="no evidence", ci95=[-0.1, 0.6])
     b["trigger"]["accuracy"] = 0.5
-    result = compare(a, b)
+    result = compare(typed(a), typed(b))
     lift = {d.name: d for d in result.lift or []}
     assert lift["lift"].change == pytest.approx(-0.75)
     assert result.lift_verdicts == ("helps", "no evidence")
@@ -614,11 +635,22 @@ def _record(cached: bool, status: str = "pass", tokens: int = 10) -> Record:
         trial=0,
         status=status,  # type: ignore[arg-type]
         score=1.0,
-        output="",
+        error=None,
         prompt="",
         messages=(),
+        output="",
+        stats=CallStats(
+            finish_reason="stop",
+            prompt_tokens=0,
+            completion_tokens=tokens,
+            latency_ms=0.0,
+            tokens_per_s=0.0,
+            cached=cached,
+            tokens_evaluated=0,
+        ),
+        tiers={},
+        metrics={},
         asserts=(),
-        stats={"cached": cached, "completion_tokens": tokens},
     )
 
 
@@ -658,5 +690,5 @@ def test_progress_counts_cache_hits_and_generated_tokens_per_second() -> None:
 def test_a_row_with_any_errored_trial_is_an_error(failing_doc: dict[str, Any]) -> None:
     doc = copy.deepcopy(failing_doc)
     doc["records"][0]["status"] = "error"
-    statuses = {r.test_id: r.status for r in view.rows(doc)}
+    statuses = {r.test_id: r.status for r in view.rows(typed(doc))}
     assert statuses == {"paris": "error", "madrid": "fail", "rome": "pass"}

@@ -11,12 +11,15 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from skilleval.report.rerun import reuse_lines, reuse_of
+from skilleval.results.load import rebuild_from_jsonl
+from skilleval.results.model import Calls, JudgeInfo
+from skilleval.results.records import CallStats, Record
 from skilleval.watch import Outcome, Watcher, WatchOptions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,7 +176,7 @@ def by_arm(outcome: Outcome) -> dict[str, tuple[int, int]]:
 
 def uncached_tests(outcome: Outcome) -> set[str]:
     assert outcome.run is not None
-    return {r.test_id for r in outcome.run.records if not r.stats.get("cached")}
+    return {r.test_id for r in outcome.run.records if r.stats is None or not r.stats.cached}
 
 
 @pytest.fixture
@@ -206,13 +209,15 @@ def test_skill_edit_reruns_only_the_on_arm_and_prints_the_delta(
     assert rerun.changed == (skill.resolve(),)
     assert by_arm(rerun) == {"off": (4, 0), "on": (0, 4)}
     assert rerun.run is not None
-    assert {r.arm for r in rerun.run.records if not r.stats["cached"]} == {"on"}
+    assert {r.arm for r in rerun.run.records if r.stats is not None and not r.stats.cached} == {
+        "on"
+    }
     assert rerun.reuse is not None
     # The router sees only the skill's name and description, which did not change.
     assert (rerun.reuse.other_calls, rerun.reuse.other_hits) == (0, 4)
     assert rerun.comparison is not None
     assert first.run is not None
-    assert rerun.comparison.a["run_id"] == first.run.document["run_id"]
+    assert rerun.comparison.a.run_id == first.run.run.run_id
     text = session.text
     assert "[off] 4 reused, 0 recomputed" in text
     assert "[on] 0 reused, 4 recomputed: change-0, change-1, change-2, control-0" in text
@@ -274,34 +279,36 @@ def test_plugin_edit_regrades_without_calling_the_generator(
     assert "loud [default] pass → fail" in session.text
 
 
-def test_reuse_counts_come_from_the_records_and_the_run_totals() -> None:
-    def record(test_id: str, arm: str, cached: bool | None) -> dict[str, Any]:
-        return {
-            "test_id": test_id,
-            "arm": arm,
-            "stats": {} if cached is None else {"cached": cached},
-        }
+def test_reuse_counts_come_from_the_records_and_the_run_totals(tmp_path: Path) -> None:
+    def record(test_id: str, arm: str, cached: bool | None) -> Record:
+        failed = Record.failed((test_id, arm, 0), "", "no output")
+        if cached is None:
+            return failed
+        stats = CallStats("stop", 0, 0, 0.0, 0.0, cached, 0)
+        return replace(failed, status="pass", error=None, stats=stats)
 
-    doc = {
-        "arms": ["off", "on"],
-        "records": [
+    (tmp_path / "results.jsonl").write_text("", encoding="utf-8")
+    run = replace(
+        rebuild_from_jsonl(tmp_path / "results.jsonl"),
+        arms=("off", "on"),
+        records=(
             record("a", "off", True),
             record("a", "on", False),
             record("b", "off", True),
             record("b", "on", None),  # failed before generation: neither
-        ],
-        "calls": {"model_calls": 3, "cache_hits": 2, "judge_calls": 4, "judge_cache_hits": 1},
-        "judge": {"same_as_generator": False},
-    }
-    reuse = reuse_of(doc)
+        ),
+        calls=Calls(model_calls=3, cache_hits=2, judge_calls=4, judge_cache_hits=1),
+        judge=JudgeInfo(same_as_generator=False),
+    )
+    reuse = reuse_of(run)
     assert [(a.arm, a.reused, a.made, a.recomputed) for a in reuse.arms] == [
         ("off", 2, 0, ()),
         ("on", 0, 1, ("a",)),
     ]
     assert (reuse.other_calls, reuse.other_hits) == (2, 0)
     assert "    judge model: 4 made, 1 from the cache" in reuse_lines(reuse)
-    doc["judge"] = {"same_as_generator": True}
-    assert reuse_of(doc).judge_calls is None
+    run = replace(run, judge=JudgeInfo(same_as_generator=True))
+    assert reuse_of(run).judge_calls is None
 
 
 # -- saving ----------------------------------------------------------------------------------
@@ -430,7 +437,7 @@ def test_a_broken_edit_prints_diagnostics_and_a_fix_runs_again(
     assert fixed.kind == "ran"
     assert fixed.comparison is not None
     assert good.run is not None
-    assert fixed.comparison.a["run_id"] == good.run.document["run_id"]
+    assert fixed.comparison.a.run_id == good.run.run.run_id
     assert fixed.reuse is not None
     assert fixed.reuse.model_calls == 0
 
@@ -462,7 +469,9 @@ def test_a_new_file_in_a_plugin_folder_is_picked_up(
     assert rerun.kind == "ran"
     assert rerun.changed == (extra.resolve(),)
     assert rerun.run is not None
-    names = {t["name"] for t in rerun.run.document["environment"]["registry"]}
+    environment = rerun.run.run.environment
+    assert environment is not None
+    names = {t.name for t in environment.registry}
     assert "whispers" in names
 
 

@@ -9,7 +9,7 @@ import click
 from skilleval.cli.options import emit_json, json_option
 from skilleval.report.compare import compare as compare_runs
 from skilleval.report.compare import render_text
-from skilleval.report.load import load_run
+from skilleval.results.load import load_run
 
 
 def _warn(message: str) -> None:

@@ -8,8 +8,10 @@ import click
 
 from skilleval.assertions.registry import default_registry
 from skilleval.cli.options import emit_json, json_option, plugin_options
-from skilleval.report.load import JSONL_NAME, load_run, resolve_run
+from skilleval.errors import UsageError
+from skilleval.exitcodes import ExitCode
 from skilleval.report.outputs import check_output_path, write_output
+from skilleval.results.load import JSONL_NAME, load_run, resolve_run
 
 
 def _warn(message: str) -> None:
@@ -28,7 +30,9 @@ def _warn(message: str) -> None:
 )
 @plugin_options
 @json_option
+@click.pass_context
 def report(
+    ctx: click.Context,
     run: Path,
     outputs: tuple[Path, ...],
     plugins_dir: tuple[Path, ...],
@@ -40,18 +44,29 @@ def report(
     for out in outputs:
         check_output_path(out, formats)
     source = resolve_run(run)
-    doc = load_run(source, on_warning=_warn)
+    loaded = load_run(source, on_warning=_warn)
     targets = list(outputs) or [source.parent / "report.html"]
     jsonl = source.parent / JSONL_NAME
+    written: list[Path] = []
+    unwritten: list[str] = []
     for target in targets:
-        write_output(doc, target, jsonl if jsonl.is_file() else None, formats)
+        try:
+            write_output(loaded, target, jsonl if jsonl.is_file() else None, formats)
+        except UsageError as exc:
+            unwritten.append(str(exc))
+            continue
+        written.append(target)
         click.echo(f"wrote {target}", err=True)
     if as_json:
         emit_json(
             {
-                "run_id": doc.get("run_id"),
-                "status": doc.get("status"),
+                "run_id": loaded.run_id,
+                "status": loaded.status,
                 "source": str(source),
-                "written": [str(t) for t in targets],
+                "written": [str(t) for t in written],
             }
         )
+    for message in unwritten:
+        click.echo(f"error: {message}", err=True)
+    if unwritten:
+        ctx.exit(ExitCode.USAGE)

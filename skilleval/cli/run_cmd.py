@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from skilleval.cli.options import emit_json, json_option, plugin_options
+from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
+from skilleval.results.write import run_json
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
@@ -114,19 +116,27 @@ def run(
     except NoTestsSelected:
         click.echo(f"no tests match {', '.join(filters)}", err=True)
         ctx.exit(ExitCode.NO_TESTS)
-    doc = outcome.document
-    write_output(doc, outcome.run_dir.root / "report.html", None, registry)
-    for out in outputs:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_output(doc, out, outcome.run_dir.jsonl_path, registry)
+    run = outcome.run
+    # results.json is already written; an output that cannot be written is reported after
+    # the others, and the run exits USAGE (2) rather than with the gate's code.
+    unwritten: list[str] = []
+    for target, jsonl in [(outcome.run_dir.root / "report.html", None)] + [
+        (out, outcome.run_dir.jsonl_path) for out in outputs
+    ]:
+        try:
+            write_output(run, target, jsonl, registry)
+        except UsageError as exc:
+            unwritten.append(str(exc))
     if as_json:
-        emit_json(doc)
-    text = terminal.render(doc)
+        emit_json(run_json(run))
+    text = terminal.render_terminal(run)
     if quiet:
         text = text.splitlines()[-1]
     click.echo(text, err=True)
     click.echo(f"results: {outcome.run_dir.root}", err=True)
-    ctx.exit(outcome.exit_code)
+    for message in unwritten:
+        click.echo(f"error: {message}", err=True)
+    ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
 
 
 def _suite_of(run_dir: Path) -> Path:

@@ -5,10 +5,11 @@ Coordinates are computed here, in SVG user units, so the template only draws the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from skilleval.report import view
+from skilleval.results.model import Fraction, Lift, Reliability, ReliabilityPoint
 
 _VERDICT_TONE: Mapping[str, view.Tone] = {
     "helps": "good",
@@ -29,18 +30,18 @@ def _lift_x(value: float) -> float:
     return round(_LIFT_X0 + (clamped + 1) / 2 * (_LIFT_X1 - _LIFT_X0), 2)
 
 
-def lift_view(lift: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def lift_view(lift: Lift | None) -> dict[str, Any] | None:
     """The lift block with its interval placed on a −100…+100 pp axis."""
-    if not lift:
+    if lift is None:
         return None
-    value = lift.get("lift")
-    lo, hi = (lift.get("ci95") or [None, None])[:2]
+    value = lift.lift
+    lo, hi = lift.ci95 or (None, None)
     ticks = [
         {"x": _lift_x(t), "label": view.signed_pct(t, 0).replace(" pp", "")}
         for t in (-1.0, -0.5, 0.0, 0.5, 1.0)
     ]
-    min_lift = float(lift.get("min_lift") or 0.0)
-    verdict = str(lift.get("verdict", ""))
+    min_lift = float(lift.min_lift or 0.0)
+    verdict = lift.verdict
     return {
         "data": lift,
         "tone": _VERDICT_TONE.get(verdict, "neutral"),
@@ -58,12 +59,12 @@ def lift_view(lift: Mapping[str, Any] | None) -> dict[str, Any] | None:
         },
         "votes": [
             {
-                "test_id": t["test_id"],
-                "on": t.get("on"),
-                "off": t.get("off"),
-                "change": _vote_change(t.get("on"), t.get("off")),
+                "test_id": t.test_id,
+                "on": t.on,
+                "off": t.off,
+                "change": _vote_change(t.on, t.off),
             }
-            for t in lift.get("tests") or ()
+            for t in lift.tests
         ],
     }
 
@@ -90,27 +91,31 @@ def _curve_xy(k: int, value: float, kmax: int) -> tuple[float, float]:
     return round(x, 2), round(y, 2)
 
 
-def _series(points: Sequence[Mapping[str, Any]], key: str, kmax: int) -> list[dict[str, Any]]:
+def _series(
+    points: Sequence[ReliabilityPoint],
+    pick: Callable[[ReliabilityPoint], Fraction | None],
+    kmax: int,
+) -> list[dict[str, Any]]:
     out = []
     for p in points:
-        frac = p.get(key)
+        frac = pick(p)
         if frac is None:
             continue
-        x, y = _curve_xy(int(p["k"]), float(frac["value"]), kmax)
-        out.append({"k": p["k"], "x": x, "y": y, "value": frac["value"], "exact": frac["exact"]})
+        x, y = _curve_xy(p.k, frac.value, kmax)
+        out.append({"k": p.k, "x": x, "y": y, "value": frac.value, "exact": frac.exact})
     return out
 
 
-def curves(reliability: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def curves(reliability: Mapping[str, Reliability] | None) -> list[dict[str, Any]]:
     """One pass@k / pass^k chart per arm, as SVG coordinates."""
     if not reliability:
         return []
     charts = []
     for arm, rel in reliability.items():
-        points = list(rel.get("aggregate") or ())
-        kmax = max((int(p["k"]) for p in points), default=1)
-        at = _series(points, "pass_at_k", kmax)
-        hat = _series(points, "pass_hat_k", kmax)
+        points = list(rel.aggregate)
+        kmax = max((p.k for p in points), default=1)
+        at = _series(points, lambda p: p.pass_at_k, kmax)
+        hat = _series(points, lambda p: p.pass_hat_k, kmax)
         step = max(1, (kmax + 9) // 10)
         charts.append(
             {
@@ -134,8 +139,8 @@ def curves(reliability: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 "at_path": " ".join(f"{p['x']},{p['y']}" for p in at),
                 "hat_path": " ".join(f"{p['x']},{p['y']}" for p in hat),
                 "points": points,
-                "flaky": list(rel.get("flaky") or ()),
-                "tests": list(rel.get("tests") or ()),
+                "flaky": list(rel.flaky),
+                "tests": list(rel.tests),
             }
         )
     return charts

@@ -18,8 +18,8 @@ from tabulate import tabulate
 from skilleval.exitcodes import ExitCode
 from skilleval.report import view
 from skilleval.report.view import Row
-from skilleval.runner.records import Record
-from skilleval.runner.summary import summarize
+from skilleval.results.model import ArmSummary, Run, Tally, Trigger
+from skilleval.results.summary import summarize
 
 Change = Literal[
     "newly_failing", "newly_passing", "still_failing", "unchanged", "only_in_a", "only_in_b"
@@ -79,20 +79,76 @@ class Delta:
         return {"name": self.name, "a": self.before, "b": self.after, "change": self.change}
 
 
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """Which run one side of the comparison is."""
+
+    run_id: str
+    suite: str | None
+    status: str
+    model: str | None
+    verdict: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "suite": self.suite,
+            "status": self.status,
+            "model": self.model,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TierChange:
+    """One arm's pass rate (overall or one tier) over the shared tests, in A and in B."""
+
+    arm: str
+    tier: str
+    a: float | None
+    b: float | None
+    change: float | None
+    a_counts: tuple[int, int]
+    b_counts: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "arm": self.arm,
+            "tier": self.tier,
+            "a": self.a,
+            "b": self.b,
+            "change": self.change,
+            "a_counts": list(self.a_counts),
+            "b_counts": list(self.b_counts),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SettingChange:
+    """A setting that differs between the runs."""
+
+    name: str
+    a: str | int
+    b: str | int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "a": self.a, "b": self.b}
+
+
 @dataclass
 class Comparison:
     """Everything ``skilleval compare`` reports."""
 
-    a: dict[str, Any]
-    b: dict[str, Any]
+    a: RunRef
+    b: RunRef
     primary_arm: str | None
     shared_tests: int
     tests: list[TestChange]
-    tiers: list[dict[str, Any]]
+    tiers: list[TierChange]
     lift: list[Delta] | None
     lift_verdicts: tuple[str | None, str | None] | None
     trigger: list[Delta] | None
-    settings: list[dict[str, Any]]
+    settings: list[SettingChange]
     warnings: list[str] = field(default_factory=list)
     regressions: list[str] = field(default_factory=list)
     gating: bool = True
@@ -111,8 +167,8 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "a": self.a,
-            "b": self.b,
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
             "warnings": self.warnings,
             "primary_arm": self.primary_arm,
             "shared_tests": self.shared_tests,
@@ -128,7 +184,7 @@ class Comparison:
             "tests": [
                 t.to_json() for t in self.tests if t.change != "unchanged" or t.output_changed
             ],
-            "tiers": self.tiers,
+            "tiers": [t.to_json() for t in self.tiers],
             "lift": None
             if self.lift is None
             else {
@@ -138,20 +194,18 @@ class Comparison:
                 else None,
             },
             "trigger": None if self.trigger is None else [d.to_json() for d in self.trigger],
-            "settings": self.settings,
+            "settings": [c.to_json() for c in self.settings],
         }
 
 
-def _ref(doc: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "run_id": doc.get("run_id"),
-        "suite": (doc.get("suite") or {}).get("path"),
-        "status": doc.get("status"),
-        "model": view.model_label((doc.get("environment") or {}).get("model"))
-        if doc.get("environment")
-        else None,
-        "verdict": view.verdict(doc).label,
-    }
+def _ref(run: Run) -> RunRef:
+    return RunRef(
+        run_id=run.run_id,
+        suite=run.suite.path,
+        status=run.status,
+        model=view.model_label(run.environment.model) if run.environment else None,
+        verdict=view.verdict(run).label,
+    )
 
 
 def _change(before: Row | None, after: Row | None) -> Change:
@@ -167,12 +221,12 @@ def _change(before: Row | None, after: Row | None) -> Change:
 
 
 def _outputs(row: Row | None) -> tuple[str, ...]:
-    return tuple(str(r.get("output", "")) for r in row.records) if row else ()
+    return tuple(r.output for r in row.records) if row else ()
 
 
-def _test_changes(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any]) -> list[TestChange]:
-    rows_a = {(r.test_id, r.arm): r for r in view.rows(doc_a)}
-    rows_b = {(r.test_id, r.arm): r for r in view.rows(doc_b)}
+def _test_changes(run_a: Run, run_b: Run) -> list[TestChange]:
+    rows_a = {(r.test_id, r.arm): r for r in view.rows(run_a)}
+    rows_b = {(r.test_id, r.arm): r for r in view.rows(run_b)}
     keys = list(rows_a) + [k for k in rows_b if k not in rows_a]
     changes = []
     for key in keys:
@@ -196,81 +250,91 @@ def _test_changes(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any]) -> list[Te
     return changes
 
 
-def _shared_summary(doc: Mapping[str, Any], shared: set[str], arms: Sequence[str]) -> Any:
-    records = [Record.from_json(r) for r in doc.get("records") or () if r["test_id"] in shared]
-    return summarize(records, arms)["arms"]
+def _shared_summary(run: Run, shared: set[str], arms: Sequence[str]) -> Mapping[str, ArmSummary]:
+    records = [r for r in run.records if r.test_id in shared]
+    return summarize(records, arms).arms
 
 
-def _tiers(
-    doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], shared: set[str], arms: Sequence[str]
-) -> list[dict[str, Any]]:
-    sa, sb = _shared_summary(doc_a, shared, arms), _shared_summary(doc_b, shared, arms)
+def _tiers(run_a: Run, run_b: Run, shared: set[str], arms: Sequence[str]) -> list[TierChange]:
+    sa, sb = _shared_summary(run_a, shared, arms), _shared_summary(run_b, shared, arms)
     out = []
     for arm in arms:
         a, b = sa[arm], sb[arm]
-        figures = [("tests", a, b)] + [
-            (tier, a["tiers"][tier], b["tiers"][tier]) for tier in view.TIERS
-        ]
+        figures: list[tuple[str, Tally | ArmSummary, Tally | ArmSummary]] = [("tests", a, b)]
+        figures += [(tier, a.tier(tier), b.tier(tier)) for tier in view.TIERS]
         for name, ta, tb in figures:
-            delta = Delta(name, ta["pass_rate"], tb["pass_rate"])
+            delta = Delta(name, ta.pass_rate, tb.pass_rate)
             out.append(
-                {
-                    "arm": arm,
-                    "tier": name,
-                    "a": ta["pass_rate"],
-                    "b": tb["pass_rate"],
-                    "change": delta.change,
-                    "a_counts": [ta["passed"], ta["passed"] + ta["failed"]],
-                    "b_counts": [tb["passed"], tb["passed"] + tb["failed"]],
-                }
+                TierChange(
+                    arm=arm,
+                    tier=name,
+                    a=ta.pass_rate,
+                    b=tb.pass_rate,
+                    change=delta.change,
+                    a_counts=(ta.passed, ta.passed + ta.failed),
+                    b_counts=(tb.passed, tb.passed + tb.failed),
+                )
             )
     return out
 
 
-def _lift(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Delta] | None:
-    la, lb = a.get("lift") or {}, b.get("lift") or {}
-    if not la and not lb:
+def _lift(a: Run, b: Run) -> list[Delta] | None:
+    la, lb = a.lift, b.lift
+    if la is None and lb is None:
         return None
-    ci_a, ci_b = la.get("ci95") or [None, None], lb.get("ci95") or [None, None]
+    ci_a = (la.ci95 if la else None) or (None, None)
+    ci_b = (lb.ci95 if lb else None) or (None, None)
     return [
-        Delta("lift", la.get("lift"), lb.get("lift")),
+        Delta("lift", la.lift if la else None, lb.lift if lb else None),
         Delta("ci95_low", ci_a[0], ci_b[0]),
         Delta("ci95_high", ci_a[1], ci_b[1]),
-        Delta("p_two_sided", la.get("p_two_sided"), lb.get("p_two_sided")),
+        Delta("p_two_sided", la.p_two_sided if la else None, lb.p_two_sided if lb else None),
     ]
 
 
-def _trigger(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Delta] | None:
-    ta, tb = a.get("trigger") or {}, b.get("trigger") or {}
-    if not ta and not tb:
+def _trigger_rates(trigger: Trigger | None) -> dict[str, float | None]:
+    if trigger is None:
+        return dict.fromkeys(("accuracy", "precision", "recall", "f1"))
+    return {
+        "accuracy": trigger.accuracy,
+        "precision": trigger.precision,
+        "recall": trigger.recall,
+        "f1": trigger.f1,
+    }
+
+
+def _trigger(a: Run, b: Run) -> list[Delta] | None:
+    if a.trigger is None and b.trigger is None:
         return None
-    return [Delta(k, ta.get(k), tb.get(k)) for k in ("accuracy", "precision", "recall", "f1")]
+    ra, rb = _trigger_rates(a.trigger), _trigger_rates(b.trigger)
+    return [Delta(k, ra[k], rb[k]) for k in ra]
 
 
-def _settings(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str, Any]]:
-    def pick(doc: Mapping[str, Any]) -> dict[str, Any]:
-        env = doc.get("environment") or {}
-        model = env.get("model") or {}
-        judge = (doc.get("judge") or {}).get("model") or {}
+def _settings(a: Run, b: Run) -> list[SettingChange]:
+    def pick(run: Run) -> dict[str, str | int | None]:
+        env = run.environment
+        model = env.model if env else None
+        judge = run.judge.model if run.judge else None
         return {
             "model": view.model_label(model) if model else None,
-            "model sha256": model.get("sha256"),
-            "decoding": view.decoding_label(doc) if env else None,
-            "trials": env.get("trials"),
-            "skill digest": (doc.get("skill") or {}).get("digest"),
+            "model sha256": model.sha256 if model else None,
+            "decoding": view.decoding_label(run) if env else None,
+            "trials": env.trials if env else None,
+            "skill digest": run.skill.digest if run.skill else None,
             "judge": view.model_label(judge) if judge else None,
-            "skilleval": doc.get("skilleval"),
+            "skilleval": run.skilleval,
         }
 
     pa, pb = pick(a), pick(b)
-    return [
-        {"name": k, "a": pa[k], "b": pb[k]}
-        for k in pa
-        if pa[k] != pb[k] and pa[k] is not None and pb[k] is not None
-    ]
+    out = []
+    for name, va in pa.items():
+        vb = pb[name]
+        if va != vb and va is not None and vb is not None:
+            out.append(SettingChange(name, va, vb))
+    return out
 
 
-def _primary(a: Mapping[str, Any], b: Mapping[str, Any], warnings: list[str]) -> str | None:
+def _primary(a: Run, b: Run, warnings: list[str]) -> str | None:
     arms_a, arms_b = view.arms(a), view.arms(b)
     pa, pb = view.primary_arm(a), view.primary_arm(b)
     if pa != pb:
@@ -281,36 +345,36 @@ def _primary(a: Mapping[str, Any], b: Mapping[str, Any], warnings: list[str]) ->
     return None
 
 
-def _fell(figure: Mapping[str, Any] | None) -> bool:
-    if not figure or figure["a"] is None or figure["b"] is None:
+def _fell(figure: TierChange | None) -> bool:
+    if figure is None or figure.a is None or figure.b is None:
         return False
-    return bool(figure["b"] < figure["a"] - _EPS)
+    return figure.b < figure.a - _EPS
 
 
-def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
+def compare(a: Run, b: Run) -> Comparison:
     """Compare run B against run A.
 
     Args:
-        a: The baseline results document.
-        b: The new results document.
+        a: The baseline run.
+        b: The new run.
 
     Returns:
         Per-test changes, per-tier pass rates over the shared tests, lift and trigger changes,
         changed settings, warnings, and whether B regressed.
     """
     warnings: list[str] = []
-    path_a, path_b = (a.get("suite") or {}).get("path"), (b.get("suite") or {}).get("path")
-    tests_a = {r["test_id"] for r in a.get("records") or ()}
-    tests_b = {r["test_id"] for r in b.get("records") or ()}
+    path_a, path_b = a.suite.path, b.suite.path
+    tests_a = {r.test_id for r in a.records}
+    tests_b = {r.test_id for r in b.records}
     shared = tests_a & tests_b
     if path_a and path_b and path_a != path_b:
         warnings.append(
             f"the runs are of different suites ({path_a} and {path_b}); "
             f"comparing the {len(shared)} test(s) they share"
         )
-    for label, doc in (("A", a), ("B", b)):
-        if doc.get("status") != "complete":
-            warnings.append(f"run {label} is {doc.get('status')}: it may lack results")
+    for label, run in (("A", a), ("B", b)):
+        if run.status != "complete":
+            warnings.append(f"run {label} is {run.status}: it may lack results")
     primary = _primary(a, b, warnings)
     arms = [arm for arm in view.arms(b) if arm in view.arms(a)]
     if not arms:
@@ -322,15 +386,14 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
     if lost:
         names = ", ".join(t.test_id for t in lost[:5]) + (" …" if len(lost) > 5 else "")
         regressions.append(f"{len(lost)} test(s) passed in A and do not pass in B: {names}")
-    overall = next((t for t in tiers if t["arm"] == primary and t["tier"] == "tests"), None)
-    if _fell(overall):
-        assert overall is not None
+    overall = next((t for t in tiers if t.arm == primary and t.tier == "tests"), None)
+    if overall is not None and _fell(overall):
         regressions.append(
-            f"the {primary} pass rate fell from {view.pct(overall['a'], 1)} "
-            f"to {view.pct(overall['b'], 1)}"
+            f"the {primary} pass rate fell from {view.pct(overall.a, 1)} "
+            f"to {view.pct(overall.b, 1)}"
         )
-    suite_type = (b.get("suite") or {}).get("type") or (a.get("suite") or {}).get("type")
-    lift_a, lift_b = a.get("lift") or {}, b.get("lift") or {}
+    suite_type = b.suite.type or a.suite.type
+    lift_a, lift_b = a.lift, b.lift
     return Comparison(
         a=_ref(a),
         b=_ref(b),
@@ -339,7 +402,12 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
         tests=changes,
         tiers=tiers,
         lift=_lift(a, b),
-        lift_verdicts=(lift_a.get("verdict"), lift_b.get("verdict")) if lift_a or lift_b else None,
+        lift_verdicts=(
+            lift_a.verdict if lift_a else None,
+            lift_b.verdict if lift_b else None,
+        )
+        if lift_a or lift_b
+        else None,
         trigger=_trigger(a, b),
         settings=_settings(a, b),
         warnings=warnings,
@@ -373,23 +441,17 @@ def _delta_row(d: Delta, as_pct: bool = True) -> list[str]:
 def render_text(c: Comparison) -> str:
     """The human report of a comparison."""
     out = [
-        f"A  {c.a['run_id']}  {c.a['suite'] or ''}  ({c.a['verdict']})",
-        f"B  {c.b['run_id']}  {c.b['suite'] or ''}  ({c.b['verdict']})",
+        f"A  {c.a.run_id}  {c.a.suite or ''}  ({c.a.verdict})",
+        f"B  {c.b.run_id}  {c.b.suite or ''}  ({c.b.verdict})",
     ]
     out += [f"warning: {w}" for w in c.warnings]
     for s in c.settings:
-        out.append(f"changed: {s['name']} {s['a']} → {s['b']}")
+        out.append(f"changed: {s.name} {s.a} → {s.b}")
     out.append("")
     table = [
-        [
-            t["arm"],
-            t["tier"],
-            view.pct(t["a"], 1),
-            view.pct(t["b"], 1),
-            view.signed_pct(t["change"]),
-        ]
+        [t.arm, t.tier, view.pct(t.a, 1), view.pct(t.b, 1), view.signed_pct(t.change)]
         for t in c.tiers
-        if t["a"] is not None or t["b"] is not None
+        if t.a is not None or t.b is not None
     ]
     if table:
         out.append(f"pass rates over the {c.shared_tests} shared test(s):")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
 from typing import Any
 
 from skilleval.report import view
 from skilleval.report.view import Row
+from skilleval.results.model import Run
 
 COLUMNS: tuple[str, ...] = (
     "test_id",
@@ -46,7 +46,6 @@ def _text(value: str) -> str:
 def _row(row: Row) -> dict[str, Any]:
     judged = row.passed + row.failed
     tiers = row.tiers
-    first = row.records[0] if row.records else {}
     return {
         "test_id": _text(row.test_id),
         "arm": row.arm,
@@ -61,19 +60,19 @@ def _row(row: Row) -> dict[str, Any]:
         "model": tiers.get("model", ""),
         "failed_assertions": " ".join(row.failed_types),
         "reasons": _text(" | ".join(row.reasons())),
-        "output": _text(str(first.get("output", ""))),
-        "prompt_tokens": int(row.stat_total("prompt_tokens")),
-        "completion_tokens": int(row.stat_total("completion_tokens")),
-        "latency_ms": f"{row.stat_total('latency_ms'):.1f}",
-        "cached": sum(1 for r in row.records if (r.get("stats") or {}).get("cached")),
+        "output": _text(row.records[0].output if row.records else ""),
+        "prompt_tokens": row.prompt_tokens,
+        "completion_tokens": row.completion_tokens,
+        "latency_ms": f"{row.latency_ms:.1f}",
+        "cached": sum(1 for r in row.records if r.stats is not None and r.stats.cached),
     }
 
 
-def render_csv(doc: Mapping[str, Any]) -> str:
-    """Render a results document as CSV (header row first, CRLF line ends as RFC 4180 asks).
+def render_csv(run: Run) -> str:
+    """Render a run as CSV (header row first, CRLF line ends as RFC 4180 asks).
 
     Args:
-        doc: A results document.
+        run: The run's results.
 
     Returns:
         The CSV text.
@@ -81,6 +80,6 @@ def render_csv(doc: Mapping[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
     writer.writeheader()
-    for row in view.rows(doc):
+    for row in view.rows(run):
         writer.writerow(_row(row))
     return buffer.getvalue()

@@ -23,6 +23,17 @@ import markupsafe
 from skilleval import __version__
 from skilleval.report import charts, view
 from skilleval.report.view import Row
+from skilleval.results.model import (
+    ArmSummary,
+    JudgeInfo,
+    ModelError,
+    ModelInfo,
+    Overfit,
+    Run,
+    Tally,
+    Trigger,
+)
+from skilleval.results.records import Record, TriggerOutcome
 
 TEMPLATE = "report.html.j2"
 
@@ -57,59 +68,56 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_html(doc: Mapping[str, Any]) -> str:
-    """Render a results document as a standalone HTML page.
+def render_html(run: Run) -> str:
+    """Render a run as a standalone HTML page.
 
     Args:
-        doc: A results document (see ``schemas/results.schema.json``); the optional skill,
-            judge, lift, trigger, reliability and overfit blocks are shown when present.
+        run: The run's results; the optional skill, judge, lift, trigger, reliability and
+            overfit blocks are shown when present.
 
     Returns:
         The page, as text.
     """
-    return _environment().get_template(TEMPLATE).render(**context(doc))
+    return _environment().get_template(TEMPLATE).render(**context(run))
 
 
-def context(doc: Mapping[str, Any]) -> dict[str, Any]:
+def context(run: Run) -> dict[str, Any]:
     """Everything the template shows, already computed and formatted."""
-    suite = doc.get("suite") or {}
-    env = doc.get("environment") or {}
-    all_rows = _by_test(view.rows(doc), view.arms(doc))
-    skill_name = (doc.get("skill") or {}).get("name")
+    all_rows = _by_test(view.rows(run), view.arms(run))
+    skill_name = run.skill.name if run.skill is not None else None
     row_views = [_row_view(i, r, skill_name) for i, r in enumerate(all_rows)]
     for before, after in itertools.pairwise(row_views):
         after["group_start"] = after["test_id"] != before["test_id"]
-    timing = doc.get("timing") or {}
     return {
-        "doc": doc,
-        "title": view.suite_name(doc),
-        "suite": suite,
-        "verdict": view.verdict(doc),
-        "notes": list(doc.get("notes") or ()),
-        "run_id": doc.get("run_id", ""),
-        "status": doc.get("status", "complete"),
-        "started_at": timing.get("started_at"),
-        "duration_s": timing.get("duration_s"),
-        "writer": doc.get("skilleval"),
+        "run": run,
+        "title": view.suite_name(run),
+        "suite": run.suite,
+        "verdict": view.verdict(run),
+        "notes": list(run.notes),
+        "run_id": run.run_id,
+        "status": run.status,
+        "started_at": run.timing.started_at,
+        "duration_s": run.timing.duration_s,
+        "writer": run.skilleval,
         "renderer": __version__,
-        "model": _model_view(env.get("model")),
-        "decoding": view.decoding_label(doc),
-        "trials": view.trials_of(doc),
-        "gate": doc.get("gate"),
-        "calls": doc.get("calls"),
-        "env": env,
-        "skill": doc.get("skill"),
-        "judge": _judge_view(doc.get("judge")),
-        "arm_cards": _arm_cards(doc),
-        "multi_arm": len(view.arms(doc)) > 1,
-        "lift": charts.lift_view(doc.get("lift")),
-        "curves": charts.curves(doc.get("reliability")),
-        "trigger": _trigger_view(doc.get("trigger"), (doc.get("skill") or {}).get("name")),
-        "overfit": _overfit_view(doc.get("overfit")),
+        "model": _model_view(run.environment.model if run.environment is not None else None),
+        "decoding": view.decoding_label(run),
+        "trials": view.trials_of(run),
+        "gate": run.gate,
+        "calls": run.calls,
+        "env": run.environment,
+        "skill": run.skill,
+        "judge": _judge_view(run.judge),
+        "arm_cards": _arm_cards(run),
+        "multi_arm": len(view.arms(run)) > 1,
+        "lift": charts.lift_view(run.lift),
+        "curves": charts.curves(run.reliability),
+        "trigger": _trigger_view(run.trigger, skill_name),
+        "overfit": _overfit_view(run.overfit),
         "rows": row_views,
         "anchors": _anchors(row_views),
         "failing_count": sum(1 for r in all_rows if r.status != "pass"),
-        "filter_arms": view.arms(doc),
+        "filter_arms": view.arms(run),
         "filter_tiers": sorted({t for r in all_rows for t in r.tiers}, key=_tier_order),
         "filter_types": sorted({t for r in all_rows for t in r.types}),
     }
@@ -139,43 +147,42 @@ def _tier_order(tier: str) -> tuple[int, str]:
     return (view.TIERS.index(tier) if tier in view.TIERS else len(view.TIERS), tier)
 
 
-def _model_view(identity: Mapping[str, Any] | None) -> dict[str, Any]:
-    identity = identity or {}
-    size = identity.get("size")
+def _model_view(identity: ModelInfo | ModelError | None) -> dict[str, Any]:
+    info = identity if isinstance(identity, ModelInfo) else None
+    size = info.size if info is not None else None
     return {
         "label": view.model_label(identity) if identity else "unknown (not recorded)",
-        "kind": identity.get("kind"),
-        "sha256": identity.get("sha256"),
-        "short_sha": view.short_digest(identity.get("sha256")),
-        "file": identity.get("file"),
+        "kind": info.kind if info is not None else None,
+        "sha256": info.sha256 if info is not None else None,
+        "short_sha": view.short_digest(info.sha256 if info is not None else None),
+        "file": info.file if info is not None else None,
         "size": f"{size / 2**20:.1f} MiB" if isinstance(size, int) else None,
-        "error": identity.get("error"),
+        "error": identity.error if identity is not None else None,
     }
 
 
-def _judge_view(judge: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if not judge:
+def _judge_view(judge: JudgeInfo | None) -> dict[str, Any] | None:
+    if judge is None:
         return None
-    decoding = judge.get("decoding") or {}
-    greedy = judge.get("greedy", decoding.get("greedy"))
+    decoding = judge.decoding
+    greedy = judge.greedy if judge.greedy is not None else (decoding.greedy if decoding else None)
     return {
-        "model": _model_view(judge.get("model")),
+        "model": _model_view(judge.model),
         "greedy": greedy is not False,
-        "seed": judge.get("seed", decoding.get("seed")),
-        "same_as_generator": bool(judge.get("same_as_generator")),
+        "seed": judge.seed if judge.seed is not None else (decoding.seed if decoding else None),
+        "same_as_generator": judge.same_as_generator,
     }
 
 
-def _meter(name: str, tally: Mapping[str, Any]) -> dict[str, Any]:
-    rate = tally.get("pass_rate")
-    passed, failed = int(tally.get("passed", 0)), int(tally.get("failed", 0))
+def _meter(name: str, tally: Tally | ArmSummary) -> dict[str, Any]:
+    rate = tally.pass_rate
     return {
         "name": name,
         "rate": rate,
-        "passed": passed,
-        "failed": failed,
-        "errors": int(tally.get("errors", 0)),
-        "judged": passed + failed,
+        "passed": tally.passed,
+        "failed": tally.failed,
+        "errors": tally.errors,
+        "judged": tally.passed + tally.failed,
         "width": 0.0 if rate is None else round(rate * 100, 2),
         "tone": _rate_tone(rate),
     }
@@ -187,11 +194,11 @@ def _rate_tone(rate: float | None) -> view.Tone:
     return "good" if rate >= 0.9 else "warn" if rate >= 0.6 else "bad"
 
 
-def _arm_cards(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    arms = (doc.get("summary") or {}).get("arms") or {}
-    primary = view.primary_arm(doc)
+def _arm_cards(run: Run) -> list[dict[str, Any]]:
+    arms = run.summary.arms
+    primary = view.primary_arm(run)
     cards = []
-    for arm in view.arms(doc):
+    for arm in view.arms(run):
         s = arms.get(arm)
         if s is None:
             continue
@@ -201,7 +208,7 @@ def _arm_cards(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "primary": arm == primary,
                 "overall": _meter("tests", s),
                 "tiers": [_meter(t, tally) for t, tally in view.tier_cells(s).items()],
-                "metrics": dict(s.get("metrics") or {}),
+                "metrics": dict(s.metrics),
             }
         )
     return cards
@@ -210,18 +217,18 @@ def _arm_cards(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- trigger
 
 
-def _label(value: Any, skill: str | None) -> str:
+def _label(value: bool | str | None, skill: str | None) -> str:
     """A decision as the matrix names it: True/False mean the skill or ``none``."""
     if isinstance(value, bool):
         return (skill or "skill") if value else "none"
     return "—" if value is None else str(value)
 
 
-def _trigger_view(trigger: Mapping[str, Any] | None, skill: str | None) -> dict[str, Any] | None:
-    if not trigger:
+def _trigger_view(trigger: Trigger | None, skill: str | None) -> dict[str, Any] | None:
+    if trigger is None:
         return None
-    labels = list(trigger.get("labels") or ())
-    matrix = [list(r) for r in trigger.get("matrix") or ()]
+    labels = list(trigger.labels)
+    matrix = [list(r) for r in trigger.matrix]
     grid = []
     for i, label in enumerate(labels):
         row = matrix[i] if i < len(matrix) else []
@@ -244,31 +251,36 @@ def _trigger_view(trigger: Mapping[str, Any] | None, skill: str | None) -> dict[
         "grid": grid,
         "tests": [
             {
-                **t,
-                "expected_label": _label(t.get("expected"), skill),
-                "chosen_label": _label(t.get("chosen"), skill),
-                "error": t.get("error"),
+                "test_id": t.test_id,
+                "expected": t.expected,
+                "chosen": t.chosen,
+                "triggered": t.triggered,
+                "correct": t.correct,
+                "scores": t.scores,
+                "margin": t.margin,
+                "error": t.error,
+                "expected_label": _label(t.expected, skill),
+                "chosen_label": _label(t.chosen, skill),
             }
-            for t in trigger.get("tests") or ()
+            for t in trigger.tests
         ],
-        "misrouted": list(trigger.get("misrouted") or ()),
-        "binary": {k: trigger.get(k) for k in ("tp", "fp", "tn", "fn")},
+        "misrouted": list(trigger.misrouted),
+        "binary": {"tp": trigger.tp, "fp": trigger.fp, "tn": trigger.tn, "fn": trigger.fn},
     }
 
 
 # --------------------------------------------------------------------------- overfitting
 
 
-def _overfit_view(overfit: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if not overfit:
+def _overfit_view(overfit: Overfit | None) -> dict[str, Any] | None:
+    if overfit is None:
         return None
-    severity = str(overfit.get("severity", "Unknown"))
     return {
-        "severity": severity,
-        "tone": _SEVERITY_TONE.get(severity, "neutral"),
-        "score": overfit.get("score"),
-        "reason": overfit.get("reason", ""),
-        "flagged": list(overfit.get("items") or ()),
+        "severity": overfit.severity,
+        "tone": _SEVERITY_TONE.get(overfit.severity, "neutral"),
+        "score": overfit.score,
+        "reason": overfit.reason,
+        "flagged": list(overfit.items),
     }
 
 
@@ -276,7 +288,7 @@ def _overfit_view(overfit: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _row_view(index: int, row: Row, skill: str | None) -> dict[str, Any]:
-    latency = row.stat_total("latency_ms")
+    latency = row.latency_ms
     return {
         "dom_id": f"t{index}",
         "group_start": False,
@@ -298,49 +310,35 @@ def _row_view(index: int, row: Row, skill: str | None) -> dict[str, Any]:
     }
 
 
-def _trial_view(record: Mapping[str, Any], skill: str | None) -> dict[str, Any]:
-    stats = dict(record.get("stats") or {})
+def _trial_view(record: Record, skill: str | None) -> dict[str, Any]:
     return {
-        "trial": record.get("trial", 0),
-        "status": record["status"],
-        "score": record.get("score"),
-        "error": record.get("error"),
-        "prompt": record.get("prompt", ""),
-        "messages": list(record.get("messages") or ()),
-        "output": record.get("output", ""),
-        "asserts": list(record.get("asserts") or ()),
-        "stats": stats,
-        "tiers": dict(record.get("tiers") or {}),
-        "trigger": _decision(record.get("trigger"), skill),
-        "metrics": dict(record.get("metrics") or {}),
+        "trial": record.trial,
+        "status": record.status,
+        "score": record.score,
+        "error": record.error,
+        "prompt": record.prompt,
+        "messages": list(record.messages),
+        "output": record.output,
+        "asserts": list(record.asserts),
+        "stats": record.stats,
+        "tiers": dict(record.tiers),
+        "trigger": _decision(record.trigger, skill),
+        "metrics": dict(record.metrics),
     }
 
 
-_DECISION_KEYS = (
-    "test_id",
-    "expected",
-    "chosen",
-    "triggered",
-    "correct",
-    "scores",
-    "margin",
-    "error",
-)
-
-
-def _decision(trigger: Any, skill: str | None) -> dict[str, Any] | None:
-    """A record's trigger decision, with scores best first and anything unknown kept raw."""
-    if not isinstance(trigger, Mapping):
+def _decision(trigger: TriggerOutcome | None, skill: str | None) -> dict[str, Any] | None:
+    """A record's trigger decision, with scores best first."""
+    if trigger is None:
         return None
-    scores = trigger.get("scores")
-    ranked = sorted(scores.items(), key=lambda kv: -kv[1]) if isinstance(scores, Mapping) else []
-    expected = trigger.get("expected")
+    ranked = sorted((trigger.scores or {}).items(), key=lambda kv: -kv[1])
+    expected = trigger.expected
     return {
-        "chosen": trigger.get("chosen"),
+        "chosen": trigger.chosen,
         "expected": _label(expected, skill) if isinstance(expected, bool) else expected,
-        "correct": trigger.get("correct"),
-        "margin": trigger.get("margin"),
-        "error": trigger.get("error"),
+        "correct": trigger.correct,
+        "margin": trigger.margin,
+        "error": trigger.error,
         "scores": ranked,
-        "other": {k: v for k, v in trigger.items() if k not in _DECISION_KEYS},
+        "other": {},
     }

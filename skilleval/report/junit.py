@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import PurePath
-from typing import Any
 
 from skilleval.report import view
 from skilleval.report.view import Row
+from skilleval.results.model import ModelInfo, Run
 
 # Characters XML 1.0 cannot carry at all, not even escaped; models do emit them (ANSI escapes).
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -26,12 +26,12 @@ def _clean(text: str) -> str:
 
 
 def _seconds(row: Row) -> str:
-    return f"{row.stat_total('latency_ms') / 1000:.3f}"
+    return f"{row.latency_ms / 1000:.3f}"
 
 
-def _suite_stem(doc: Mapping[str, Any]) -> str:
-    path = (doc.get("suite") or {}).get("path")
-    return PurePath(path).stem if path else str(doc.get("run_id") or "skilleval")
+def _suite_stem(run: Run) -> str:
+    path = run.suite.path
+    return PurePath(path).stem if path else str(run.run_id or "skilleval")
 
 
 def _failure_text(row: Row) -> str:
@@ -42,18 +42,15 @@ def _failure_text(row: Row) -> str:
         reasons = view.record_reasons(record)
         if not reasons:
             continue
-        prefix = f"trial {record.get('trial', 0)}: " if row.trials > 1 else ""
+        prefix = f"trial {record.trial}: " if row.trials > 1 else ""
         lines.extend(prefix + r for r in reasons)
     return "\n".join(lines)
 
 
 def _system_out(row: Row) -> str:
     if row.trials == 1:
-        return str(row.records[0].get("output", ""))
-    return "\n".join(
-        f"--- trial {r.get('trial', 0)} ({r['status']}) ---\n{r.get('output', '')}"
-        for r in row.records
-    )
+        return row.records[0].output
+    return "\n".join(f"--- trial {r.trial} ({r.status}) ---\n{r.output}" for r in row.records)
 
 
 def _testcase(parent: ET.Element, row: Row, classname: str) -> None:
@@ -71,16 +68,16 @@ def _testcase(parent: ET.Element, row: Row, classname: str) -> None:
     out.text = _clean(_system_out(row))
 
 
-def _properties(parent: ET.Element, doc: Mapping[str, Any], arm: str) -> None:
-    env = doc.get("environment") or {}
+def _properties(parent: ET.Element, run: Run, arm: str) -> None:
+    model = run.environment.model if run.environment is not None else None
     props = {
-        "run_id": doc.get("run_id"),
+        "run_id": run.run_id,
         "arm": arm,
-        "model": view.model_label(env.get("model")),
-        "model_sha256": (env.get("model") or {}).get("sha256"),
-        "decoding": view.decoding_label(doc),
-        "verdict": view.verdict(doc).label,
-        "skill": (doc.get("skill") or {}).get("name"),
+        "model": view.model_label(model),
+        "model_sha256": model.sha256 if isinstance(model, ModelInfo) else None,
+        "decoding": view.decoding_label(run),
+        "verdict": view.verdict(run).label,
+        "skill": run.skill.name if run.skill is not None else None,
     }
     node = ET.SubElement(parent, "properties")
     for name, value in props.items():
@@ -92,27 +89,27 @@ def _count(rows: Sequence[Row], status: str) -> str:
     return str(sum(1 for r in rows if r.status == status))
 
 
-def render_junit(doc: Mapping[str, Any]) -> str:
-    """Render a results document as JUnit XML.
+def render_junit(run: Run) -> str:
+    """Render a run as JUnit XML.
 
     Args:
-        doc: A results document.
+        run: The run's results.
 
     Returns:
         The XML text, with declaration.
     """
-    all_rows = view.rows(doc)
-    stem = _suite_stem(doc)
-    timing = doc.get("timing") or {}
+    all_rows = view.rows(run)
+    stem = _suite_stem(run)
+    timing = run.timing
     root = ET.Element(
         "testsuites",
         name=f"skilleval {stem}",
         tests=str(len(all_rows)),
         failures=_count(all_rows, "fail"),
         errors=_count(all_rows, "error"),
-        time=f"{float(timing.get('duration_s') or 0):.3f}",
+        time=f"{float(timing.duration_s or 0):.3f}",
     )
-    for arm in view.arms(doc):
+    for arm in view.arms(run):
         mine = [r for r in all_rows if r.arm == arm]
         attrs = {
             "name": f"{stem} [{arm}]",
@@ -122,10 +119,10 @@ def render_junit(doc: Mapping[str, Any]) -> str:
             "skipped": "0",
             "time": f"{sum(float(_seconds(r)) for r in mine):.3f}",
         }
-        if timing.get("started_at"):
-            attrs["timestamp"] = str(timing["started_at"])
+        if timing.started_at:
+            attrs["timestamp"] = timing.started_at
         suite = ET.SubElement(root, "testsuite", attrs)
-        _properties(suite, doc, arm)
+        _properties(suite, run, arm)
         for row in mine:
             _testcase(suite, row, f"{stem}.{arm}")
     ET.indent(root)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from skilleval.report import view
+from skilleval.results.model import ArmSummary, Lift, Reliability, Run, Tally, Trigger
 
 MAX_FAILING = 25
 """Failing test × arm rows listed before the rest are summarised as a count."""
@@ -42,45 +42,49 @@ def code(text: object, limit: int = 120) -> str:
     return f"{fence}{pad}{flat}{pad}{fence}"
 
 
-def _tally(t: Mapping[str, Any] | None) -> str:
-    if not t or not (t.get("passed", 0) + t.get("failed", 0)):
+def _tally(t: Tally | ArmSummary | None) -> str:
+    if t is None or not (t.passed + t.failed):
         return "—"
-    return f"{view.pct(t.get('pass_rate'))} ({view.ratio(t['passed'], t['failed'])})"
+    return f"{view.pct(t.pass_rate)} ({view.ratio(t.passed, t.failed)})"
 
 
-def _tiers_table(doc: Mapping[str, Any]) -> list[str]:
-    arms = (doc.get("summary") or {}).get("arms") or {}
-    primary = view.primary_arm(doc)
+def _tiers_table(run: Run) -> list[str]:
+    arms = run.summary.arms
+    primary = view.primary_arm(run)
     lines = [
         "| arm | tests | deterministic tier | model tier | errors |",
         "|---|---|---|---|---|",
     ]
-    for arm in view.arms(doc):
+    for arm in view.arms(run):
         s = arms.get(arm)
         if s is None:
             continue
-        tiers = s.get("tiers") or {}
         name = f"**{arm}**" if arm == primary and len(arms) > 1 else arm
         lines.append(
-            f"| {name} | {_tally(s)} | {_tally(tiers.get('deterministic'))} "
-            f"| {_tally(tiers.get('model'))} | {s.get('errors', 0)} |"
+            f"| {name} | {_tally(s)} | {_tally(s.tier('deterministic'))} "
+            f"| {_tally(s.tier('model'))} | {s.errors} |"
         )
     return lines
 
 
-def _lift_line(lift: Mapping[str, Any]) -> str:
-    lo, hi = (lift.get("ci95") or [None, None])[:2]
+def _lift_line(lift: Lift) -> str:
+    lo, hi = lift.ci95 or (None, None)
     return (
-        f"**Lift** (ON − OFF): {view.signed_pct(lift.get('lift'))}, "
-        f"95% CI [{view.signed_pct(lo)}, {view.signed_pct(hi)}] · **{md(lift.get('verdict'))}**: "
-        f"{md(lift.get('reason', ''), 400)}"
+        f"**Lift** (ON − OFF): {view.signed_pct(lift.lift)}, "
+        f"95% CI [{view.signed_pct(lo)}, {view.signed_pct(hi)}] · **{md(lift.verdict)}**: "
+        f"{md(lift.reason, 400)}"
     )
 
 
-def _trigger_line(trigger: Mapping[str, Any]) -> str:
-    parts = [f"{k} {view.pct(trigger.get(k))}" for k in ("accuracy", "precision", "recall", "f1")]
-    line = "**Triggering**: " + " · ".join(parts)
-    missed = list(trigger.get("misrouted") or ())
+def _trigger_line(trigger: Trigger) -> str:
+    rates = (
+        ("accuracy", trigger.accuracy),
+        ("precision", trigger.precision),
+        ("recall", trigger.recall),
+        ("f1", trigger.f1),
+    )
+    line = "**Triggering**: " + " · ".join(f"{k} {view.pct(v)}" for k, v in rates)
+    missed = list(trigger.misrouted)
     if missed:
         shown = ", ".join(code(t, 60) for t in missed[:10])
         line += f" · misrouted: {shown}" + (
@@ -89,29 +93,31 @@ def _trigger_line(trigger: Mapping[str, Any]) -> str:
     return line
 
 
-def _reliability_lines(reliability: Mapping[str, Any]) -> list[str]:
+def _reliability_lines(reliability: Mapping[str, Reliability]) -> list[str]:
     out = []
     for arm, rel in reliability.items():
-        points = [p for p in rel.get("aggregate") or () if p.get("pass_at_k")]
+        points = [p for p in rel.aggregate if p.pass_at_k]
         if not points:
             continue
-        last = points[-1]
-        hat = last.get("pass_hat_k") or {}
-        flaky = len(rel.get("flaky") or ())
+        first, last = points[0].pass_at_k, points[-1]
+        assert first is not None
+        assert last.pass_at_k is not None
+        hat = last.pass_hat_k.value if last.pass_hat_k is not None else None
+        flaky = len(rel.flaky)
         out.append(
-            f"**Reliability** [{md(arm)}]: pass@1 {view.pct(points[0]['pass_at_k']['value'])} · "
-            f"pass@{last['k']} {view.pct(last['pass_at_k']['value'])} · "
-            f"pass^{last['k']} {view.pct(hat.get('value'))}"
+            f"**Reliability** [{md(arm)}]: pass@1 {view.pct(first.value)} · "
+            f"pass@{last.k} {view.pct(last.pass_at_k.value)} · "
+            f"pass^{last.k} {view.pct(hat)}"
             + (f" · {flaky} flaky test{'s' if flaky != 1 else ''}" if flaky else "")
         )
     return out
 
 
-def _failing_table(doc: Mapping[str, Any]) -> list[str]:
-    failing = view.failing(view.rows(doc))
+def _failing_table(run: Run) -> list[str]:
+    failing = view.failing(view.rows(run))
     if not failing:
         return []
-    multi = len(view.arms(doc)) > 1
+    multi = len(view.arms(run)) > 1
     lines = [f"### Not passing ({len(failing)})", ""]
     lines.append("| test |" + (" arm |" if multi else "") + " result | why |")
     lines.append("|---|" + ("---|" if multi else "") + "---|---|")
@@ -125,53 +131,50 @@ def _failing_table(doc: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_markdown(doc: Mapping[str, Any]) -> str:
-    """Render a results document as a Markdown summary.
+def render_markdown(run: Run) -> str:
+    """Render a run as a Markdown summary.
 
     Args:
-        doc: A results document.
+        run: The run's results.
 
     Returns:
         GitHub-flavoured Markdown.
     """
-    verdict = view.verdict(doc)
-    env = doc.get("environment") or {}
-    suite = doc.get("suite") or {}
+    verdict = view.verdict(run)
+    env = run.environment
     lines = [
-        f"## {_ICON.get(verdict.label, '')} skilleval {verdict.label}: {code(view.suite_name(doc))}",
+        f"## {_ICON.get(verdict.label, '')} skilleval {verdict.label}: {code(view.suite_name(run))}",
         "",
     ]
     facts = [
-        f"{suite['type']} suite" if suite.get("type") else None,
-        f"model **{md(view.model_label(env.get('model')), 80)}**" if env else None,
-        md(view.decoding_label(doc)) if env else None,
-        f"{view.trials_of(doc)} trial(s)",
-        f"skill {code(doc['skill']['name'], 60)}" if doc.get("skill") else None,
-        f"run {code(doc.get('run_id', ''), 80)}",
+        f"{run.suite.type} suite" if run.suite.type else None,
+        f"model **{md(view.model_label(env.model), 80)}**" if env else None,
+        md(view.decoding_label(run)) if env else None,
+        f"{view.trials_of(run)} trial(s)",
+        f"skill {code(run.skill.name, 60)}" if run.skill else None,
+        f"run {code(run.run_id, 80)}",
     ]
     lines += [" · ".join(f for f in facts if f), ""]
     if verdict.detail:
         lines += [f"> {md(verdict.detail, 600)}", ""]
-    lines += [*_tiers_table(doc), ""]
+    lines += [*_tiers_table(run), ""]
     extras: list[str] = []
-    if doc.get("lift"):
-        extras.append(_lift_line(doc["lift"]))
-    if doc.get("trigger"):
-        extras.append(_trigger_line(doc["trigger"]))
-    if doc.get("reliability"):
-        extras += _reliability_lines(doc["reliability"])
-    if doc.get("overfit"):
-        o = doc["overfit"]
-        flagged = len(o.get("items") or ())
+    if run.lift:
+        extras.append(_lift_line(run.lift))
+    if run.trigger:
+        extras.append(_trigger_line(run.trigger))
+    if run.reliability:
+        extras += _reliability_lines(run.reliability)
+    if run.overfit:
+        o = run.overfit
         extras.append(
-            f"**Overfitting**: {md(o.get('severity'))}"
-            + (f" (score {view.num(o.get('score'))})" if o.get("score") is not None else "")
-            + f", {flagged} item(s) flagged · {md(o.get('reason', ''), 300)}"
+            f"**Overfitting**: {md(o.severity)}"
+            + (f" (score {view.num(o.score)})" if o.score is not None else "")
+            + f", {len(o.items)} item(s) flagged · {md(o.reason, 300)}"
         )
-    judge = doc.get("judge")
-    if judge and judge.get("same_as_generator"):
+    if run.judge and run.judge.same_as_generator:
         extras.append("**Judge**: the model under test grades its own outputs")
     for line in extras:
         lines += [line, ""]
-    lines += _failing_table(doc)
+    lines += _failing_table(run)
     return "\n".join(lines).rstrip() + "\n"

@@ -1,25 +1,31 @@
 """Write a run's results in the format a file's extension asks for (``-o/--output``).
 
 Formats are registered output formats (:func:`~skilleval.plugins.reporter`): the built-ins in
-:mod:`skilleval.report.formats`, and any a plugin adds.
+:mod:`skilleval.report.formats`, and any a plugin adds. A built-in format gets the typed
+:class:`~skilleval.results.model.Run`; a plugin's gets the results document as plain JSON data
+(``schemas/results.schema.json``), the stable form of the same thing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 from skilleval.errors import Diagnostic, Location, PluginError, UsageError
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ReporterType
+from skilleval.report.target import check_target
+from skilleval.results.model import Run
+from skilleval.results.write import run_json
 
 SUPPORTED: tuple[str, ...] = (".json", ".jsonl", ".html", ".xml", ".md", ".csv")
 """The built-in formats' extensions, in the order the docs list them."""
 
-WriteFn = Callable[[Mapping[str, Any], Path], None]
+WriteFn = Callable[[Any, Path], None]
 
 
 def builtin_formats() -> PluginManager:
@@ -32,7 +38,8 @@ def builtin_formats() -> PluginManager:
 def check_output_path(path: Path, formats: PluginManager) -> ReporterType:
     """The format for ``path``, or a UsageError naming the supported extensions.
 
-    Call it for every ``-o`` before the run starts, so a typo costs nothing.
+    Call it for every ``-o`` before the run starts, so a typo costs nothing. A path that can
+    never be written (a folder, or under a file) is refused here too.
     """
     found = formats.reporter_for(path.suffix)
     if found is None:
@@ -43,44 +50,56 @@ def check_output_path(path: Path, formats: PluginManager) -> ReporterType:
             f"cannot write {path}: {shown} is not a supported output format; "
             f"use one of {', '.join(known)}"
         )
+    check_target(path)
     return found
 
 
-def write_output(
-    doc: Mapping[str, Any], path: Path, jsonl_source: Path | None, formats: PluginManager
-) -> None:
-    """Write ``doc`` to ``path`` in the format its extension names.
+def write_output(run: Run, path: Path, jsonl_source: Path | None, formats: PluginManager) -> None:
+    """Write ``run`` to ``path`` in the format its extension names.
 
     Args:
-        doc: The results document.
+        run: The run's results.
         path: Where to write; parent folders are created. The file is replaced atomically.
         jsonl_source: The run's streamed results.jsonl. For a ``.jsonl`` output it is copied
-            byte for byte when given; otherwise the records are written from ``doc``.
+            byte for byte when given; otherwise the records are written from ``run``.
         formats: The registered output formats.
 
     Raises:
-        UsageError: No registered format writes files with this extension.
+        UsageError: No registered format writes files with this extension, or the file could
+            not be written (the message names the path and the reason).
         PluginError: A plugin's format raised; the file is left as it was.
     """
     found = check_output_path(path, formats)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    if found.name == "jsonl" and jsonl_source is not None and jsonl_source.is_file():
-        shutil.copyfile(jsonl_source, tmp)
-    else:
-        try:
-            cast(WriteFn, found.factory)(doc, tmp)
-        except Exception as exc:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if found.name == "jsonl" and jsonl_source is not None and jsonl_source.is_file():
+            shutil.copyfile(jsonl_source, tmp)
+        else:
+            _render(found, run, path, tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-            if found.origin == "builtin":
-                raise  # a bug in skilleval: keep the traceback
-            code = found.factory.__code__
-            where = Location(code.co_filename, code.co_firstlineno, 1)
-            message = (
-                f"output format '{found.name}' could not write {path}: {type(exc).__name__}: {exc}"
-            )
-            raise PluginError([Diagnostic(where, message)]) from exc
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-    os.replace(tmp, path)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _render(found: ReporterType, run: Run, path: Path, tmp: Path) -> None:
+    payload: Any = run if found.origin == "builtin" else run_json(run)
+    try:
+        cast(WriteFn, found.factory)(payload, tmp)
+    except OSError:
+        raise
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        if found.origin == "builtin":
+            raise  # a bug in skilleval: keep the traceback
+        code = found.factory.__code__
+        where = Location(code.co_filename, code.co_firstlineno, 1)
+        message = (
+            f"output format '{found.name}' could not write {path}: {type(exc).__name__}: {exc}"
+        )
+        raise PluginError([Diagnostic(where, message)]) from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from skilleval.runner.records import Record
-    from skilleval.runner.run import Progress
+    from skilleval.results.records import Record
+    from skilleval.runner.options import Progress
 
 
 @dataclass
@@ -31,11 +31,11 @@ class Tally:
     """Completion tokens produced by real model calls (cache hits excluded)."""
 
     def add(self, record: Record) -> None:
-        stats = record.stats or {}
-        if stats.get("cached"):
+        stats = record.stats
+        if stats is not None and stats.cached:
             self.cache_hits += 1
-        else:
-            self.generated += int(stats.get("completion_tokens") or 0)
+        elif stats is not None:
+            self.generated += stats.completion_tokens
         if record.status == "fail":
             self.failed += 1
         elif record.status == "error":

@@ -1,17 +1,16 @@
 """What a re-run reused from the cache and what changed since the previous run, as text.
 
-``skilleval watch`` prints these after every re-run; they read only results documents, so a
+``skilleval watch`` prints these after every re-run; they read only typed runs, so a
 re-run can be explained from its ``results.json`` alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from skilleval.report import view
 from skilleval.report.compare import Comparison
+from skilleval.results.model import Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,33 +47,32 @@ class Reuse:
         return max(0, self.cache_hits - sum(a.reused for a in self.arms))
 
 
-def reuse_of(doc: Mapping[str, Any]) -> Reuse:
+def reuse_of(run: Run) -> Reuse:
     """Count, per arm, the records served from the cache (``stats.cached``) and the rest."""
     reused: dict[str, int] = {}
     made: dict[str, int] = {}
     recomputed: dict[str, list[str]] = {}
-    arms = [*view.arms(doc), *(r["arm"] for r in doc.get("records") or ())]
+    arms = [*view.arms(run), *(r.arm for r in run.records)]
     for arm in dict.fromkeys(arms):
         reused[arm], made[arm], recomputed[arm] = 0, 0, []
-    for rec in doc.get("records") or ():
-        stats, arm = rec.get("stats") or {}, rec["arm"]
-        if not stats:
+    for rec in run.records:
+        if rec.stats is None:
             continue  # an error before generation: nothing was asked or reused
-        if stats.get("cached"):
-            reused[arm] += 1
+        if rec.stats.cached:
+            reused[rec.arm] += 1
             continue
-        made[arm] += 1
-        if rec["test_id"] not in recomputed[arm]:
-            recomputed[arm].append(rec["test_id"])
-    calls = doc.get("calls") or {}
+        made[rec.arm] += 1
+        if rec.test_id not in recomputed[rec.arm]:
+            recomputed[rec.arm].append(rec.test_id)
+    calls = run.calls
     # A judge that is the generator is already in model_calls; count only a separate one.
-    separate = (doc.get("judge") or {}).get("same_as_generator") is False
+    separate = run.judge is not None and run.judge.same_as_generator is False
     return Reuse(
         arms=tuple(ArmReuse(a, reused[a], tuple(recomputed[a]), made[a]) for a in reused),
-        model_calls=int(calls.get("model_calls", sum(made.values()))),
-        cache_hits=int(calls.get("cache_hits", sum(reused.values()))),
-        judge_calls=int(calls["judge_calls"]) if separate and "judge_calls" in calls else None,
-        judge_hits=int(calls.get("judge_cache_hits", 0)) if separate else None,
+        model_calls=calls.model_calls if calls else sum(made.values()),
+        cache_hits=calls.cache_hits if calls else sum(reused.values()),
+        judge_calls=calls.judge_calls if separate and calls else None,
+        judge_hits=(calls.judge_cache_hits or 0) if separate and calls else None,
     )
 
 
@@ -105,7 +103,7 @@ def _change(before: float | None, after: float | None, change: float | None) -> 
 
 def delta_lines(c: Comparison) -> list[str]:
     """A compact delta: flipped tests, pass rates per arm and tier, lift, trigger accuracy."""
-    out = [f"  since {c.a['run_id']}:"]
+    out = [f"  since {c.a.run_id}:"]
     flipped = [t for t in c.tests if t.change in ("newly_failing", "newly_passing")]
     if flipped:
         shown = [f"{t.test_id} [{t.arm}] {t.before} → {t.after}" for t in flipped[:8]]
@@ -115,22 +113,22 @@ def delta_lines(c: Comparison) -> list[str]:
         out.append("    no test flipped")
     for s in c.settings:
         before, after = (
-            (view.short_digest(s["a"]), view.short_digest(s["b"]))
-            if "digest" in s["name"] or "sha256" in s["name"]
-            else (s["a"], s["b"])
+            (view.short_digest(str(s.a)), view.short_digest(str(s.b)))
+            if "digest" in s.name or "sha256" in s.name
+            else (s.a, s.b)
         )
-        out.append(f"    changed: {s['name']} {before} → {after}")
+        out.append(f"    changed: {s.name} {before} → {after}")
     added, removed = c.by_change("only_in_b"), c.by_change("only_in_a")
     if added or removed:
         out.append(f"    tests added: {len(added)} · removed: {len(removed)}")
     changed = sum(1 for t in c.tests if t.output_changed)
     if changed:
         out.append(f"    outputs changed: {changed}")
-    for arm in dict.fromkeys(t["arm"] for t in c.tiers):
+    for arm in dict.fromkeys(t.arm for t in c.tiers):
         parts = [
-            f"{t['tier']} {_change(t['a'], t['b'], t['change'])}"
+            f"{t.tier} {_change(t.a, t.b, t.change)}"
             for t in c.tiers
-            if t["arm"] == arm and (t["a"] is not None or t["b"] is not None)
+            if t.arm == arm and (t.a is not None or t.b is not None)
         ]
         if parts:
             out.append(f"    [{arm}] " + " · ".join(parts))

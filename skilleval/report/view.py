@@ -1,4 +1,4 @@
-"""What every report format reads from a results document: rows, verdicts and labels.
+"""What every report format reads from a run: rows, verdicts and labels.
 
 The HTML, JUnit, Markdown and CSV writers and ``compare`` all see a run the same way: one
 :class:`Row` per test × arm, holding that pair's trials. A row passes only when every trial
@@ -7,14 +7,17 @@ passed; any trial that errored makes it an error, since its verdict is then inco
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from skilleval.results.model import ArmSummary, ModelError, ModelInfo, Run, Tally
+from skilleval.results.records import Record, Tier
 
 RowStatus = Literal["pass", "fail", "error"]
 Tone = Literal["good", "bad", "warn", "neutral"]
 
-TIERS: tuple[str, ...] = ("deterministic", "model")
+TIERS: tuple[Tier, ...] = ("deterministic", "model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +26,7 @@ class Row:
 
     test_id: str
     arm: str
-    records: tuple[Mapping[str, Any], ...]
+    records: tuple[Record, ...]
 
     @property
     def trials(self) -> int:
@@ -31,15 +34,15 @@ class Row:
 
     @property
     def passed(self) -> int:
-        return sum(1 for r in self.records if r["status"] == "pass")
+        return sum(1 for r in self.records if r.status == "pass")
 
     @property
     def failed(self) -> int:
-        return sum(1 for r in self.records if r["status"] == "fail")
+        return sum(1 for r in self.records if r.status == "fail")
 
     @property
     def errors(self) -> int:
-        return sum(1 for r in self.records if r["status"] == "error")
+        return sum(1 for r in self.records if r.status == "error")
 
     @property
     def status(self) -> RowStatus:
@@ -57,7 +60,7 @@ class Row:
         """Per tier present in any trial: error, else fail if any trial failed it, else pass."""
         out: dict[str, RowStatus] = {}
         for tier in TIERS:
-            seen = [r["tiers"][tier] for r in self.records if tier in (r.get("tiers") or {})]
+            seen = [r.tiers[tier] for r in self.records if tier in r.tiers]
             if seen:
                 out[tier] = _worst(seen)
         return out
@@ -65,18 +68,16 @@ class Row:
     @property
     def types(self) -> list[str]:
         """Assertion types checked in any trial, in first-seen order."""
-        return _unique(a["type"] for r in self.records for a in r.get("asserts") or ())
+        return _unique(a.type for r in self.records for a in r.asserts)
 
     @property
     def failed_types(self) -> list[str]:
         """Assertion types that did not pass in some trial."""
-        return _unique(
-            a["type"] for r in self.records for a in r.get("asserts") or () if a["status"] != "pass"
-        )
+        return _unique(a.type for r in self.records for a in r.asserts if a.status != "pass")
 
     @property
     def mean_score(self) -> float:
-        return sum(float(r["score"]) for r in self.records) / self.trials if self.records else 0.0
+        return sum(r.score for r in self.records) / self.trials if self.records else 0.0
 
     def reasons(self, limit: int | None = None) -> list[str]:
         """Why the row did not pass, deduplicated over trials (empty when it passed)."""
@@ -85,8 +86,20 @@ class Row:
             return [*found[:limit], f"… and {len(found) - limit} more"]
         return found
 
-    def stat_total(self, key: str) -> float:
-        return sum(float((r.get("stats") or {}).get(key) or 0) for r in self.records)
+    @property
+    def latency_ms(self) -> float:
+        """Time spent producing the row's outputs, over all trials."""
+        return sum(r.stats.latency_ms for r in self.records if r.stats is not None)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens sent for the row, over all trials."""
+        return sum(r.stats.prompt_tokens for r in self.records if r.stats is not None)
+
+    @property
+    def completion_tokens(self) -> int:
+        """Tokens generated for the row, over all trials."""
+        return sum(r.stats.completion_tokens for r in self.records if r.stats is not None)
 
 
 def _worst(statuses: Iterable[str]) -> RowStatus:
@@ -100,47 +113,42 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def record_reasons(record: Mapping[str, Any]) -> list[str]:
+def record_reasons(record: Record) -> list[str]:
     """The failing assertions of one record as ``type: reason`` lines, and its error if any.
 
     Assertions with weight 0 are informational, so they never explain a failure.
     """
     out: list[str] = []
-    if record["status"] == "error" and record.get("error"):
-        out.append(f"error: {record['error']}")
-    for a in record.get("asserts") or ():
-        if a["status"] == "pass" or a.get("weight", 1) <= 0:
+    if record.status == "error" and record.error:
+        out.append(f"error: {record.error}")
+    for a in record.asserts:
+        if a.status == "pass" or a.weight <= 0:
             continue
-        if a["status"] == "error":
-            out.append(f"{a['type']} error: {a.get('error') or a.get('reason') or 'failed to run'}")
+        if a.status == "error":
+            out.append(f"{a.type} error: {a.error or a.reason or 'failed to run'}")
         else:
-            out.append(f"{a['type']}: {a.get('reason') or 'failed'}")
+            out.append(f"{a.type}: {a.reason or 'failed'}")
     return out
 
 
-def rows(doc: Mapping[str, Any]) -> list[Row]:
+def rows(run: Run) -> list[Row]:
     """One row per test × arm, in plan order, each with its trials sorted."""
-    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for rec in doc.get("records") or ():
-        grouped.setdefault((rec["test_id"], rec["arm"]), []).append(rec)
+    grouped: dict[tuple[str, str], list[Record]] = {}
+    for rec in run.records:
+        grouped.setdefault((rec.test_id, rec.arm), []).append(rec)
     return [
-        Row(test_id, arm, tuple(sorted(recs, key=lambda r: int(r.get("trial", 0)))))
+        Row(test_id, arm, tuple(sorted(recs, key=lambda r: r.trial)))
         for (test_id, arm), recs in grouped.items()
     ]
 
 
-def arms(doc: Mapping[str, Any]) -> list[str]:
-    """The run's arms; for a rebuilt document, the arms its records mention."""
-    listed = list(doc.get("arms") or ())
-    return listed or _unique(r["arm"] for r in doc.get("records") or ())
+def arms(run: Run) -> list[str]:
+    """The run's arms; for a rebuilt run, the arms its records mention."""
+    return list(run.arms) or _unique(r.arm for r in run.records)
 
 
-def primary_arm(doc: Mapping[str, Any]) -> str:
-    named = doc.get("primary_arm")
-    if isinstance(named, str):
-        return named
-    found = arms(doc)
-    return "on" if "on" in found else (found[0] if found else "default")
+def primary_arm(run: Run) -> str:
+    return run.primary_arm
 
 
 # --------------------------------------------------------------------------- formatting
@@ -177,25 +185,26 @@ class Verdict:
     detail: str
 
 
-def verdict(doc: Mapping[str, Any]) -> Verdict:
+def verdict(run: Run) -> Verdict:
     """PASSED, FAILED, INTERRUPTED or INCOMPLETE, with the gate's reasons."""
-    gate = doc.get("gate") or None
-    notes = list(doc.get("notes") or ())
-    if doc.get("status") == "incomplete" or gate is None:
-        return Verdict("INCOMPLETE", "warn", "; ".join(notes) or "the run did not finish")
-    detail = "; ".join(gate.get("reasons") or ())
-    if doc.get("status") == "interrupted":
+    gate = run.gate
+    if run.status == "incomplete" or gate is None:
+        return Verdict("INCOMPLETE", "warn", "; ".join(run.notes) or "the run did not finish")
+    detail = "; ".join(gate.reasons)
+    if run.status == "interrupted":
         return Verdict("INTERRUPTED", "warn", detail or "the run was interrupted")
-    if gate.get("passed"):
+    if gate.passed:
         return Verdict("PASSED", "good", detail)
     return Verdict("FAILED", "bad", detail)
 
 
-def model_label(identity: Mapping[str, Any] | None) -> str:
+def model_label(identity: ModelInfo | ModelError | None) -> str:
     """The model's name: a GGUF's file name rather than its full path."""
-    if not identity:
+    if identity is None:
         return "unknown model"
-    name = str(identity.get("name") or identity.get("file") or identity.get("kind") or "?")
+    if isinstance(identity, ModelError):
+        return "?"
+    name = identity.name or identity.file or identity.kind or "?"
     return name.replace("\\", "/").rsplit("/", 1)[-1]
 
 
@@ -206,39 +215,32 @@ def short_digest(digest: str | None, width: int = 12) -> str:
     return (f"{algo}:" if algo else "") + hexpart[:width]
 
 
-def decoding_label(doc: Mapping[str, Any]) -> str:
+def decoding_label(run: Run) -> str:
     """How the outputs were produced, in one line."""
-    env = doc.get("environment") or {}
-    dec = env.get("decoding")
-    if not dec:
+    if run.environment is None:
         return "decoding unknown"
-    if dec.get("mode") == "deterministic":
-        how = f"greedy, seed {dec.get('seed')}"
+    dec = run.environment.decoding
+    if dec.mode == "deterministic":
+        how = f"greedy, seed {dec.seed}"
     else:
-        how = (
-            f"sampled (temperature {dec.get('temperature')}, top_p {dec.get('top_p')}), "
-            f"seed {dec.get('seed')}+trial"
-        )
-    return f"{how} · max_tokens {dec.get('max_tokens')}"
+        how = f"sampled (temperature {dec.temperature}, top_p {dec.top_p}), seed {dec.seed}+trial"
+    return f"{how} · max_tokens {dec.max_tokens}"
 
 
-def suite_name(doc: Mapping[str, Any]) -> str:
-    suite = doc.get("suite") or {}
-    return str(suite.get("path") or doc.get("run_id") or "suite")
+def suite_name(run: Run) -> str:
+    return str(run.suite.path or run.run_id or "suite")
 
 
-def trials_of(doc: Mapping[str, Any]) -> int:
-    env = doc.get("environment") or {}
-    suite = doc.get("suite") or {}
-    found = env.get("trials") or suite.get("trials")
-    if isinstance(found, int):
+def trials_of(run: Run) -> int:
+    found = run.environment.trials if run.environment is not None else run.suite.trials
+    if found:
         return found
-    return max((int(r.get("trial", 0)) + 1 for r in doc.get("records") or ()), default=1)
+    return max((r.trial + 1 for r in run.records), default=1)
 
 
-def tier_cells(arm_summary: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def tier_cells(arm_summary: ArmSummary) -> dict[str, Tally]:
     """The tier tallies of one arm, deterministic first."""
-    tiers = arm_summary.get("tiers") or {}
+    tiers = arm_summary.tiers
     ordered = [t for t in TIERS if t in tiers] + [t for t in tiers if t not in TIERS]
     return {t: tiers[t] for t in ordered}
 

@@ -31,9 +31,10 @@ from skilleval.agent.records import AgentRun, TurnResult
 from skilleval.agent.workspace import create_workspace, sigterm_as_interrupt
 from skilleval.assertions.api import Judge, Stats
 from skilleval.engine.base import Provider
+from skilleval.results.records import AssertionResult, Message, Record
 from skilleval.runner import grade as grading
+from skilleval.runner.calls import record_stats
 from skilleval.runner.plan import Job
-from skilleval.runner.records import AssertionResult, Record
 from skilleval.suite import template
 
 __all__ = ["is_agentic", "run_job", "sigterm_as_interrupt"]
@@ -112,9 +113,10 @@ def run_job(
             after_turn=grade_turn,
         )
         messages = tuple(m.to_json() for m in run.messages)
+        transcript = tuple(Message(m.role, m.content) for m in run.messages)
         if run.error is not None:
             return Record.failed(
-                job.key, job.prompt, run.error, messages, {"agent": _agent_block(run)}
+                job.key, job.prompt, run.error, transcript, {"agent": _agent_block(run)}
             )
         completion = run.as_completion()
         subject = grading.Subject(
@@ -137,15 +139,14 @@ def run_job(
         trial=job.trial,
         status=scored.status,
         score=scored.score,
+        error=None,
         output=run.final,
         prompt=job.prompt,
-        messages=messages,
+        messages=transcript,
         asserts=scored.asserts,
-        stats={
-            **completion.to_json(),
-            "steps": totals["steps"],
-            "tool_calls": totals["tool_calls"],
-        },
+        stats=record_stats(
+            completion, steps=int(totals["steps"]), tool_calls=int(totals["tool_calls"])
+        ),
         tiers=scored.tiers,
         metrics=scored.metrics,
         extra={"agent": _agent_block(run)},

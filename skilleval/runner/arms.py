@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from skilleval.engine.base import Completion, Message, Provider, Request
 from skilleval.errors import ProviderError
+from skilleval.results.records import TriggerOutcome
 from skilleval.suite.model import Suite, TestCase
 
 NONE = "none"
@@ -76,22 +77,23 @@ class TriggerResult:
         rest = [v for k, v in self.scores.items() if k != self.chosen]
         return round(best - max(rest), 6)
 
-    def to_json(self, skill: str) -> dict[str, Any]:
+    def outcome(self, skill: str) -> TriggerOutcome:
+        """The routing decision as recorded in the results, judged against ``skill``."""
         triggered = self.triggered(skill)
-        return {
-            "test_id": self.test_id,
-            "expected": self.expected,
-            "chosen": self.chosen,
-            "triggered": triggered,
-            "correct": None
+        return TriggerOutcome(
+            test_id=self.test_id,
+            expected=self.expected,
+            chosen=self.chosen,
+            triggered=triggered,
+            correct=None
             if triggered is None or self.expected is None
             else triggered == self.expected,
-            "scores": None
+            scores=None
             if self.scores is None
             else {k: round(v, 6) for k, v in self.scores.items()},
-            "margin": self.margin(),
-            "error": self.error,
-        }
+            margin=self.margin(),
+            error=self.error,
+        )
 
 
 def routing_request(skills: Sequence[Routable], prompt: str, *, seed: int, test_id: str) -> Request:

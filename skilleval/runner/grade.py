@@ -20,7 +20,7 @@ from typing import Any
 from skilleval.assertions.api import Check, Judge, Stats, Verdict
 from skilleval.engine.base import Completion
 from skilleval.expr import compile_expr
-from skilleval.runner.records import AssertionResult, Status
+from skilleval.results.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
 from skilleval.trajectory import Step

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import UsageError
-from skilleval.runner.records import Record
+from skilleval.results.load import parse_record
+from skilleval.results.records import Record
+from skilleval.results.write import record_line
 from skilleval.runner.rundir import RunDir
 from skilleval.suite.model import Suite
 
@@ -86,8 +88,8 @@ def finished_records(
         if not line.strip():
             continue
         try:
-            record = Record.from_json(json.loads(line))
-        except (ValueError, KeyError, TypeError) as exc:
+            record = parse_record(line)
+        except (ValueError, RecursionError) as exc:
             if warn is not None:
                 warn(f"{path}:{number}: skipping a corrupt line ({type(exc).__name__})")
             continue
@@ -100,7 +102,7 @@ def _rewrite(path: Path, records: dict[tuple[str, str, int], Record]) -> None:
     # Drop the torn tail, so the lines appended next start on a line of their own.
     tmp = path.with_suffix(".jsonl.tmp")
     tmp.write_text(
-        "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records.values()),
+        "".join(record_line(r) for r in records.values()),
         encoding="utf-8",
     )
     tmp.replace(path)

@@ -11,6 +11,11 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from skilleval.errors import SkillevalError
+from skilleval.results.model import Run
+from skilleval.results.records import Record
+from skilleval.results.write import dumps_run, record_line, write_atomic
+
 
 def home_dir() -> Path:
     """skilleval's working directory: ``$SKILLEVAL_HOME`` or ``.skilleval`` here."""
@@ -49,10 +54,10 @@ class RunDir:
     def json_path(self) -> Path:
         return self.root / "results.json"
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         if self._jsonl is None:
             self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
-        self._jsonl.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+        self._jsonl.write(record_line(record))
         # Flushed at once, so a killed process loses nothing (the kernel has the bytes);
         # synced to disk at most once a second, since an fsync per record dominates big runs.
         self._jsonl.flush()
@@ -67,6 +72,22 @@ class RunDir:
             os.fsync(self._jsonl.fileno())
             self._jsonl.close()
             self._jsonl = None
+
+    def write_results(self, run: Run) -> Path:
+        """Write ``results.json`` atomically.
+
+        Raises:
+            SkillevalError: It could not be written (a full disk …); no temporary file is left,
+                and ``results.jsonl`` still holds every record for ``--resume``.
+        """
+        try:
+            write_atomic(self.json_path, dumps_run(run))
+        except OSError as exc:
+            raise SkillevalError(
+                f"cannot write {self.json_path}: {exc.strerror or exc}; the results streamed to "
+                f"{self.jsonl_path.name} are kept (`skilleval report {self.root}` reads them)"
+            ) from None
+        return self.json_path
 
     def write_json(self, name: str, data: Any) -> Path:
         """Write a JSON file atomically, so a reader never sees half of it."""

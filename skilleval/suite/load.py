@@ -24,6 +24,7 @@ from skilleval.skills import Skill, load_skill
 from skilleval.suite import agentic, template
 from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import AgentConfig, ToolConfig
+from skilleval.suite.gate import parse_gate
 from skilleval.suite.model import (
     AssertionEntry,
     LiftConfig,
@@ -170,12 +171,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         min_lift=float(lift_raw.get("min_lift", 0.0)),
         sidedness=lift_raw.get("sidedness", "two-sided"),
     )
-    gate_cfg = dict(data.get("gate") or {})
-    if "skill" not in data and ("lift" in gate_cfg or "trigger_accuracy" in gate_cfg):
-        key = "lift" if "lift" in gate_cfg else "trigger_accuracy"
-        loader.error(
-            doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`"
-        )
+    gate_cfg = parse_gate(doc, data.get("gate"), "skill" in data, loader.error)
     plugin_dirs = tuple((base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}
     return Suite(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Location
 from skilleval.skills import Skill
+from skilleval.suite.gate import GateConfig
 from skilleval.suite.model_config import Decoding, ModelSpec
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class Suite:
     distractors: tuple[Skill, ...] = ()
     arms: tuple[str, ...] = ("default",)
     lift: LiftConfig = field(default_factory=lambda: LiftConfig())
-    gate: Mapping[str, Any] = field(default_factory=dict)
+    gate: GateConfig = field(default_factory=GateConfig)
 
     @property
     def base_dir(self) -> Path:

@@ -155,12 +155,13 @@ def test_an_agentic_job_runs_grades_every_turn_and_cleans_up(tmp_path: Path) -> 
     ]
     assert record.status == "pass"
     assert record.output == "You are welcome."
-    assert record.stats["steps"] == 3
-    assert record.stats["tool_calls"] == 1
+    assert record.stats is not None
+    assert record.stats.steps == 3
+    assert record.stats.tool_calls == 1
     agent_block = record.extra["agent"]
     assert [t["output"] for t in agent_block["turns"]] == ["Saved.", "You are welcome."]
     assert agent_block["steps"][0]["tool"] == "write_note"
-    assert record.messages[-1]["role"] == "assistant"
+    assert record.messages[-1].role == "assistant"
     leftovers = list(Path(os.environ.get("TMPDIR", "/tmp")).glob("skilleval-notes-default-0-*"))
     assert leftovers == []
 
@@ -171,7 +172,7 @@ def test_the_on_arm_gets_the_skill_before_the_tool_guide(tmp_path: Path) -> None
     suite = load(tmp_path)
     on = next(j for j in jobs_of(suite, ("off", "on")) if j.arm == "on" and j.test.id == "notes")
     record = run_job(on, ScriptedProvider(suite.model.config), None)
-    assert record.messages[0]["content"].startswith("SKILL\n\nYou can use tools.")
+    assert record.messages[0].content.startswith("SKILL\n\nYou can use tools.")
 
 
 def test_a_failed_setup_makes_the_record_an_error(tmp_path: Path) -> None:

@@ -1,10 +1,12 @@
-"""Read a finished (or broken-off) run back: from its directory, results.json or results.jsonl.
+"""The one loader of results: a run directory, ``results.json`` or ``results.jsonl`` → :class:`Run`.
 
-``results.json`` is the run's own document and is used whenever it exists. When it is missing,
-because the process was killed before the end, the document is rebuilt from the records that
-``results.jsonl`` streamed: a corrupt or half-written line is skipped with a warning naming
-it, the figures are recomputed, and the document is marked ``"status": "incomplete"`` with a
-note, since neither the environment nor the gate was recorded.
+``results.json`` is the run's own document and is used whenever it exists. It is checked
+against ``results.schema.json`` before anything reads it, so a damaged file is refused with
+the places it departs from the format. When it is missing, because the process was killed
+before the end, the run is rebuilt from the records that ``results.jsonl`` streamed: a corrupt
+or half-written line is skipped with a warning naming it, the figures are recomputed, and the
+run is marked ``incomplete`` with a note, since neither the environment nor the gate was
+recorded.
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ from typing import Any
 
 from skilleval import __version__
 from skilleval.errors import SkillevalError
-from skilleval.runner.records import Record
-from skilleval.runner.run import RESULTS_VERSION
-from skilleval.runner.summary import summarize
+from skilleval.results.codec import DecodeError, decode
+from skilleval.results.model import RESULTS_VERSION, Calls, Run, SuiteInfo, Timing
+from skilleval.results.records import ARMS, Record
+from skilleval.results.summary import summarize
+from skilleval.suite.schema import load_schema
 
 JSON_NAME = "results.json"
 JSONL_NAME = "results.jsonl"
-ARM_ORDER: tuple[str, ...] = ("default", "off", "on", "routed")
+SCHEMA_NAME = "results.schema.json"
+SHOWN_PROBLEMS = 5
 
 Warn = Callable[[str], None]
 
@@ -77,8 +82,8 @@ def _follow_latest(path: Path) -> Path:
     return path
 
 
-def load_run(path: Path | str, *, on_warning: Warn | None = None) -> dict[str, Any]:
-    """Load the results document of a run.
+def load_run(path: Path | str, *, on_warning: Warn | None = None) -> Run:
+    """Load the results of a run.
 
     Args:
         path: Anything :func:`resolve_run` accepts.
@@ -86,12 +91,13 @@ def load_run(path: Path | str, *, on_warning: Warn | None = None) -> dict[str, A
             is issued as a :class:`ReportWarning`.
 
     Returns:
-        The results document. A document rebuilt from ``results.jsonl`` has status
-        ``incomplete``, ``notes`` saying why, and null ``environment`` and ``gate``.
+        The run. One rebuilt from ``results.jsonl`` has status ``incomplete``, ``notes``
+        saying why, and no ``environment`` or ``gate``.
 
     Raises:
-        SkillevalError: The path holds no run, the file is not a skilleval results file, or it
-            was written in a results format version this skilleval does not know.
+        SkillevalError: The path holds no run, the file is not a skilleval results file, it
+            was written in a results format version this skilleval does not know, or it
+            departs from ``results.schema.json`` (the message names where).
     """
     warn = on_warning or _default_warn
     source = resolve_run(path)
@@ -101,15 +107,36 @@ def load_run(path: Path | str, *, on_warning: Warn | None = None) -> dict[str, A
         data = json.loads(source.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SkillevalError(f"cannot read {source}: {exc.strerror or exc}") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         sibling = source.with_name(JSONL_NAME)
         if sibling.is_file():
             warn(f"{source} is not valid JSON ({exc}); rebuilding the run from {sibling}")
             return rebuild_from_jsonl(sibling, warn)
         raise SkillevalError(f"{source} is not valid JSON: {exc}") from None
+    return parse_run(data, source)
+
+
+def parse_run(data: Any, source: Path | str) -> Run:
+    """Check JSON data against the results format and build the typed run from it.
+
+    Raises:
+        SkillevalError: As for :func:`load_run`.
+    """
     check_version(data, source)
-    result: dict[str, Any] = data
-    return result
+    problems = validate_document(data)
+    if problems:
+        shown = problems[:SHOWN_PROBLEMS]
+        more = len(problems) - len(shown)
+        raise SkillevalError(
+            f"{source} is not a valid skilleval results file ({len(problems)} "
+            f"problem{'s' if len(problems) != 1 else ''}):\n  "
+            + "\n  ".join(shown)
+            + (f"\n  … and {more} more" if more else "")
+        )
+    try:
+        return decode(Run, data)
+    except DecodeError as exc:
+        raise SkillevalError(f"{source} is not a valid skilleval results file: {exc}") from None
 
 
 def check_version(data: Any, source: Path | str) -> None:
@@ -135,17 +162,29 @@ def check_version(data: Any, source: Path | str) -> None:
     )
 
 
-def _parse_line(text: str) -> Record:
+def validate_document(doc: Mapping[str, Any]) -> list[str]:
+    """Every way ``doc`` departs from ``results.schema.json``, as ``path: message`` lines."""
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+
+    validator = Draft202012Validator(load_schema(SCHEMA_NAME))
+    problems = []
+    for error in validator.iter_errors(doc):
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        message = error.message if len(error.message) <= 160 else error.message[:159] + "…"
+        problems.append(f"{where}: {message}")
+    return sorted(problems)
+
+
+def parse_record(text: str) -> Record:
+    """One line of ``results.jsonl``.
+
+    Raises:
+        ValueError: The line is not a record (its message says why).
+    """
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    try:
-        record = Record.from_json(data)
-    except KeyError as exc:
-        raise ValueError(f"missing {exc.args[0]!r}") from None
-    if record.status not in ("pass", "fail", "error"):
-        raise ValueError(f"unknown status {record.status!r}")
-    return record
+    return decode(Record, data)
 
 
 def read_records(path: Path, warn: Warn) -> list[Record]:
@@ -159,15 +198,15 @@ def read_records(path: Path, warn: Warn) -> list[Record]:
         if not line.strip():
             continue
         try:
-            record = _parse_line(line)
-        except (ValueError, TypeError) as exc:
+            record = parse_record(line)
+        except (ValueError, RecursionError) as exc:
             warn(f"{path}:{number}: skipped a corrupt line ({_short(exc)})")
             continue
         found[record.key] = record
     return list(found.values())
 
 
-def _short(exc: Exception) -> str:
+def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) <= 80 else text[:79] + "…"
 
@@ -180,74 +219,63 @@ def _started_at(run_id: str) -> str | None:
     return stamp.isoformat(timespec="seconds")
 
 
-def _calls(records: Sequence[Record]) -> dict[str, Any]:
-    stats = [r.stats for r in records if r.stats]
-    fresh = [s for s in stats if not s.get("cached")]
-    return {
-        "model_calls": len(fresh),
-        "cache_hits": len(stats) - len(fresh),
-        "prompt_tokens": sum(int(s.get("prompt_tokens") or 0) for s in stats),
-        "completion_tokens": sum(int(s.get("completion_tokens") or 0) for s in stats),
-        "tokens_evaluated": sum(int(s.get("tokens_evaluated") or 0) for s in fresh),
-        "generation_tokens_per_s": None,
-    }
+def _calls(records: Sequence[Record]) -> Calls:
+    stats = [r.stats for r in records if r.stats is not None]
+    fresh = [s for s in stats if not s.cached]
+    return Calls(
+        model_calls=len(fresh),
+        cache_hits=len(stats) - len(fresh),
+        prompt_tokens=sum(s.prompt_tokens for s in stats),
+        completion_tokens=sum(s.completion_tokens for s in stats),
+        tokens_evaluated=sum(s.tokens_evaluated for s in fresh),
+        generation_tokens_per_s=None,
+    )
 
 
-def rebuild_from_jsonl(path: Path, warn: Warn | None = None) -> dict[str, Any]:
-    """A results document holding what a results.jsonl kept, marked incomplete.
+def rebuild_from_jsonl(path: Path, warn: Warn | None = None) -> Run:
+    """A run holding what a results.jsonl kept, marked incomplete.
 
     Args:
         path: The results.jsonl file.
         warn: Called for each skipped line.
-
-    Returns:
-        A document that validates against ``results.schema.json``.
     """
     warn = warn or _default_warn
     records = read_records(path, warn)
     seen = {r.arm for r in records}
-    arms = [a for a in ARM_ORDER if a in seen] + sorted(seen - set(ARM_ORDER)) or ["default"]
+    arms = [a for a in ARMS if a in seen] + sorted(seen - set(ARMS)) or ["default"]
     run_id = path.parent.name if path.name == JSONL_NAME else path.stem
     n = len(records)
-    notes = [
+    note = (
         f"{path.name} was read because the run's {JSON_NAME} is missing: the run did not finish, "
         f"so this shows the {n} result{'s' if n != 1 else ''} it streamed, with no gate verdict"
-    ]
+    )
     trials = max((r.trial + 1 for r in records), default=None)
-    return {
-        "version": RESULTS_VERSION,
-        "skilleval": None,
-        "run_id": run_id,
-        "status": "incomplete",
-        "notes": notes,
-        "suite": {
-            "path": None,
-            "description": None,
-            "type": None,
-            "threshold": None,
-            "trials": trials,
-            "tests": len({r.test_id for r in records}),
-        },
-        "environment": None,
-        "arms": arms,
-        "primary_arm": "on" if "on" in arms else arms[0],
-        "records": [r.to_json() for r in records],
-        "summary": summarize(records, arms),
-        "calls": _calls(records),
-        "gate": None,
-        "timing": {"started_at": _started_at(run_id), "duration_s": None},
-    }
-
-
-def validate_document(doc: Mapping[str, Any]) -> list[str]:
-    """Every way ``doc`` departs from ``results.schema.json``, as ``path: message`` lines."""
-    from jsonschema import Draft202012Validator
-
-    from skilleval.suite.schema import load_schema
-
-    validator = Draft202012Validator(load_schema("results.schema.json"))
-    problems = []
-    for error in validator.iter_errors(doc):
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        problems.append(f"{where}: {error.message}")
-    return sorted(problems)
+    return Run(
+        version=RESULTS_VERSION,
+        skilleval=None,
+        run_id=run_id,
+        status="incomplete",
+        notes=(note,),
+        suite=SuiteInfo(
+            path=None,
+            description=None,
+            type=None,
+            threshold=None,
+            trials=trials,
+            tests=len({r.test_id for r in records}),
+        ),
+        environment=None,
+        skill=None,
+        judge=None,
+        arms=tuple(arms),
+        primary_arm="on" if "on" in arms else arms[0],
+        records=tuple(records),
+        summary=summarize(records, arms),
+        lift=None,
+        trigger=None,
+        reliability=None,
+        overfit=None,
+        calls=_calls(records),
+        gate=None,
+        timing=Timing(started_at=_started_at(run_id), duration_s=None),
+    )

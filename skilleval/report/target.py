@@ -1,0 +1,48 @@
+"""Where an output file goes: checked before a run starts, written atomically after it.
+
+Every way a path can be unwritable (a folder, a file where a folder should be, a read-only or
+virtual file system, a full disk) becomes one :class:`~skilleval.errors.UsageError` naming the
+path and the reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from skilleval.errors import UsageError
+
+
+def check_target(path: Path) -> None:
+    """Refuse a path that can never be written, before any work is done.
+
+    Raises:
+        UsageError: ``path`` is a folder, or one of its parents is a file.
+    """
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a folder; give a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"cannot write {path}: {parent} is a file, not a folder")
+            break
+
+
+def write_target(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, creating its folders.
+
+    Raises:
+        UsageError: The file could not be written (the message says why).
+    """
+    check_target(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

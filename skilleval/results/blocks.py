@@ -1,0 +1,208 @@
+"""The aggregate blocks of a run: per-arm summaries, lift, trigger, reliability, overfitting.
+
+Each is computed from the records by :mod:`skilleval.runner.analysis` (the arithmetic lives in
+:mod:`skilleval.stats`); :mod:`skilleval.results.model` assembles them into the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from skilleval.results.codec import meta
+from skilleval.results.records import ARM, COUNT, RATE, Tier, TriggerOutcome
+
+LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]
+Severity = Literal["Low", "Moderate", "High", "Unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Passes, fails and errors; errors count in neither side of the rate."""
+
+    passed: int = field(metadata=meta(ref=COUNT))
+    failed: int = field(metadata=meta(ref=COUNT))
+    errors: int = field(metadata=meta(ref=COUNT))
+    total: int = field(metadata=meta(ref=COUNT))
+    pass_rate: float | None = field(
+        metadata=meta("passed / (passed + failed): errors count in neither.", ref=RATE)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ArmSummary:
+    """One arm's figures, overall and per tier."""
+
+    passed: int = field(metadata=meta(ref=COUNT))
+    failed: int = field(metadata=meta(ref=COUNT))
+    errors: int = field(metadata=meta(ref=COUNT))
+    total: int = field(metadata=meta(ref=COUNT))
+    pass_rate: float | None = field(metadata=meta(ref=RATE))
+    tiers: Mapping[str, Tally] = field(metadata=meta("deterministic and model, kept apart."))
+    metrics: Mapping[str, float] = field(metadata=meta("Mean of each named metric."))
+
+    def tier(self, name: Tier) -> Tally:
+        """One tier's tally; an empty one when no assertion of that tier ran."""
+        return self.tiers.get(name) or Tally(0, 0, 0, 0, None)
+
+
+@dataclass(frozen=True, slots=True)
+class TestRow:
+    """One test under one arm: how its trials went."""
+
+    __test__ = False  # not a pytest class
+
+    test_id: str
+    arm: str = field(metadata=meta(ref=ARM))
+    passed: int = field(metadata=meta(ref=COUNT))
+    failed: int = field(metadata=meta(ref=COUNT))
+    errors: int = field(metadata=meta(ref=COUNT))
+    trials: int = field(metadata=meta(ref=COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    arms: Mapping[str, ArmSummary] = field(metadata=meta(keys=ARM))
+    tests: tuple[TestRow, ...] = field(metadata=meta("One row per test × arm."))
+    errors: int = field(metadata=meta(ref=COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class LiftRow:
+    test_id: str
+    on: bool | None = field(metadata=meta("Majority vote over ON trials; null for an even split."))
+    off: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Lift:
+    """Does the skill help? The paired ON/OFF comparison over the tests meant to trigger.
+
+    a: both pass, b: only ON passes, c: only OFF passes, d: both fail (with several trials per
+    side: equal pass rates above 0, ON rate higher, OFF rate higher, both rates 0).
+    """
+
+    n: int = field(metadata=meta("Distinct tests compared.", ref=COUNT))
+    a: int = field(metadata=meta(ref=COUNT))
+    b: int = field(metadata=meta(ref=COUNT))
+    c: int = field(metadata=meta(ref=COUNT))
+    d: int = field(metadata=meta(ref=COUNT))
+    lift: float | None = field(
+        metadata=meta(
+            "(b - c) / n. With one trial per side, the ON pass rate minus the OFF pass rate; "
+            "with several, the share of tests whose ON pass rate is higher minus the share "
+            "whose OFF pass rate is higher.",
+            minimum=-1,
+            maximum=1,
+        )
+    )
+    lift_exact: str | None = field(metadata=meta(pattern="^-?[0-9]+/[0-9]+$"))
+    p_two_sided: float = field(metadata=meta(minimum=0, maximum=1))
+    p_one_sided: float = field(metadata=meta(minimum=0, maximum=1))
+    p_one_sided_reverse: float = field(metadata=meta(minimum=0, maximum=1))
+    ci95: tuple[float, float] | None = field(
+        metadata=meta("Newcombe 95% interval for the lift; null when no test was compared.")
+    )
+    alpha: float = field(metadata=meta(exclusiveMinimum=0, exclusiveMaximum=1))
+    min_lift: float
+    min_tests: int = field(metadata=meta(ref=COUNT))
+    sidedness: Literal["two-sided", "one-sided"]
+    verdict: LiftVerdict
+    reason: str
+    tests: tuple[LiftRow, ...]
+    excluded: tuple[str, ...] = field(
+        metadata=meta(
+            "Tests left out of the comparison because a side had no scored trial (only errors)."
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """Did the skill fire when it should, and only then?"""
+
+    tp: int = field(metadata=meta(ref=COUNT))
+    fp: int = field(metadata=meta(ref=COUNT))
+    tn: int = field(metadata=meta(ref=COUNT))
+    fn: int = field(metadata=meta(ref=COUNT))
+    n: int = field(metadata=meta(ref=COUNT))
+    accuracy: float | None = field(metadata=meta(ref=RATE))
+    precision: float | None = field(metadata=meta(ref=RATE))
+    recall: float | None = field(metadata=meta(ref=RATE))
+    f1: float | None = field(metadata=meta(ref=RATE))
+    labels: tuple[str, ...] = field(metadata=meta("Row and column order of the matrix."))
+    matrix: tuple[tuple[int, ...], ...] = field(
+        metadata=meta("Counts: rows are what was wanted, columns what was chosen.")
+    )
+    tests: tuple[TriggerOutcome, ...]
+    misrouted: tuple[str, ...] = field(metadata=meta("Tests whose trigger decision was wrong."))
+    errors: tuple[str, ...] = field(
+        metadata=meta("Tests whose trigger decision could not be made.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    k: int = field(metadata=meta(minimum=1))
+    value: float = field(metadata=meta(minimum=0, maximum=1))
+    exact: str = field(metadata=meta(pattern="^[0-9]+/[0-9]+$"))
+
+
+@dataclass(frozen=True, slots=True)
+class Fraction:
+    value: float = field(metadata=meta(minimum=0, maximum=1))
+    exact: str = field(metadata=meta(pattern="^[0-9]+/[0-9]+$"))
+
+
+@dataclass(frozen=True, slots=True)
+class TestReliability:
+    __test__ = False  # not a pytest class
+
+    name: str
+    n: int = field(metadata=meta("Trials run.", minimum=1))
+    c: int = field(metadata=meta("Trials passed.", ref=COUNT))
+    flaky: bool
+    pass_at_k: tuple[CurvePoint, ...]
+    pass_hat_k: tuple[CurvePoint, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReliabilityPoint:
+    k: int = field(metadata=meta(minimum=1))
+    pass_at_k: Fraction | None
+    pass_hat_k: Fraction | None
+    tests_counted: int = field(metadata=meta(ref=COUNT))
+    tests_skipped: int = field(metadata=meta(ref=COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class Reliability:
+    """pass@k and pass^k for one arm."""
+
+    tests: tuple[TestReliability, ...]
+    aggregate: tuple[ReliabilityPoint, ...]
+    flaky: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OverfitItem:
+    kind: Literal["rubric", "statement", "assertion"]
+    index: int = field(metadata=meta(minimum=1))
+    test_id: str
+    text: str
+    label: str
+    reasoning: str
+
+
+@dataclass(frozen=True, slots=True)
+class Overfit:
+    """The overfitting judge's report on the eval itself: informational, never a gate."""
+
+    severity: Severity
+    score: float | None = field(metadata=meta(minimum=0, maximum=1))
+    per_element: float | None = field(metadata=meta(minimum=0, maximum=1))
+    holistic: float | None
+    items: tuple[OverfitItem, ...]
+    reason: str
+    unclassified: tuple[int, ...]

@@ -1,0 +1,345 @@
+"""The typed results of one run: what ``results.json`` holds, block by block.
+
+Every renderer, ``compare`` and ``watch`` read these objects; :mod:`skilleval.results.write`
+is the one writer, :mod:`skilleval.results.load` the one loader, and
+``schemas/results.schema.json`` is generated from these classes (``tools/results_schema.py``).
+A field's name is its JSON key and the declaration order is the key order in the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from skilleval.results.blocks import (
+    ArmSummary,
+    CurvePoint,
+    Fraction,
+    Lift,
+    LiftRow,
+    LiftVerdict,
+    Overfit,
+    OverfitItem,
+    Reliability,
+    ReliabilityPoint,
+    Severity,
+    Summary,
+    Tally,
+    TestReliability,
+    TestRow,
+    Trigger,
+)
+from skilleval.results.codec import OMIT_EMPTY, meta
+from skilleval.results.records import ARM, COUNT, Record
+
+__all__ = [
+    "RESULTS_VERSION",
+    "ArmSummary",
+    "Calls",
+    "CurvePoint",
+    "DecodingInfo",
+    "Environment",
+    "Fraction",
+    "Gate",
+    "GateCheck",
+    "JudgeDecoding",
+    "JudgeInfo",
+    "Lift",
+    "LiftRow",
+    "LiftVerdict",
+    "ModelError",
+    "ModelInfo",
+    "Overfit",
+    "OverfitItem",
+    "RegistryEntry",
+    "Reliability",
+    "ReliabilityPoint",
+    "Run",
+    "RunStatus",
+    "Severity",
+    "SkillInfo",
+    "SuiteInfo",
+    "SuiteType",
+    "Summary",
+    "Tally",
+    "TestReliability",
+    "TestRow",
+    "Timing",
+    "Trigger",
+]
+
+RESULTS_VERSION = 1
+
+RunStatus = Literal["complete", "interrupted", "incomplete"]
+SuiteType = Literal["regression", "capability"]
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteInfo:
+    """The suite that ran."""
+
+    path: str | None = field(metadata=meta("The suite file as given on the command line."))
+    description: str | None
+    type: SuiteType | None = field(
+        metadata=meta("regression gates the exit code; capability only reports.")
+    )
+    threshold: float | None = field(metadata=meta(minimum=0, maximum=1))
+    trials: int | None = field(metadata=meta(minimum=1))
+    tests: int = field(metadata=meta("Tests selected for the run.", ref=COUNT))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What produced the outputs: enough to tell two models apart byte for byte."""
+
+    kind: str = field(metadata=meta("gguf, openai, echo, scripted …"))
+    name: str
+    file: str | None = None
+    size: int | None = field(default=None, metadata=meta(minimum=0))
+    sha256: str | None = field(default=None, metadata=meta("Byte-exact identity of a model file."))
+    details: Mapping[str, Any] = field(default_factory=dict, metadata=meta(omit=OMIT_EMPTY))
+    error: str | None = field(
+        default=None, metadata=meta("Why the identity could not be read.", omit=OMIT_EMPTY)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelError:
+    """A model whose identity could not be read."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecodingInfo:
+    """How tokens were chosen."""
+
+    mode: Literal["deterministic", "distribution"]
+    seed: int
+    max_tokens: int = field(metadata=meta(minimum=1))
+    temperature: float = field(metadata=meta(minimum=0))
+    top_p: float | None = field(default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0, maximum=1))
+    greedy: bool | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryEntry:
+    """One assertion type the run could use."""
+
+    name: str
+    tier: Literal["deterministic", "model"]
+    origin: str = field(
+        metadata=meta("builtin, a plugin folder, or an entry point with its distribution.")
+    )
+    summary: str
+    defined_at: str | None = field(
+        default=None, metadata=meta("file:line of a plugin's definition.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """Where and how the run happened."""
+
+    model: ModelInfo
+    model_spec: Mapping[str, Any] = field(metadata=meta("The `model:` setting as loaded."))
+    decoding: DecodingInfo
+    trials: int = field(metadata=meta(minimum=1))
+    python: str
+    platform: str
+    registry: tuple[RegistryEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SkillInfo:
+    """The skill under evaluation."""
+
+    name: str
+    description: str | None
+    path: str
+    digest: str = field(metadata=meta("Content digest of the skill as loaded."))
+    distractors: tuple[str, ...] = field(
+        metadata=meta("Other skills offered beside it in the routed arm.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeDecoding:
+    greedy: bool
+    temperature: float = field(metadata=meta(minimum=0))
+    top_p: float = field(metadata=meta(minimum=0, maximum=1))
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeInfo:
+    """The model that graded model-tier assertions."""
+
+    model: ModelInfo | ModelError | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    greedy: bool | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    seed: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    decoding: JudgeDecoding | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    repair_retries: int | None = field(
+        default=None,
+        metadata=meta(
+            "Retries allowed when the judge's reply does not fit its schema.",
+            omit=OMIT_EMPTY,
+            minimum=0,
+        ),
+    )
+    retry_budget_factor: float | None = field(
+        default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0)
+    )
+    reply_validation: str | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    same_as_generator: bool = field(
+        default=False,
+        metadata=meta("The judge is the model being tested, so it grades its own outputs."),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """How many model calls the run made and what they cost."""
+
+    judge_calls: int | None = field(
+        default=None,
+        metadata=meta("Calls the judge model answered; cache hits excluded.", omit=OMIT_EMPTY),
+    )
+    judge_cache_hits: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    judge_prompt_tokens: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    judge_completion_tokens: int | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    judge_tokens_evaluated: int | None = field(
+        default=None,
+        metadata=meta(
+            "Prompt tokens the judge model evaluated (not reused from its KV cache).",
+            omit=OMIT_EMPTY,
+        ),
+    )
+    model_calls: int = field(
+        default=0,
+        metadata=meta(
+            "Calls the model under test answered (generation and routing); cache hits excluded.",
+            ref=COUNT,
+        ),
+    )
+    cache_hits: int = field(default=0, metadata=meta(ref=COUNT))
+    prompt_tokens: int = field(default=0, metadata=meta(ref=COUNT))
+    completion_tokens: int = field(default=0, metadata=meta(ref=COUNT))
+    tokens_evaluated: int = field(default=0, metadata=meta(ref=COUNT))
+    generation_tokens_per_s: float | None = field(
+        default=None,
+        metadata=meta("Null for providers whose timing means nothing (echo, scripted).", minimum=0),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GateCheck:
+    """One condition of the gate: what was required, what was measured."""
+
+    name: str
+    required: str = field(metadata=meta('The condition, e.g. ">= 0.9".'))
+    actual: int | float | str | None
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """The verdict and its exit code."""
+
+    type: SuiteType
+    passed: bool
+    exit_code: int = field(metadata=meta(minimum=0))
+    checks: tuple[GateCheck, ...]
+    reasons: tuple[str, ...] = field(metadata=meta("Why the gate did not pass; empty when it did."))
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    started_at: str | None = field(metadata=meta("ISO 8601, UTC."))
+    duration_s: float | None = field(metadata=meta(minimum=0))
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run of a suite: what ran, on which model, every graded output and the aggregates."""
+
+    version: int = field(
+        metadata=meta(
+            "Results format version. Readers refuse versions they do not know.",
+            const=RESULTS_VERSION,
+        )
+    )
+    skilleval: str | None = field(
+        metadata=meta(
+            "The skilleval version that wrote the run; null when rebuilt from results.jsonl."
+        )
+    )
+    run_id: str = field(
+        metadata=meta("The run directory's name: <UTC stamp>-<suite stem>-<random>.")
+    )
+    status: RunStatus = field(
+        metadata=meta(
+            "complete: every planned result is here. interrupted: stopped by Ctrl-C, results.json "
+            "written with what finished. incomplete: results.json was missing and this document "
+            "was rebuilt from a truncated results.jsonl."
+        )
+    )
+    notes: tuple[str, ...] = field(
+        metadata=meta(
+            "Why the document is not the run's own results.json (added by readers, never by "
+            "the runner).",
+            omit=OMIT_EMPTY,
+        )
+    )
+    suite: SuiteInfo
+    environment: Environment | None = field(
+        metadata=meta("Null only in a document rebuilt from results.jsonl.")
+    )
+    skill: SkillInfo | None = field(
+        metadata=meta("The skill under evaluation; null for a plain prompt suite.")
+    )
+    judge: JudgeInfo | None = field(
+        metadata=meta("The model that graded model-tier assertions; null when none ran.")
+    )
+    arms: tuple[str, ...] = field(
+        metadata=meta(
+            "The conditions every test ran under: [default], or some of off (no skill), on "
+            "(skill loaded) and routed (skill among distractors).",
+            minItems=1,
+            uniqueItems=True,
+        )
+    )
+    primary_arm: str = field(metadata=meta("The arm whose pass rate the gate uses.", ref=ARM))
+    records: tuple[Record, ...] = field(
+        metadata=meta("One item per test × arm × trial, in plan order.")
+    )
+    summary: Summary
+    lift: Lift | None = field(
+        metadata=meta("Does the skill help? Paired ON/OFF comparison; null without both arms.")
+    )
+    trigger: Trigger | None = field(
+        metadata=meta(
+            "Did the skill fire when it should, and only then? Null without trigger tests."
+        )
+    )
+    reliability: Mapping[str, Reliability] | None = field(
+        metadata=meta("pass@k and pass^k per arm; null when each test ran once.", keys=ARM)
+    )
+    overfit: Overfit | None = field(
+        metadata=meta(
+            "The overfitting check of the suite against the skill; null when it did not run."
+        )
+    )
+    calls: Calls | None
+    gate: Gate | None = field(
+        metadata=meta(
+            "The verdict and its exit code; null only in a document rebuilt from results.jsonl."
+        )
+    )
+    timing: Timing
+
+    @property
+    def primary(self) -> ArmSummary | None:
+        """The primary arm's summary."""
+        return self.summary.arms.get(self.primary_arm)

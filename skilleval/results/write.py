@@ -1,0 +1,55 @@
+"""The one writer of results: ``results.json``, the lines of ``results.jsonl``, ``-o x.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from skilleval.results.codec import encode
+from skilleval.results.model import Run
+from skilleval.results.records import Record
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    """The run as plain JSON data, in the key order of ``results.schema.json``."""
+    data: dict[str, Any] = encode(run)
+    return data
+
+
+def record_json(record: Record) -> dict[str, Any]:
+    """One record as plain JSON data: one line of ``results.jsonl``."""
+    data: dict[str, Any] = encode(record)
+    return data
+
+
+def dumps_run(run: Run) -> str:
+    """``results.json``'s text: indented, UTF-8 as is, with a final newline."""
+    return json.dumps(run_json(run), ensure_ascii=False, indent=2) + "\n"
+
+
+def record_line(record: Record) -> str:
+    """One line of ``results.jsonl``, newline included."""
+    return json.dumps(record_json(record), ensure_ascii=False) + "\n"
+
+
+def dumps_records(run: Run) -> str:
+    """Every record of the run, one JSON line each."""
+    return "".join(record_line(r) for r in run.records)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` so that a reader never sees half of it.
+
+    Raises:
+        OSError: The file or its temporary sibling could not be written.
+    """
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise

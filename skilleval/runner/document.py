@@ -1,0 +1,131 @@
+"""Assemble the typed :class:`~skilleval.results.model.Run` of a finished run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from collections.abc import Sequence
+
+from skilleval import __version__
+from skilleval.assertions.api import Judge
+from skilleval.engine.base import Provider
+from skilleval.errors import ProviderError
+from skilleval.results.codec import decode
+from skilleval.results.model import (
+    RESULTS_VERSION,
+    DecodingInfo,
+    Environment,
+    JudgeInfo,
+    ModelInfo,
+    Overfit,
+    RegistryEntry,
+    Run,
+    SkillInfo,
+    SuiteInfo,
+    Timing,
+)
+from skilleval.results.records import Record
+from skilleval.results.summary import summarize
+from skilleval.runner import analysis
+from skilleval.runner.arms import TriggerResult
+from skilleval.runner.calls import calls
+from skilleval.runner.gate import decide
+from skilleval.runner.rundir import RunDir
+from skilleval.suite.model import Suite, TestCase
+
+
+def build_run(
+    suite: Suite,
+    tests: Sequence[TestCase],
+    arms: Sequence[str],
+    records: Sequence[Record],
+    provider: Provider,
+    started: dt.datetime,
+    seconds: float,
+    run_dir: RunDir,
+    interrupted: bool,
+    triggers: Sequence[TriggerResult] = (),
+    judge: Judge | None = None,
+    overfit: Overfit | None = None,
+) -> Run:
+    """Everything the run found: its records, the aggregates and the gate's verdict."""
+    summary = summarize(records, arms)
+    primary = "on" if "on" in arms else arms[0]
+    lift_block = analysis.lift(suite, tests, records)
+    trigger_block = analysis.trigger(suite, triggers)
+    return Run(
+        version=RESULTS_VERSION,
+        skilleval=__version__,
+        run_id=run_dir.root.name,
+        status="interrupted" if interrupted else "complete",
+        notes=(),
+        suite=SuiteInfo(
+            path=suite.display,
+            description=suite.description,
+            type=suite.type,
+            threshold=suite.threshold,
+            trials=suite.trials,
+            tests=len(tests),
+        ),
+        environment=Environment(
+            model=_identity(suite, provider),
+            model_spec=suite.model.to_json(),
+            decoding=decode(DecodingInfo, suite.decoding.to_json()),
+            trials=suite.trials,
+            python=platform.python_version(),
+            platform=platform.platform(terse=True),
+            registry=tuple(decode(RegistryEntry, dict(e)) for e in suite.registry_listing),
+        ),
+        skill=skill_info(suite),
+        judge=judge_info(suite, judge),
+        arms=tuple(arms),
+        primary_arm=primary,
+        records=tuple(records),
+        summary=summary,
+        lift=lift_block,
+        trigger=trigger_block,
+        reliability=analysis.reliability(suite, records),
+        overfit=overfit,
+        calls=calls(provider, records, suite.model.kind in ("gguf", "openai"), judge),
+        gate=decide(
+            suite,
+            summary.arms.get(primary),
+            summary.errors,
+            interrupted,
+            lift_block,
+            trigger_block,
+        ),
+        timing=Timing(
+            started_at=started.isoformat(timespec="seconds"), duration_s=round(seconds, 3)
+        ),
+    )
+
+
+def _identity(suite: Suite, provider: Provider) -> ModelInfo:
+    try:
+        identity = provider.identity()
+    except ProviderError as exc:
+        return ModelInfo(kind=suite.model.kind, name=suite.model.label, error=str(exc))
+    return decode(ModelInfo, identity.to_json())
+
+
+def skill_info(suite: Suite) -> SkillInfo | None:
+    if suite.skill is None:
+        return None
+    return SkillInfo(
+        name=suite.skill.name,
+        description=suite.skill.description,
+        path=suite.skill.display,
+        digest=suite.skill.digest,
+        distractors=tuple(s.name for s in suite.distractors),
+    )
+
+
+def judge_info(suite: Suite, judge: Judge | None) -> JudgeInfo | None:
+    """What the report records about the judge, as the judge describes itself."""
+    if judge is None:
+        return None
+    describe = getattr(judge, "describe", None)
+    described = describe() if callable(describe) else {"greedy": True}
+    same = suite.judge is None or suite.judge == suite.model
+    return decode(JudgeInfo, {**described, "same_as_generator": same})

@@ -1,0 +1,90 @@
+"""The gate: every condition with what was required and measured, and the exit code it gives."""
+
+from __future__ import annotations
+
+from skilleval.exitcodes import ExitCode
+from skilleval.results.model import ArmSummary, Gate, GateCheck, Lift, Trigger
+from skilleval.suite.model import Suite
+
+
+def gate_checks(
+    suite: Suite,
+    primary: ArmSummary | None,
+    lift_block: Lift | None,
+    trigger_block: Trigger | None,
+    errors: int,
+) -> list[GateCheck]:
+    """Every gate condition with what was required and what was measured."""
+    checks: list[GateCheck] = []
+    rate = primary.pass_rate if primary is not None else None
+    if suite.type == "regression":
+        checks.append(
+            GateCheck(
+                "pass_rate",
+                f">= {suite.threshold}",
+                rate,
+                rate is not None and rate >= suite.threshold,
+            )
+        )
+    gate = suite.gate
+    if gate.pass_rate is not None:
+        checks.append(GateCheck("pass_rate", gate.pass_rate.text, rate, gate.pass_rate.holds(rate)))
+    if gate.lift is not None:
+        verdict = lift_block.verdict if lift_block else None
+        ok = verdict == "helps" if gate.lift == "helps" else verdict not in (None, "hurts")
+        checks.append(GateCheck("lift", gate.lift, verdict, ok))
+    if gate.trigger_accuracy is not None:
+        acc = trigger_block.accuracy if trigger_block else None
+        checks.append(
+            GateCheck(
+                "trigger_accuracy",
+                gate.trigger_accuracy.text,
+                acc,
+                gate.trigger_accuracy.holds(acc),
+            )
+        )
+    if gate.max_errors is not None:
+        checks.append(
+            GateCheck("max_errors", f"<= {gate.max_errors}", errors, errors <= gate.max_errors)
+        )
+    return checks
+
+
+def decide(
+    suite: Suite,
+    primary: ArmSummary | None,
+    errors: int,
+    interrupted: bool,
+    lift_block: Lift | None,
+    trigger_block: Trigger | None,
+) -> Gate:
+    """Decide the exit code: an interrupted run, then errors, then the gate's checks."""
+    checks = gate_checks(suite, primary, lift_block, trigger_block, errors)
+    reasons = [
+        f"{c.name} is {_shown(c.actual)}, required {c.required}" for c in checks if not c.passed
+    ]
+    max_errors = suite.gate.max_errors
+    tolerated = max_errors is not None and errors <= max_errors
+    if interrupted:
+        code = ExitCode.INTERRUPTED
+        reasons.insert(0, "the run was interrupted")
+    elif errors and not tolerated:
+        code = ExitCode.RUNTIME
+        reasons.insert(0, f"{errors} result(s) are errors, so the scores are incomplete")
+    elif any(not c.passed for c in checks):
+        code = ExitCode.GATE_FAILED
+    else:
+        code = ExitCode.OK
+    return Gate(
+        type=suite.type,
+        passed=code == ExitCode.OK,
+        exit_code=int(code),
+        checks=tuple(checks),
+        reasons=tuple(reasons),
+    )
+
+
+def _shown(value: int | float | str | None) -> str:
+    if isinstance(value, float):
+        return f"{value:.1%}" if 0 <= value <= 1 else f"{value:g}"
+    return "n/a" if value is None else str(value)

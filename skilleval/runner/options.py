@@ -1,0 +1,46 @@
+"""How to run, from the command line, and what a finished run hands back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skilleval.engine.base import Provider
+from skilleval.exitcodes import ExitCode
+from skilleval.results.model import Run
+from skilleval.results.records import Record
+from skilleval.runner.rundir import RunDir
+
+Progress = Callable[[Record, int, int], None]
+
+
+@dataclass
+class RunOptions:
+    """How to run, from the command line."""
+
+    home: Path
+    filters: tuple[str, ...] = ()
+    jobs: int = 1
+    use_cache: bool = True
+    progress: Progress | None = None
+    provider: Provider | None = None
+    """Use this provider instead of building one (tests and watch mode)."""
+    judge_provider: Provider | None = None
+    """Use this provider as the judge instead of building one."""
+    resume: Path | None = None
+    """Finish this interrupted run directory instead of starting a new one."""
+    force: bool = False
+    """Resume even when the suite changed since the run started."""
+    warn: Callable[[str], None] | None = None
+    """Where to send warnings (a skipped corrupt line …)."""
+
+
+@dataclass
+class RunOutcome:
+    """A finished (or interrupted) run."""
+
+    run: Run
+    run_dir: RunDir
+    exit_code: ExitCode
+    records: list[Record] = field(default_factory=list)

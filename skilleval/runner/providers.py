@@ -1,0 +1,47 @@
+"""Build the model under test and the judge, through the response cache."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from skilleval.assertions.api import Judge
+from skilleval.engine.base import Provider
+from skilleval.runner.options import RunOptions
+from skilleval.suite.model import Suite
+
+
+def build_provider(suite: Suite, options: RunOptions) -> Provider:
+    if options.provider is not None:
+        return options.provider
+    from skilleval.engine.cache import CachingProvider, ResponseCache
+    from skilleval.engine.factory import create_provider
+
+    inner = create_provider(suite.model, home=options.home, jobs=options.jobs)
+    cache = ResponseCache(options.home / "cache.db") if options.use_cache else None
+    return CachingProvider(inner, cache)
+
+
+def build_judge(
+    suite: Suite, options: RunOptions, generator: Provider, *, force: bool = False
+) -> Judge | None:
+    """The grader for model-tier assertions; the generator's model unless ``judge:`` is set."""
+    if not force and not any(a.spec.tier == "model" for t in suite.tests for a in t.every_assert):
+        return None
+    from skilleval.judge import JudgeClient
+
+    if options.judge_provider is not None:
+        return JudgeClient(options.judge_provider, seed=suite.decoding.seed)
+    if suite.judge is None or suite.judge == suite.model:
+        return JudgeClient(generator, seed=suite.decoding.seed)
+    options_for_judge = RunOptions(
+        home=options.home, jobs=options.jobs, use_cache=options.use_cache
+    )
+    return JudgeClient(
+        build_provider(replace(suite, model=suite.judge), options_for_judge),
+        seed=suite.decoding.seed,
+    )
+
+
+def separate_judge(suite: Suite, judge: Judge | None) -> bool:
+    """Whether grading can overlap generation: the judge is a model of its own."""
+    return judge is not None and suite.judge is not None and suite.judge != suite.model

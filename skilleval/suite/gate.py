@@ -1,0 +1,105 @@
+"""The ``gate:`` block: extra conditions a run must meet, parsed when the suite loads.
+
+A condition such as ``">= 0.9"`` is checked here, at its position in the file, so a typo is a
+diagnostic from ``validate`` rather than a failure after the whole run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from skilleval.errors import Location
+from skilleval.suite.yamlio import Document
+
+Op = Literal[">=", ">", "<=", "<", "=="]
+LiftRequirement = Literal["helps", "not-hurts"]
+
+_OPS: dict[str, Op] = {">=": ">=", ">": ">", "<=": "<=", "<": "<", "==": "=="}
+_CONDITION = re.compile(r"^\s*(>=|>|<=|<|==)\s*(\S*)\s*$")
+_NUMBER = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A comparison with a bound, e.g. ``>= 0.9``."""
+
+    op: Op
+    bound: float
+    text: str
+    """As written in the suite; reports show it unchanged."""
+
+    def holds(self, actual: float | None) -> bool:
+        """Whether ``actual`` meets the condition; a missing value never does."""
+        if actual is None:
+            return False
+        return {
+            ">=": actual >= self.bound,
+            ">": actual > self.bound,
+            "<=": actual <= self.bound,
+            "<": actual < self.bound,
+            "==": actual == self.bound,
+        }[self.op]
+
+
+@dataclass(frozen=True, slots=True)
+class GateConfig:
+    """What ``gate:`` asks for; every field is optional."""
+
+    pass_rate: Condition | None = None
+    trigger_accuracy: Condition | None = None
+    lift: LiftRequirement | None = None
+    max_errors: int | None = None
+
+
+def parse_condition(text: str) -> Condition | str:
+    """A condition, or the reason ``text`` is not one."""
+    match = _CONDITION.match(text)
+    if match is None:
+        return 'expected a comparison such as ">= 0.9" (one of >=, >, <=, <, == and a number)'
+    op, number = match.group(1), match.group(2)
+    if not _NUMBER.match(number):
+        shown = f"'{number}'" if number else "nothing"
+        return f"{shown} after {op} is not a number"
+    return Condition(_OPS[op], float(number), text)
+
+
+def parse_gate(
+    doc: Document,
+    raw: Mapping[str, Any] | None,
+    has_skill: bool,
+    error: Callable[[Location, str], None],
+) -> GateConfig:
+    """Read ``gate:``; every problem goes to ``error`` with its position.
+
+    The suite schema has already checked the keys and their types; this checks what a
+    pattern cannot: that each bound is a number, and that skill-only conditions have a skill.
+    """
+    raw = raw or {}
+    conditions: dict[str, Condition | None] = {"pass_rate": None, "trigger_accuracy": None}
+    for key in conditions:
+        value = raw.get(key)
+        if not isinstance(value, str):
+            continue
+        parsed = parse_condition(value)
+        if isinstance(parsed, str):
+            error(doc.at(["gate", key]), f"gate.{key}: {parsed}, found {value!r}")
+        else:
+            conditions[key] = parsed
+    if not has_skill and ("lift" in raw or "trigger_accuracy" in raw):
+        key = "lift" if "lift" in raw else "trigger_accuracy"
+        error(
+            doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`"
+        )
+    lift = raw.get("lift")
+    max_errors = raw.get("max_errors")
+    return GateConfig(
+        pass_rate=conditions["pass_rate"],
+        trigger_accuracy=conditions["trigger_accuracy"],
+        lift=lift if lift in ("helps", "not-hurts") else None,
+        max_errors=max_errors
+        if isinstance(max_errors, int) and not isinstance(max_errors, bool)
+        else None,
+    )
