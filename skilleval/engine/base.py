@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from skilleval.suite.model_config import Decoding, ModelSpec
-from skilleval.util.text import scrub
+from skilleval.util.scrub import replace_surrogates
 
 __all__ = [
     "Checked",
@@ -151,10 +151,10 @@ def clean_reply(completion: Completion) -> Completion:
     from a server, a scripted reply written with that escape) cannot be encoded as UTF-8, so
     it would break the cache and ``results.jsonl``; every provider's reply passes through here.
     """
-    text, count = scrub(completion.text)
+    text, count = replace_surrogates(completion.text)
     scores = completion.choice_scores
     if scores is not None and any(not k.isascii() for k in scores):
-        scores = {scrub(k)[0]: v for k, v in scores.items()}
+        scores = {replace_surrogates(k)[0]: v for k, v in scores.items()}
     if not count and scores is completion.choice_scores:
         return completion
     return replace(

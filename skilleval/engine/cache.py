@@ -29,7 +29,7 @@ from skilleval.engine.base import (
     clean_reply,
 )
 from skilleval.errors import CacheError
-from skilleval.util.text import scrubbed
+from skilleval.util.scrub import without_surrogates
 
 KEY_FORMAT = 1
 """Bumped whenever the key's contents change, so old entries are simply never hit."""
@@ -127,7 +127,7 @@ def _encode(completion: Completion) -> str:
     if completion.replaced:
         body["replaced"] = completion.replaced
     # A provider's reply is scrubbed of lone surrogates already; this guards a plugin's.
-    return scrubbed(json.dumps(body, ensure_ascii=False, sort_keys=True))
+    return without_surrogates(json.dumps(body, ensure_ascii=False, sort_keys=True))
 
 
 def _decode(body: str) -> Completion:
@@ -268,7 +268,7 @@ class ResponseCache:
         with self._lock:
             self._run(
                 "INSERT OR REPLACE INTO responses (key, model, body, created) VALUES (?, ?, ?, ?)",
-                (key, scrubbed(model), _encode(completion), time.time()),
+                (key, without_surrogates(model), _encode(completion), time.time()),
             )
         return True
 

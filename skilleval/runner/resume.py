@@ -20,7 +20,7 @@ from skilleval.results.records import Record
 from skilleval.results.write import record_line
 from skilleval.runner.rundir import RunDir, write_atomically
 from skilleval.suite.model import Suite
-from skilleval.util.text import scrubbed
+from skilleval.util.scrub import without_surrogates
 
 MANIFEST_VERSION = 1
 
@@ -153,4 +153,4 @@ def finished_records(
 def _rewrite(path: Path, records: dict[tuple[str, str, int], Record]) -> None:
     # Drop the torn tail, so the lines appended next start on a line of their own.
     text = "".join(record_line(r) for r in records.values())
-    write_atomically(path, scrubbed(text), path.parent)
+    write_atomically(path, without_surrogates(text), path.parent)

@@ -29,7 +29,7 @@ from skilleval.errors import StorageError, UsageError
 from skilleval.results.model import Run
 from skilleval.results.records import Record
 from skilleval.results.write import dumps_run, record_line
-from skilleval.util.text import scrubbed
+from skilleval.util.scrub import without_surrogates
 
 LOCK_NAME = ".lock"
 """The file inside a run directory whose lock says a process is writing the run."""
@@ -100,7 +100,7 @@ class RunDir:
         """
         # Text from a plugin or a suite may still hold a lone surrogate, which UTF-8 cannot
         # encode; one in a JSON string can only be a character of a value, never structure.
-        line = scrubbed(record_line(record))
+        line = without_surrogates(record_line(record))
         try:
             if self._jsonl is None:
                 self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
@@ -147,7 +147,7 @@ class RunDir:
             StorageError: It could not be written (a full disk …); no temporary file is left,
                 and ``results.jsonl`` still holds every record, so ``--resume`` finishes it.
         """
-        write_atomically(self.json_path, scrubbed(dumps_run(run)), self.root)
+        write_atomically(self.json_path, without_surrogates(dumps_run(run)), self.root)
         return self.json_path
 
     def write_json(self, name: str, data: Any) -> Path:
@@ -157,7 +157,7 @@ class RunDir:
             StorageError: It could not be written; the temporary file is removed.
         """
         target = self.root / name
-        text = scrubbed(json.dumps(data, ensure_ascii=False, indent=2)) + "\n"
+        text = without_surrogates(json.dumps(data, ensure_ascii=False, indent=2)) + "\n"
         write_atomically(target, text, self.root if name != "run.json" else None)
         return target
 
