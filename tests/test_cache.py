@@ -422,3 +422,23 @@ def test_a_read_only_cache_runs_uncached_with_one_warning(
         f"warning: the response cache {db} cannot be written (attempt to write a readonly "
         "database); the run goes on without the cache"
     ]
+
+
+def test_a_lone_surrogate_in_the_suite_itself_reaches_every_output_as_ufffd(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skilleval.cli import run_cli
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        'version: 1\nmodel: echo\ntests:\n  - id: one\n    prompt: "hi \\udc00"\n'
+        "    assert: [{type: contains, value: hi}]\n",
+        encoding="utf-8",
+    )
+    outputs = [tmp_path / f"out{suffix}" for suffix in (".html", ".json", ".md", ".csv")]
+    args = [x for out in outputs for x in ("-o", str(out))]
+    assert run_cli(["run", str(suite), "--json", *args]) == 0
+    assert json.loads(capsys.readouterr().out)["records"][0]["prompt"] == "hi \ufffd"
+    for out in outputs:
+        text = out.read_text(encoding="utf-8")
+        assert out.suffix == ".md" or "\ufffd" in text, out  # the summary shows no prompts

@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
+from skilleval.util.scrub import without_surrogates
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -38,5 +40,6 @@ def json_option(fn: F) -> F:
 
 def emit_json(data: Any) -> None:
     """Write exactly one JSON document to stdout."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    # A lone surrogate (from a suite's own "\\udc00") cannot be written as UTF-8: U+FFFD.
+    sys.stdout.write(without_surrogates(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
     sys.stdout.flush()

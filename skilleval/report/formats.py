@@ -14,11 +14,14 @@ from skilleval.report.junit import render_junit
 from skilleval.report.markdown import render_markdown
 from skilleval.results.model import Run
 from skilleval.results.write import dumps_records, dumps_run
+from skilleval.util.scrub import without_surrogates
 
 
 def _write(dest: Path, text: str) -> None:
+    # A lone surrogate from the suite's own text (a YAML "\\udc00" in a prompt) cannot be
+    # written as UTF-8; it becomes U+FFFD, as it does in results.jsonl.
     with dest.open("w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+        fh.write(without_surrogates(text))
 
 
 @reporter("json", suffix=".json")
