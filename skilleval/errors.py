@@ -9,6 +9,7 @@ Exception tree::
     │   ├── TruncatedError         the reply hit max_tokens before it finished
     │   └── InvalidReplyError      a constrained reply did not parse or match its schema
     ├── UsageError                 the command line asks for something impossible (exit 2)
+    ├── InvalidInputError          a file given to read is damaged or of the wrong kind (exit 4)
     ├── ExprError                  an ``expr`` expression (assertion or transform) is wrong
     │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
     │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
@@ -110,6 +111,14 @@ class InvalidReplyError(ProviderError):
 
 class UsageError(SkillevalError):
     """The command line asks for something that cannot be done."""
+
+
+class InvalidInputError(SkillevalError):
+    """A file a command was given to read is there, but damaged or not what it reads.
+
+    A results file that is not valid JSON or departs from the results format is one. A path
+    that does not exist or cannot be read is a :class:`UsageError` instead.
+    """
 
 
 class ExprError(SkillevalError):

@@ -248,15 +248,19 @@ class Watcher:
     def _invalid(self, entry: _Entry, changed: tuple[Path, ...], exc: DiagnosticsError) -> Outcome:
         text = str(exc)
         n = len(exc.diagnostics)
+        errors = f"{n} error{'s' if n != 1 else ''}"
         with self._lock:
-            same, entry.broken = text == entry.broken, text
+            before, entry.broken = entry.broken, text
         keep = (
             f"; keeping the last good results ({entry.previous.run_id})" if entry.previous else ""
         )
-        if same:
-            self.echo(f"  still invalid: the same {n} error{'s' if n != 1 else ''}{keep}")
+        if before is None:
+            self.echo(f"{text}\n  {errors}{keep}; fix and save to re-run")
+        elif text == before:
+            self.echo(f"  still invalid: the same {errors}{keep}")
         else:
-            self.echo(f"{text}\n  {n} error{'s' if n != 1 else ''}{keep}; fix and save to re-run")
+            # Always the diagnostics of this load, never those of an earlier one.
+            self.echo(f"{text}\n  still invalid: {errors}{keep}; fix and save to re-run")
         return self._record(
             Outcome(entry.path, "invalid", changed, diagnostics=tuple(exc.diagnostics))
         )

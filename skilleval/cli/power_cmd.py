@@ -124,7 +124,9 @@ def render(plan: stats.PowerPlan, tie: TieRate, display: str) -> str:
 
 
 @click.command()
-@click.argument("file", metavar="SUITE", type=click.Path(path_type=Path))
+@click.argument(
+    "file", metavar="SUITE", type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
 @click.option(
     "--win-rate",
     type=float,

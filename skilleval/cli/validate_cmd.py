@@ -14,7 +14,13 @@ from skilleval.suite.load import Overrides, load_suite
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument(
+    "files",
+    metavar="SUITE...",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
 @plugin_options
 @json_option
 @click.pass_context

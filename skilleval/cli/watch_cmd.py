@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from skilleval.cli.options import plugin_options
+from skilleval.cli.options import model_option, plugin_options
 from skilleval.exitcodes import ExitCode
 from skilleval.suite.load import Overrides
 from skilleval.watch import Watcher, WatchOptions
@@ -21,7 +21,7 @@ from skilleval.watch import Watcher, WatchOptions
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
-@click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
+@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
 @click.option(
     "-k",
     "--filter",
