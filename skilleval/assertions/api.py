@@ -11,7 +11,9 @@ import time: a :class:`~skilleval.assertions.registry.Registry` scans modules fo
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -181,14 +183,23 @@ class AssertionType:
         if len(params) != 1:
             return f"assertion type '{self.name}' must take exactly one argument (a Check), not {len(params)}"
         if self.value_schema is not None:
-            from jsonschema import Draft202012Validator  # lazy: start-up time
-            from jsonschema.exceptions import SchemaError
-
-            try:
-                Draft202012Validator.check_schema(dict(self.value_schema))
-            except SchemaError as exc:
-                return f"assertion type '{self.name}' has an invalid value schema: {exc.message}"
+            problem = _schema_problem(json.dumps(self.value_schema, sort_keys=True, default=str))
+            if problem is not None:
+                return f"assertion type '{self.name}' has an invalid value schema: {problem}"
         return None
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_problem(schema_json: str) -> str | None:
+    """Why a JSON Schema is invalid, or None. Cached: every load registers the built-ins."""
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(json.loads(schema_json))
+    except SchemaError as exc:
+        return str(exc.message)
+    return None
 
 
 def assertion(

@@ -22,6 +22,7 @@ from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES
 from skilleval.suite.files import PREFIX, is_ref, ref_path
 from skilleval.suite.yamlio import Document, PathKey, display_path
+from skilleval.userfile import lookup_problem
 
 RUBRIC_KEYS = frozenset({"rubric", "rubricPrompt"})
 """Keys whose string values are rubric text wherever they appear."""
@@ -117,6 +118,10 @@ def missing_files(doc: Document, base: Path) -> Iterator[Finding]:
             entries = [(v, (key, i)) for i, v in enumerate(raw) if isinstance(v, str)]
         for value, at in entries:
             target = base / value
+            problem = lookup_problem(target)
+            if problem is not None:
+                yield Finding(MISSING_FILE, doc.at(at), problem)
+                continue
             if key != "plugins" and target.is_dir():
                 target = target / "SKILL.md"
             if not target.exists():
@@ -129,7 +134,10 @@ def missing_files(doc: Document, base: Path) -> Iterator[Finding]:
     for value, where in _refs(doc):
         raw = ref_path(value)
         target = Path(raw) if Path(raw).is_absolute() else base / raw
-        if glob.has_magic(raw):
+        problem = lookup_problem(target)
+        if problem is not None:
+            yield Finding(MISSING_FILE, where, problem)
+        elif glob.has_magic(raw):
             if not glob.glob(str(target), recursive=True):
                 yield Finding(MISSING_FILE, where, f"no file matches {value}")
         elif not target.exists():

@@ -20,6 +20,7 @@ from skilleval.suite import template
 from skilleval.suite.files import is_ref
 from skilleval.suite.model import Suite, TestCase
 from skilleval.suite.yamlio import Document, PathKey, load_yaml
+from skilleval.userfile import lookup_problem
 
 MODEL_TYPES = frozenset({"llm-rubric", "llm-assert"})
 """Judge-graded types whose values are criteria in plain language."""
@@ -278,6 +279,8 @@ def from_document(path: Path, doc: Document, known_tiers: Mapping[str, str]) -> 
 
 def _skill_near(suite_path: Path, raw: str) -> Skill | None:
     path = suite_path.parent / raw
+    if lookup_problem(path) is not None:
+        return None  # the missing-file check reports it
     if path.is_dir():
         path = path / "SKILL.md"
     try:
