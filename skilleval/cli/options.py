@@ -18,7 +18,7 @@ def plugin_options(fn: F) -> F:
         "--plugins-dir",
         "plugins_dir",
         multiple=True,
-        type=click.Path(file_okay=False, path_type=Path),
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="Another folder of plugins (repeatable).",
     )(fn)
     fn = click.option(

@@ -48,7 +48,11 @@ def variables(text: str) -> frozenset[str]:
         ast = _env().parse(text)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1) from None
-    return frozenset(jinja2.meta.find_undeclared_variables(ast))
+    try:
+        return frozenset(jinja2.meta.find_undeclared_variables(ast))
+    except jinja2.TemplateSyntaxError as exc:
+        # Only compiling finds some mistakes, such as a filter that does not exist.
+        raise TemplateProblem(f"template error: {exc.message}", exc.lineno or 1) from None
 
 
 def render(text: str, vars: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ commands stay fast, and the parent can kill a command that hangs.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TIME_LIMIT_S = 5.0
+_STAMP = re.compile(r"^\d\d:\d\d:\d\d ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +36,19 @@ class Finished:
 
     @property
     def message(self) -> str:
-        """The first line of stderr that is not click's usage banner or a blank."""
-        for line in self.err.splitlines():
-            if line.strip() and not line.startswith(("Usage:", "Try '")):
+        """The first error or warning line on stderr; else its first line.
+
+        Click's usage banner and watch's time stamps are passed over.
+        """
+        lines = [
+            line
+            for line in self.err.splitlines()
+            if line.strip() and not line.startswith(("Usage:", "Try '")) and not _STAMP.match(line)
+        ]
+        for line in lines:
+            if line.lower().startswith(("error", "warning")) or ": error: " in line:
                 return line
-        return ""
+        return lines[0] if lines else ""
 
     def problems(self) -> list[str]:
         """What no command may ever do: print a traceback, or run past the time limit."""
