@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import sys
 import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from types import ModuleType
 
 _modules: dict[Path, tuple[int, ModuleType]] = {}
 _lock = threading.Lock()
+_allowed: ContextVar[bool] = ContextVar("skilleval_user_imports_allowed", default=True)
+
+
+def imports_allowed() -> bool:
+    """False inside :func:`no_user_imports`: a user's Python file must not be run."""
+    return _allowed.get()
+
+
+@contextlib.contextmanager
+def no_user_imports() -> Iterator[None]:
+    """Refuse to import users' Python files (``validate --no-plugins``) while inside."""
+    token = _allowed.set(False)
+    try:
+        yield
+    finally:
+        _allowed.reset(token)
 
 
 def import_file(path: Path) -> ModuleType:
@@ -23,6 +42,8 @@ def import_file(path: Path) -> ModuleType:
         ImportError: The file cannot be loaded as a module; anything the module raises
             while it runs is passed on.
     """
+    if not imports_allowed():
+        raise ImportError(f"not importing {path}: importing users' code is turned off")
     path = path.resolve()
     mtime = path.stat().st_mtime_ns
     with _lock:

@@ -39,7 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 from skilleval.agent.schema import COMMAND, COMMAND_OPTIONS, MOCK, PYTHON, tools_schema
 from skilleval.errors import Diagnostic, Location
 from skilleval.plugins.markers import ToolKindType, registration_of, tool_kind
-from skilleval.pyfile import import_file
+from skilleval.pyfile import import_file, imports_allowed
 from skilleval.suite.yamlio import Document, display_path
 from skilleval.userfile import lookup_problem
 
@@ -522,6 +522,8 @@ def python(ref: str, ctx: ToolContext) -> PythonTool | None:
         looked = ", ".join(display_path(p) for p in candidates) or "no plugin folders are set"
         ctx.error(f"python tool file not found: {target} (looked in {looked})")
         return None
+    if not imports_allowed():
+        return PythonTool(ref, _not_imported)  # validate --no-plugins: the file is not run
     try:
         module = import_file(path)
     except Exception as exc:
@@ -533,6 +535,10 @@ def python(ref: str, ctx: ToolContext) -> PythonTool | None:
         ctx.error(f"{target} has no function {fn_name!r}")
         return None
     return PythonTool(ref, fn)
+
+
+def _not_imported(_arguments: dict[str, Any], _workspace: Path | None) -> Any:
+    raise RuntimeError("this tool's file was not imported (validate --no-plugins)")
 
 
 def builtin_kinds() -> tuple[ToolKindType, ...]:

@@ -24,7 +24,7 @@ from skilleval.assertions.api import MARK as ASSERTION_MARK
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.builtins import BUILTIN_MODULES, BUILTIN_PACKAGES
-from skilleval.plugins.files import import_plugin_file
+from skilleval.plugins.files import declared_assertions, import_plugin_file
 from skilleval.plugins.markers import (
     KIND_LABELS,
     MARK,
@@ -152,8 +152,14 @@ class PluginManager:
                     self.scan(module, f"entry point '{ep.name}' ({dist} {version})")
                     self.sources.append(str(getattr(module, "__file__", ep.value)))
 
-    def load_folder(self, folder: Path, *, where: Location | None = None) -> None:
-        """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped)."""
+    def load_folder(
+        self, folder: Path, *, where: Location | None = None, run_code: bool = True
+    ) -> None:
+        """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped).
+
+        With ``run_code`` False, nothing is imported: each file's assertion types are read
+        from its source (:func:`~skilleval.plugins.files.declared_assertions`).
+        """
         problem = lookup_problem(folder)
         if problem is not None:
             raise PluginError([Diagnostic(where or Location(str(folder)), problem)])
@@ -163,6 +169,11 @@ class PluginManager:
             )
         for file in sorted(folder.glob("*.py")):
             if file.name.startswith("_"):
+                continue
+            if not run_code:
+                self.sources.append(str(file))
+                for spec in declared_assertions(file):
+                    self.add(spec)
                 continue
             module = import_plugin_file(file)
             self.sources.append(str(file))

@@ -52,6 +52,8 @@ class Overrides:
     seed: int | None = None
     plugin_dirs: tuple[Path, ...] = ()
     entry_points: bool = True
+    plugin_code: bool = True
+    """False: run no plugin code; plugin folders' assertion types are read from source."""
 
 
 @dataclass
@@ -119,7 +121,11 @@ def _registry(loader: _Loader, doc: Document) -> Registry:
         if isinstance(rel, str) and rel:  # anything else is a schema error, reported next
             folders.append((loader.path.parent / rel, doc.at(["plugins", i])))
     folders.extend((p, None) for p in loader.overrides.plugin_dirs)
-    registry = default_registry(folders, entry_points=loader.overrides.entry_points)
+    registry = default_registry(
+        folders,
+        entry_points=loader.overrides.entry_points,
+        run_code=loader.overrides.plugin_code,
+    )
     for folder, _ in folders:
         if folder.is_dir():
             loader.reader.files.add(folder.resolve())
