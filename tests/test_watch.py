@@ -340,9 +340,12 @@ def test_watch_counts_judge_calls_as_the_run_does(tmp_path: Path) -> None:
         watcher.close()
     assert outcome.run is not None
     calls = outcome.run.run.calls
-    assert calls is not None and calls.judge_calls
+    assert calls is not None
+    assert calls.judge_calls
     text = lines[-1]
-    assert f"judging: {calls.judge_calls} made, {calls.judge_cache_hits or 0} from the cache" in text
+    assert (
+        f"judging: {calls.judge_calls} made, {calls.judge_cache_hits or 0} from the cache" in text
+    )
     assert f"model calls: {calls.model_calls} made, {calls.cache_hits} from the cache" in text
     assert "routing and judging" not in text
 
@@ -369,7 +372,8 @@ def test_still_invalid_shows_the_diagnostics_of_the_latest_save(tmp_path: Path) 
         watcher.handle([suite])
         watcher.run_once()
         assert "still invalid: 2 errors" in lines[-1]
-        assert "'contans'" in lines[-1] and "'equalz'" in lines[-1]
+        assert "'contans'" in lines[-1]
+        assert "'equalz'" in lines[-1]
         edit(suite, "  - prompt: there", "  - prompt: everyone")
         watcher.handle([suite])
         watcher.run_once()

@@ -67,7 +67,12 @@ def _last_run(display: str) -> Path | None:
     runs = home_dir() / "runs"
     if not runs.is_dir():
         return None
-    found = [p for p in runs.glob("*/results.json") if _suite_path(p) == display]
+    # runs/latest is a link to one of the others.
+    found = [
+        p
+        for p in runs.glob("*/results.json")
+        if not p.parent.is_symlink() and _suite_path(p) == display
+    ]
     return max(found, key=lambda p: p.stat().st_mtime, default=None)
 
 

@@ -129,7 +129,7 @@ def _declared(
         name=first.value,
         fn=_not_imported,
         value_schema=value if isinstance(value, dict) or value is None else {},
-        tier=tier if tier in ("deterministic", "model") else "deterministic",
+        tier="model" if tier == "model" else "deterministic",
         value_required=bool(required),
         options_schema=options if isinstance(options, dict) else {},
         summary=doc.strip().splitlines()[0] if doc.strip() else "",

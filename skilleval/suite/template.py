@@ -8,15 +8,28 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+import jinja2.nodes
 import jinja2.sandbox
 from jinja2.exceptions import SecurityError
+
+
+class _NoFiles(jinja2.BaseLoader):
+    """Templates are one string each: ``{% include %}`` and ``{% import %}`` read nothing."""
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> Any:
+        raise jinja2.TemplateNotFound(
+            template, f"templates cannot include or import other templates ({template!r})"
+        )
 
 
 @functools.cache
 def _env() -> jinja2.sandbox.SandboxedEnvironment:
     # Strict: a misspelt variable is an error, never a silently empty string.
     return jinja2.sandbox.SandboxedEnvironment(
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        loader=_NoFiles(),
     )
 
 
@@ -28,6 +41,14 @@ def is_template(text: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _compile(text: str) -> jinja2.Template:
     return _env().from_string(text)
+
+
+_FILE_NODES = (
+    jinja2.nodes.Include,
+    jinja2.nodes.Import,
+    jinja2.nodes.FromImport,
+    jinja2.nodes.Extends,
+)
 
 
 class TemplateProblem(Exception):
@@ -48,6 +69,12 @@ def variables(text: str) -> frozenset[str]:
         ast = _env().parse(text)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1) from None
+    for node in ast.find_all(_FILE_NODES):
+        raise TemplateProblem(
+            "templates cannot include, import or extend other templates; "
+            "write the text in place or pass it in a variable",
+            node.lineno,
+        )
     try:
         return frozenset(jinja2.meta.find_undeclared_variables(ast))
     except jinja2.TemplateSyntaxError as exc:
@@ -66,6 +93,11 @@ def render(text: str, vars: Mapping[str, Any]) -> str:
     except jinja2.UndefinedError as exc:
         raise TemplateProblem(f"template error: {exc.message}") from None
     except SecurityError as exc:
+        raise TemplateProblem(f"template error: {exc}") from None
+    except jinja2.TemplateError as exc:
+        raise TemplateProblem(f"template error: {exc.message or exc}") from None
+    except OverflowError as exc:
+        # The sandbox's own limit, as in range() over 100,000 items.
         raise TemplateProblem(f"template error: {exc}") from None
 
 
