@@ -11,7 +11,7 @@ import click
 from skilleval.cli.options import emit_json, json_option, plugin_options
 from skilleval.errors import DiagnosticsError
 from skilleval.exitcodes import ExitCode
-from skilleval.pyfile import no_user_imports
+from skilleval.util.pyfile import no_user_imports
 from skilleval.suite.load import Overrides, load_suite
 
 

@@ -20,9 +20,10 @@ from skilleval.errors import Location
 from skilleval.lint.checks import MISSING_FILE, RUBRIC_CUT_BY_COMMENT
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES
-from skilleval.suite.files import PREFIX, is_ref, ref_path
 from skilleval.suite.yamlio import Document, PathKey, display_path
 from skilleval.userfile import lookup_problem
+from skilleval.util import fileref
+from skilleval.util.fileref import PREFIX, is_ref
 
 RUBRIC_KEYS = frozenset({"rubric", "rubricPrompt"})
 """Keys whose string values are rubric text wherever they appear."""
@@ -132,8 +133,8 @@ def missing_files(doc: Document, base: Path) -> Iterator[Finding]:
                     f"{what} not found: {value} (looked for {display_path(target)})",
                 )
     for value, where in _refs(doc):
-        raw = ref_path(value)
-        target = Path(raw) if Path(raw).is_absolute() else base / raw
+        raw = fileref.parse(value).path
+        target = fileref.resolve(raw, base)
         problem = lookup_problem(target)
         if problem is not None:
             yield Finding(MISSING_FILE, where, problem)

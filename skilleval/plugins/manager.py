@@ -24,7 +24,7 @@ from skilleval.assertions.api import MARK as ASSERTION_MARK
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.builtins import BUILTIN_MODULES, BUILTIN_PACKAGES
-from skilleval.plugins.files import declared_assertions, import_plugin_file
+from skilleval.plugins.declared import declared_assertions
 from skilleval.plugins.markers import (
     KIND_LABELS,
     MARK,
@@ -35,6 +35,7 @@ from skilleval.plugins.markers import (
     ToolKindType,
 )
 from skilleval.userfile import lookup_problem
+from skilleval.util.pyfile import import_plugin_file
 
 ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
 """Installed packages name a module in either group; ``skilleval.assertions`` is the older
@@ -158,7 +159,7 @@ class PluginManager:
         """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped).
 
         With ``run_code`` False, nothing is imported: each file's assertion types are read
-        from its source (:func:`~skilleval.plugins.files.declared_assertions`).
+        from its source (:func:`~skilleval.plugins.declared.declared_assertions`).
         """
         problem = lookup_problem(folder)
         if problem is not None:
