@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from skilleval.engine.cache import ResponseCache
 
 Echo = Callable[[str], None]
-OutcomeKind = Literal["ran", "invalid", "deleted", "failed"]
+OutcomeKind = Literal["ran", "invalid", "deleted", "failed", "no_tests"]
 
 REPORT_NAME = "report.html"
 _WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
@@ -281,7 +281,7 @@ class Watcher:
             outcome = run_suite(suite, options)
         except NoTestsSelected:
             self.echo(f"  no tests match {', '.join(self.options.filters)}")
-            return self._record(Outcome(entry.path, "failed", changed))
+            return self._record(Outcome(entry.path, "no_tests", changed))
         except SkillevalError as exc:
             self.echo(f"  error: {exc}")
             return self._record(Outcome(entry.path, "failed", changed))

@@ -91,6 +91,8 @@ def once_code(outcomes: list[Outcome]) -> ExitCode:
     for outcome in outcomes:
         if outcome.kind == "invalid":
             codes.append(ExitCode.INVALID)
+        elif outcome.kind == "no_tests":
+            codes.append(ExitCode.NO_TESTS)
         elif outcome.kind == "failed":
             codes.append(ExitCode.RUNTIME)
         elif outcome.run is not None:
