@@ -20,6 +20,7 @@ from skilleval.assertions.api import Judge
 from skilleval.engine.base import Provider
 from skilleval.errors import SkillevalError
 from skilleval.exitcodes import ExitCode
+from skilleval.judge.overfit import overfit_report
 from skilleval.results.codec import decode
 from skilleval.results.model import Overfit
 from skilleval.results.records import Record
@@ -129,8 +130,6 @@ def _overfit(
     suite: Suite, options: RunOptions, generator: Provider, judge: Judge | None
 ) -> Overfit | None:
     """The overfitting judge's report on the eval itself: informational, never a gate."""
-    from skilleval.lint.overfit import overfit_report
-
     grader = judge or build_judge(suite, options, generator, force=True)
     if grader is None:
         return None
