@@ -47,7 +47,7 @@ def normalize_result(obj: Any, threshold: float | None = None, *, label: str = "
         return _from_score(float(obj), threshold, label)
     if isinstance(obj, Mapping):
         return _from_mapping(obj, threshold, label)
-    return Verdict.failed_with_error(f"{label} returned {_type_name(obj)}; expected {_SHAPES}")
+    return Verdict.errored(f"{label} returned {_type_name(obj)}; expected {_SHAPES}")
 
 
 def _is_number(obj: Any) -> bool:
@@ -78,7 +78,7 @@ def _score_note(score: float, threshold: float | None) -> str:
 
 def _from_score(score: float, threshold: float | None, label: str) -> Verdict:
     if math.isnan(score):
-        return Verdict.failed_with_error(f"{label} returned NaN as its score")
+        return Verdict.errored(f"{label} returned NaN as its score")
     passed = score >= threshold if threshold is not None else score > 0
     return Verdict.of(
         passed,
@@ -96,17 +96,17 @@ def _from_mapping(obj: Mapping[Any, Any], threshold: float | None, label: str) -
     score: Any = obj.get("score")
     reason: Any = obj.get("reason")
     if passed is not None and not isinstance(passed, bool):
-        return Verdict.failed_with_error(
+        return Verdict.errored(
             f"{label} returned 'pass' as {_type_name(passed)}; expected true or false"
         )
     if score is not None and not _is_number(score):
-        return Verdict.failed_with_error(
+        return Verdict.errored(
             f"{label} returned 'score' as {_type_name(score)}; expected a number"
         )
     if score is not None and math.isnan(score):
-        return Verdict.failed_with_error(f"{label} returned NaN as its score")
+        return Verdict.errored(f"{label} returned NaN as its score")
     if passed is None and score is None:
-        return Verdict.failed_with_error(
+        return Verdict.errored(
             f"{label} returned a mapping without 'pass' or 'score'; expected {_SHAPES}"
         )
     details = {

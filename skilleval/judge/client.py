@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skilleval.engine.base import Completion, Message, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider
-from skilleval.errors import InvalidReplyError, ProviderError, TruncatedError
+from skilleval.errors import (
+    InvalidReply,
+    InvalidReplyError,
+    JudgeError,
+    ProviderError,
+    TruncatedError,
+)
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -35,32 +41,6 @@ RETRY_FACTOR: Final = 2
 """The repair retry's token budget, as a multiple of the first call's."""
 
 _CLIP: Final = 160
-
-
-class JudgeError(ProviderError):
-    """The judge gave no usable reply.
-
-    Attributes:
-        kind: ``truncated`` (the reply hit its token budget), ``invalid`` (it did not parse
-            or match the schema) or ``provider`` (the model could not be called at all).
-        attempts: How many calls were made (2 after a repair retry).
-        max_tokens: The budget of the last call.
-    """
-
-    def __init__(self, message: str, *, kind: ErrorKind, attempts: int, max_tokens: int) -> None:
-        super().__init__(message)
-        self.kind: ErrorKind = kind
-        self.attempts = attempts
-        self.max_tokens = max_tokens
-
-
-class InvalidReply(InvalidReplyError):
-    """A schema-constrained reply that does not parse or does not match its schema."""
-
-    def __init__(self, problem: str, text: str) -> None:
-        super().__init__(f"judge reply is invalid: {problem}")
-        self.problem = problem
-        self.text = text
 
 
 def _clip(text: str, limit: int = _CLIP) -> str:

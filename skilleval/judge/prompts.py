@@ -13,14 +13,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from skilleval.errors import PromptProblem
+
 if TYPE_CHECKING:
     import jinja2
 
 ROLES: Final = ("system", "user", "assistant")
-
-
-class PromptProblem(ValueError):
-    """A ``rubricPrompt`` that cannot be used; the message says why."""
 
 
 @functools.cache

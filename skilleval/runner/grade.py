@@ -113,7 +113,7 @@ def _evaluate(
     try:
         value = template.render_value(entry.value, test.vars)
     except template.TemplateProblem as exc:
-        return Verdict.failed_with_error(exc.message)
+        return Verdict.errored(exc.message)
     if entry.transform is not None:
         try:
             transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
@@ -121,7 +121,7 @@ def _evaluate(
             # Python's 4,300-digit limit) is this assertion's error, not the run's end.
             output = _as_text(transformed)
         except Exception as exc:
-            return Verdict.failed_with_error(f"transform failed: {exc}")
+            return Verdict.errored(f"transform failed: {exc}")
     check = Check(
         output=output,
         value=value,
@@ -145,7 +145,7 @@ def _evaluate(
     try:
         raw = entry.spec.fn(check)
     except Exception as exc:
-        return Verdict.failed_with_error(f"{entry.spec.name} raised {type(exc).__name__}: {exc}")
+        return Verdict.errored(f"{entry.spec.name} raised {type(exc).__name__}: {exc}")
     return normalize_result(raw, entry.threshold)
 
 
@@ -192,8 +192,7 @@ def grade(
             output = _as_text(transformed)  # may fail as above; then every assertion errs
         except Exception as exc:
             failed = tuple(
-                to_result(e, Verdict.failed_with_error(f"transform failed: {exc}"))
-                for e in test.asserts
+                to_result(e, Verdict.errored(f"transform failed: {exc}")) for e in test.asserts
             )
             return score(failed, test.threshold)
     entries = test.asserts if only is None else only

@@ -18,7 +18,7 @@ from typing import Any
 
 from skilleval.assertions.api import Judge
 from skilleval.engine.base import Provider
-from skilleval.errors import SkillevalError
+from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.judge.overfit import overfit_report
 from skilleval.results.codec import decode
@@ -37,10 +37,6 @@ from skilleval.runner.schedule import run_jobs
 from skilleval.suite.model import Suite, TestCase
 
 __all__ = ["NoTestsSelected", "Progress", "RunOptions", "RunOutcome", "run_suite"]
-
-
-class NoTestsSelected(Exception):
-    """The filters matched nothing."""
 
 
 def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:

@@ -113,14 +113,14 @@ _LISTED = 5
 def _steps(check: Check) -> list[Mapping[str, Any]] | Verdict:
     steps = check.extra.get("trajectory")
     if steps is None:
-        return Verdict.failed_with_error("this test has no trajectory (it runs no agent loop)")
+        return Verdict.errored("this test has no trajectory (it runs no agent loop)")
     return [s for s in steps if isinstance(s, Mapping)]
 
 
 def _workspace(check: Check) -> Path | Verdict:
     root = check.extra.get("workspace")
     if not root:
-        return Verdict.failed_with_error("this test has no workspace")
+        return Verdict.errored("this test has no workspace")
     return Path(str(root))
 
 
@@ -133,7 +133,7 @@ def _inside(check: Check, rel: str) -> Path | Verdict:
     try:
         return resolve_inside(root, rel)
     except PathEscape as exc:
-        return Verdict.failed_with_error(str(exc))
+        return Verdict.errored(str(exc))
 
 
 def _calls(steps: Sequence[Mapping[str, Any]], name: str | None = None) -> list[Mapping[str, Any]]:
@@ -315,7 +315,7 @@ def trajectory(check: Check) -> Verdict:
     try:
         result = jmespath.search(query, [dict(s) for s in steps])
     except JMESPathError as exc:
-        return Verdict.failed_with_error(f"query {quote(query)} failed: {clip(str(exc))}")
+        return Verdict.errored(f"query {quote(query)} failed: {clip(str(exc))}")
     shown = f"query {quote(query)} gives {dump(result)}"
     if isinstance(check.value, Mapping):
         difference = json_difference(result, check.value["equals"])
@@ -417,7 +417,7 @@ def _read(path: Path, rel: str) -> str | Verdict:
         with path.open("rb") as fh:
             raw = fh.read(FILE_LIMIT)
     except OSError as exc:
-        return Verdict.failed_with_error(f"cannot read {rel}: {exc.strerror or exc}")
+        return Verdict.errored(f"cannot read {rel}: {exc.strerror or exc}")
     return raw.decode("utf-8", errors="replace")
 
 
@@ -469,14 +469,14 @@ def file_matches(check: Check) -> Verdict:
     try:
         compiled = saferegex.compile(pattern, saferegex.MULTILINE)
     except RegexError as exc:
-        return Verdict.failed_with_error(f"invalid regex {quote(pattern)}: {exc}")
+        return Verdict.errored(f"invalid regex {quote(pattern)}: {exc}")
     text = _read(path, rel)
     if isinstance(text, Verdict):
         return text
     try:
         found = saferegex.search(compiled, text)
     except RegexTimeoutError as exc:
-        return Verdict.failed_with_error(f"{rel}: {exc}")
+        return Verdict.errored(f"{rel}: {exc}")
     if found is None:
         return Verdict.of(
             False, f"{rel} has no match for /{clip(pattern, 60)}/; it has {_glimpse(text)}"
@@ -551,9 +551,9 @@ def run_command(check: Check) -> Verdict:
     try:
         found = saferegex.search(str(pattern), done.stdout, saferegex.MULTILINE)
     except RegexError as exc:
-        return Verdict.failed_with_error(f"invalid stdout regex {quote(str(pattern))}: {exc}")
+        return Verdict.errored(f"invalid stdout regex {quote(str(pattern))}: {exc}")
     except RegexTimeoutError as exc:
-        return Verdict.failed_with_error(f"stdout: {exc}")
+        return Verdict.errored(f"stdout: {exc}")
     if found is None:
         return Verdict.of(
             False,
