@@ -110,11 +110,10 @@ def _finite(number: Any) -> float | None:
 
 def _number_text(number: Any) -> str:
     if isinstance(number, int) and not isinstance(number, bool):
-        try:
-            text = str(number)
-        except ValueError:  # over Python's 4,300-digit limit for int → str
-            return "an integer too large for a score"
-        return text if len(text) <= 20 else f"an integer of {len(text)} digits"
+        if number.bit_length() <= 64:
+            return str(number)
+        # str() refuses integers over 4,300 digits; the bit length gives the size without it.
+        return f"an integer of about {int(number.bit_length() * math.log10(2)) + 1} digits"
     if isinstance(number, float) and math.isnan(number):
         return "NaN"
     if isinstance(number, float) and math.isinf(number):
