@@ -109,7 +109,8 @@ def test_a_check_cannot_change_what_later_checks_see(tmp_path: Path, capsys) -> 
     _, doc, _ = run(path, capsys)
     mutate, report = asserts_of(doc)
     assert mutate["status"] == "error"
-    assert "TypeError" in mutate["reason"] and "mutates.py:9" in mutate["reason"]
+    assert "TypeError" in mutate["reason"]
+    assert "mutates.py:9" in mutate["reason"]
     assert report["status"] == "pass", report["reason"]
 
 
