@@ -6,7 +6,9 @@ twice the token budget, and if the retry fails too the error names what went wro
 ("judge reply truncated at 544 tokens"). Assertions turn that into an error verdict, which is
 neither a pass nor a fail.
 
-Invalid replies never reach the response cache. :class:`SchemaGuard` validates a reply
+A reply is read strictly: a repeated key, ``NaN``, or a float where the schema says integer
+(``"score": 5.0``) makes it invalid, so what the scoring rules would call impossible is
+already refused here. Invalid replies never reach the response cache. :class:`SchemaGuard` validates a reply
 *inside* the cache wrapper and raises when it is invalid, and
 :class:`~skilleval.engine.cache.CachingProvider` stores nothing for a call that raised.
 :class:`JudgeClient` puts the guard in place whatever provider it is handed.
@@ -14,6 +16,7 @@ Invalid replies never reach the response cache. :class:`SchemaGuard` validates a
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -55,18 +58,64 @@ def _describe_error(error: ValidationError) -> str:
     return f"at {where}: {_clip(error.message, 120)}"
 
 
-def reply_problem(text: str, schema: Mapping[str, Any]) -> str | None:
-    """Why ``text`` is not a JSON value matching ``schema``; None when it is one."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        twice = next(key for i, key in enumerate(keys) if key in keys[:i])
+        raise ValueError(f"the key {twice!r} appears twice")
+    return dict(pairs)
 
-    from skilleval.assertions.builtin._common import json_error, parse_json
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_reply(text: str) -> Any:
+    """A judge reply as strict JSON.
+
+    Stricter than :func:`json.loads` twice over: ``NaN`` and ``Infinity`` are refused, and so
+    is an object that repeats a key, which ``json.loads`` would read as its last value
+    (``{"score": 1, "pass": false, "score": 5, "pass": true}`` would grade as 5 and pass).
+
+    Raises:
+        ValueError: The text is not strict JSON (:class:`json.JSONDecodeError` when it
+            does not parse at all).
+    """
+    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+
+
+def _not_json(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg[:1].lower()}{exc.msg[1:]} at line {exc.lineno} column {exc.colno}"
+    return str(exc)
+
+
+@functools.cache
+def _validator_class() -> Any:
+    # lazy: start-up time
+    from jsonschema import Draft202012Validator, validators
+
+    # JSON Schema counts 5.0 as an integer; the scoring rules do not, so neither does the
+    # guard. Otherwise a reply the grader must call impossible would pass into the cache.
+    strict = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return validators.extend(Draft202012Validator, type_checker=strict)  # type: ignore[no-untyped-call]
+
+
+def reply_problem(text: str, schema: Mapping[str, Any]) -> str | None:
+    """Why ``text`` is not a JSON value matching ``schema``; None when it is one.
+
+    The JSON must be strict (:func:`parse_reply`) and an ``integer`` must be written as one.
+    """
+    from jsonschema.exceptions import best_match  # lazy: start-up time
 
     try:
-        value = parse_json(text)
-    except ValueError as exc:
-        return f"not JSON ({json_error(exc)}): {_clip(text, 80)!r}"
-    error = best_match(Draft202012Validator(dict(schema)).iter_errors(value))
+        value = parse_reply(text)
+    except (ValueError, RecursionError) as exc:
+        problem = _not_json(exc) if isinstance(exc, ValueError) else "nested too deeply"
+        return f"not JSON ({problem}): {_clip(text, 80)!r}"
+    error = best_match(_validator_class()(dict(schema)).iter_errors(value))
     return None if error is None else _describe_error(error)
 
 
@@ -212,7 +261,7 @@ class JudgeClient:
         if problem is not None:
             return _Attempt(kind="invalid", problem=problem)
         self._count("replies")
-        return _Attempt(value=json.loads(completion.text), ok=True)
+        return _Attempt(value=parse_reply(completion.text), ok=True)
 
     def _count(self, name: str) -> None:
         with self._lock:
