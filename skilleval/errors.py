@@ -72,7 +72,9 @@ class Diagnostic:
     """For a file problem, the path (or glob) that was looked for, as the suite resolved it."""
 
     def __str__(self) -> str:
-        code = f" [{self.code}]" if self.code else ""
+        # Lint's check ids are shown, since users write them in `lint.ignore`; the loader's
+        # codes are for programs and appear in the JSON form only.
+        code = f" [{self.code}]" if self.code and self.code not in FILE_CODES else ""
         return f"{self.where}: {self.severity}: {self.message}{code}"
 
     def sort_key(self) -> tuple[str, int, int, str]:
@@ -86,6 +88,7 @@ class Diagnostic:
             "severity": self.severity,
             "message": self.message,
             "code": self.code,
+            **({"target": self.target} if self.target is not None else {}),
         }
 
 

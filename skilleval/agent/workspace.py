@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from skilleval.agent.process import Command, ProcessResult, run_process
-from skilleval.errors import Diagnostic, Location
+from skilleval.errors import Diagnostic, Location, missing_file
 from skilleval.suite.yamlio import Document, display_path
 from skilleval.userfile import lookup_problem
 
@@ -135,8 +135,10 @@ def parse_environment(
             continue
         if not src.exists():
             diags.append(
-                Diagnostic(
-                    doc.at(src_at), f"file not found: {raw_src} (looked for {display_path(src)})"
+                missing_file(
+                    doc.at(src_at),
+                    f"file not found: {raw_src} (looked for {display_path(src)})",
+                    str(src),
                 )
             )
             continue

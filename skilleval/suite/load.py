@@ -19,7 +19,14 @@ from jmespath.exceptions import JMESPathError
 
 from skilleval import expr
 from skilleval.assertions.registry import UNSUPPORTED, Registry, default_registry
-from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, SuiteError
+from skilleval.errors import (
+    Diagnostic,
+    DiagnosticsError,
+    Location,
+    PluginError,
+    SuiteError,
+    missing_file,
+)
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
@@ -70,6 +77,9 @@ class _Loader:
 
     def error(self, where: Location, message: str) -> None:
         self.diags.append(Diagnostic(where, message))
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.diags.append(diagnostic)
 
     def absorb(self, exc: DiagnosticsError) -> None:
         self.diags.extend(exc.diagnostics)
@@ -211,7 +221,11 @@ def _skill_file(loader: _Loader, raw: str, where: Location) -> Skill | None:
     if path.is_dir():
         path = path / "SKILL.md"
     if not path.exists():
-        loader.error(where, f"skill not found: {raw} (looked for {display_path(path)})")
+        loader.add(
+            missing_file(
+                where, f"skill not found: {raw} (looked for {display_path(path)})", str(path)
+            )
+        )
         return None
     try:
         skill = load_skill(path, where)
