@@ -142,12 +142,12 @@ def _evaluate(
     check = Check(
         output=output,
         value=value,
-        vars=_private(test.vars, copy=user),
+        vars=_private(test.vars, own=user),
         prompt=subject.prompt,
         messages=subject.messages,
         threshold=entry.threshold,
-        config=_private(entry.config, copy=user),
-        options=_private(entry.options, copy=user),
+        config=_private(entry.config, own=user),
+        options=_private(entry.options, own=user),
         stats=subject.stats,
         raw_output=subject.output,
         transformed=copy.deepcopy(transformed) if user else transformed,
@@ -203,17 +203,13 @@ def _raised(entry: AssertionEntry, exc: BaseException) -> Verdict:
     return Verdict.errored(f"{name} raised {type(exc).__name__}{where}: {exc}")
 
 
-def _private(mapping: Mapping[str, Any], *, copy: bool) -> Mapping[str, Any]:
-    """A read-only view of ``mapping``; of a deep copy of it, for a user's check.
+def _private(mapping: Mapping[str, Any], *, own: bool) -> Mapping[str, Any]:
+    """A read-only view of ``mapping``; with ``own``, of a deep copy (for a user's check).
 
     Everything a check receives is shared with the checks after it (and the other trials),
     so a check that changed it would change what they see.
     """
-    return MappingProxyType(_deepcopy(mapping) if copy else dict(mapping))
-
-
-def _deepcopy(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy(dict(mapping))
+    return MappingProxyType(copy.deepcopy(dict(mapping)) if own else dict(mapping))
 
 
 def to_result(entry: AssertionEntry, verdict: Verdict) -> AssertionResult:
