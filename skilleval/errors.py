@@ -20,7 +20,10 @@ Exception tree::
     │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
     │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
     ├── RegexError                 a user's regular expression does not compile
-    └── RegexTimeoutError          a user's regular expression ran past its time limit
+    ├── RegexTimeoutError          a user's regular expression ran past its time limit
+    └── TemplateProblem            a ``{{ }}`` template does not compile, or fails or hits a
+                                   limit while it renders (positioned at load, an ``error``
+                                   verdict at run time)
 
 Anything else that escapes is a bug in skilleval and keeps its traceback.
 
@@ -236,6 +239,18 @@ class CannotEvaluate(SkillevalError):
     check needs is missing, a service it calls is down). Returning
     :meth:`Verdict.errored(why) <skilleval.assertions.api.Verdict.errored>` means the same.
     """
+
+
+class TemplateProblem(SkillevalError):
+    """A template that does not compile or render; ``line`` is 1-based within the template."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message, line)
+        self.message = message
+        self.line = line
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def missing_file(where: Location, message: str, target: str) -> Diagnostic:
