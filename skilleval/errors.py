@@ -21,6 +21,7 @@ Exception tree::
     │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
     ├── RegexError                 a user's regular expression does not compile
     ├── RegexTimeoutError          a user's regular expression ran past its time limit
+    ├── PathEscape                 a workspace path that leads outside the workspace
     └── TemplateProblem            a ``{{ }}`` template does not compile, or fails or hits a
                                    limit while it renders (positioned at load, an ``error``
                                    verdict at run time)
@@ -177,6 +178,10 @@ class RegexError(SkillevalError):
 
 class RegexTimeoutError(SkillevalError):
     """A regular expression from a suite took longer than its time limit to search a text."""
+
+
+class PathEscape(SkillevalError):
+    """A workspace path that cannot be used: it leads outside the workspace, or nowhere."""
 
 
 class JudgeError(ProviderError):

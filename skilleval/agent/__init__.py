@@ -23,13 +23,13 @@ from skilleval.agent.tools import (
 from skilleval.agent.workspace import (
     Environment,
     FileCopy,
-    PathEscape,
     SetupCommand,
     Workspace,
     create_workspace,
     parse_environment,
     resolve_inside,
 )
+from skilleval.errors import PathEscape
 
 __all__ = [
     "AgentRun",

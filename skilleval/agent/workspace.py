@@ -18,17 +18,13 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from skilleval.agent.process import Command, ProcessResult, run_process
-from skilleval.errors import Diagnostic, Location, missing_file
+from skilleval.errors import Diagnostic, Location, PathEscape, missing_file
 from skilleval.suite.yamlio import Document, display_path
 from skilleval.userfile import lookup_problem
 
 SETUP_TIMEOUT_S = 60.0
 SETUP_MAX_OUTPUT = 64_000
 _LABEL = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-class PathEscape(ValueError):
-    """A workspace path that cannot be used: it leads outside the workspace, or nowhere."""
 
 
 def path_problem(rel: str) -> str | None:

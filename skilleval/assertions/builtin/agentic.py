@@ -19,7 +19,7 @@ from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, dump, quote
-from skilleval.errors import RegexError, RegexTimeoutError
+from skilleval.errors import PathEscape, RegexError, RegexTimeoutError
 from skilleval.suite.template import is_template
 from skilleval.util import saferegex
 
@@ -126,7 +126,7 @@ def _workspace(check: Check) -> Path | Verdict:
 
 
 def _inside(check: Check, rel: str) -> Path | Verdict:
-    from skilleval.agent.workspace import PathEscape, resolve_inside
+    from skilleval.agent.workspace import resolve_inside
 
     root = _workspace(check)
     if isinstance(root, Verdict):
