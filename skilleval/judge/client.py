@@ -32,6 +32,7 @@ from skilleval.errors import (
     ProviderError,
     TruncatedError,
 )
+from skilleval.util.jsontext import json_error, reject_constant
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -66,10 +67,6 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_reply(text: str) -> Any:
     """A judge reply as strict JSON.
 
@@ -81,13 +78,7 @@ def parse_reply(text: str) -> Any:
         ValueError: The text is not strict JSON (:class:`json.JSONDecodeError` when it
             does not parse at all).
     """
-    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
-
-
-def _not_json(exc: ValueError) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg[:1].lower()}{exc.msg[1:]} at line {exc.lineno} column {exc.colno}"
-    return str(exc)
+    return json.loads(text, parse_constant=reject_constant, object_pairs_hook=_unique_keys)
 
 
 @functools.cache
@@ -113,7 +104,7 @@ def reply_problem(text: str, schema: Mapping[str, Any]) -> str | None:
     try:
         value = parse_reply(text)
     except (ValueError, RecursionError) as exc:
-        problem = _not_json(exc) if isinstance(exc, ValueError) else "nested too deeply"
+        problem = json_error(exc) if isinstance(exc, ValueError) else "nested too deeply"
         return f"not JSON ({problem}): {_clip(text, 80)!r}"
     error = best_match(_validator_class()(dict(schema)).iter_errors(value))
     return None if error is None else _describe_error(error)

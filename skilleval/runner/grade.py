@@ -21,6 +21,7 @@ import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -32,6 +33,8 @@ from skilleval.expr import compile_expr
 from skilleval.results.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
+from skilleval.trajectory import Step
+from skilleval.util.jsontext import loads_or_none
 from skilleval.util.usercode import call_limited, raised_at
 
 TIME_LIMIT: Final = 60.0
@@ -52,7 +55,12 @@ class Subject:
     stats: Stats
     arm: str
     trial: int
-    extra: Mapping[str, Any]
+    cost: float | None = None
+    """US dollars; None when the provider does not report it."""
+    trajectory: tuple[Step, ...] | None = None
+    """The agent's steps (agentic tests only)."""
+    workspace: Path | None = None
+    """The agent's workspace (agentic tests only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +83,6 @@ def stats_of(completion: Completion) -> Stats:
     )
 
 
-def parse_json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, TypeError):
-        return None
-
-
 def apply_transform(
     transform: Transform, output: str, vars_: Mapping[str, Any], stats: Stats
 ) -> Any:
@@ -89,10 +90,10 @@ def apply_transform(
     if transform.kind == "jmespath":
         import jmespath
 
-        return jmespath.search(transform.source, parse_json(output))
+        return jmespath.search(transform.source, loads_or_none(output))
     env = {
         "output": output,
-        "json": parse_json(output),
+        "json": loads_or_none(output),
         "vars": dict(vars_),
         "stats": stats.to_env(),
     }
@@ -157,7 +158,9 @@ def _evaluate(
         where=entry.where,
         base_dir=str(entry.base_dir),
         judge=judge if entry.spec.tier == "model" else None,
-        extra=subject.extra,
+        cost=subject.cost,
+        trajectory=subject.trajectory,
+        workspace=subject.workspace,
     )
     if not user:
         try:
