@@ -32,6 +32,7 @@ from skilleval.errors import (
     ProviderError,
     TruncatedError,
 )
+from skilleval.judge.prompts import repair_message
 from skilleval.util.jsontext import json_error, reject_constant
 
 if TYPE_CHECKING:
@@ -205,8 +206,6 @@ class JudgeClient:
         budget = max_tokens * RETRY_FACTOR
         if first.kind != "truncated":
             # Greedy decoding would repeat the same invalid reply; the note changes the prompt.
-            from skilleval.judge.prompts import repair_message
-
             convo = (*convo, Message(**repair_message(first.problem)))
         second = self._attempt(convo, schema, budget)
         if second.ok:

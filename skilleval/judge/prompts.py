@@ -129,7 +129,7 @@ def _as_messages(override: Any) -> list[Mapping[str, Any]]:
 
 
 def _custom(override: Any, variables: Mapping[str, Any]) -> list[dict[str, str]]:
-    from skilleval.suite import template
+    from skilleval.suite import template  # lazy: start-up time (jinja2)
 
     messages = _as_messages(override)
     try:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from skilleval.assertions.registry import Registry
 from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.lint import assertions, design, leakage, rawtext
 from skilleval.lint.checks import BAD_IGNORE, INVALID_SUITE, MISSING_FILE, find_check
@@ -66,8 +67,6 @@ def _from_loader(diag: Diagnostic) -> Finding:
 
 
 def _builtin_tiers() -> dict[str, str]:
-    from skilleval.assertions.registry import Registry
-
     registry = Registry()
     registry.load_builtins()
     tiers: dict[str, str] = {spec.name: spec.tier for spec in registry}
