@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.agent import AgentRun, CommandTool, MockCase, MockTool, run_agent
-from skilleval.assertions.registry import default_registry
 from skilleval.engine.base import Completion, ModelIdentity, Request
+from skilleval.plugins.registry import default_registry
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.suite.yamlio import parse_yaml
 

@@ -6,7 +6,7 @@ An assertion type is a plain function marked with :func:`assertion`. It receives
 is applied by the runner; handlers never see it.
 
 The marker only attaches an :class:`AssertionType` to the function. Nothing is registered at
-import time: a :class:`~skilleval.assertions.registry.Registry` scans modules for the mark.
+import time: a :class:`~skilleval.plugins.registry.Registry` scans modules for the mark.
 """
 
 from __future__ import annotations

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.registry import Registry
 from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.lint import assertions, design, leakage, rawtext
 from skilleval.lint.checks import BAD_IGNORE, INVALID_SUITE, MISSING_FILE, find_check
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES, LintView, from_document, from_suite
+from skilleval.plugins.registry import Registry
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.yamlio import Document, load_yaml
 

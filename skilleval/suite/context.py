@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.registry import Registry
 from skilleval.errors import Diagnostic, DiagnosticsError, Location
+from skilleval.plugins.registry import Registry
 from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.suite.yamlio import PathKey

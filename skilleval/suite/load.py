@@ -21,8 +21,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.registry import Registry, default_registry
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
+from skilleval.plugins.registry import Registry, default_registry
 from skilleval.suite import agentic
 from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import AgentConfig

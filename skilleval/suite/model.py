@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Location
-from skilleval.skills import Skill
 from skilleval.suite.defaults import defaults
 from skilleval.suite.gate import GateConfig
 from skilleval.suite.model_config import Decoding, ModelSpec
+from skilleval.suite.skills import Skill
 
 if TYPE_CHECKING:
     # The agent config holds assertion entries of this module: a cycle only for the checker.

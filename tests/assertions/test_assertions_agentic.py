@@ -12,7 +12,7 @@ from agent_support import write
 from skilleval.assertions.api import Check, Verdict
 from skilleval.assertions.builtin import agentic
 from skilleval.assertions.builtin import workspace as workspace_checks
-from skilleval.assertions.registry import Registry
+from skilleval.plugins.registry import Registry
 from skilleval.trajectory import Step
 
 # -- assertions -------------------------------------------------------------------------------

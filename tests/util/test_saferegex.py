@@ -22,7 +22,7 @@ from skilleval.errors import ExprRuntimeError, RegexError, RegexTimeoutError
 from skilleval.expr import compile_expr
 from skilleval.util import saferegex
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # `regex` shortcuts (a+)+$ by itself; (a|aa)+$ it cannot, so only the time limit stops it.
 CLASSIC = r"(a+)+$"
