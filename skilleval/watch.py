@@ -18,6 +18,7 @@ loop around it. Tests drive ``handle()`` and ``run_once()`` directly, or ``serve
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import sys
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from skilleval.engine.base import ModelSpec, Provider
-from skilleval.errors import Diagnostic, DiagnosticsError, SkillevalError
+from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
 from skilleval.report.compare import Comparison, compare
@@ -94,6 +95,8 @@ class _Entry:
     previous: Run | None = None
     broken: str | None = None
     """The diagnostics of the last failed load; None while the suite is valid."""
+    awaited: frozenset[str] = frozenset()
+    """Files (or globs) the last failed load looked for and could not read."""
     missing: set[Path] = field(default_factory=set)
     pending: set[Path] = field(default_factory=set)
     stamps: dict[Path, tuple[int, int] | None] = field(default_factory=dict)
@@ -108,8 +111,10 @@ class _Entry:
         hits -= set(self.plugin_dirs)
         if _plugin_source(path) and any(d in path.parents for d in self.plugin_dirs):
             hits.add(path)
-        if self.broken is not None and path.parent in self.folders() and path.name in self.broken:
-            # A broken suite may be waiting for a file its errors name ("file not found: …").
+        if path.parent in self.folders() and any(
+            fnmatch.fnmatch(path.name, Path(target).name) for target in self.awaited
+        ):
+            # A broken suite may be waiting for a file it could not find or read.
             hits.add(path)
         return hits
 
@@ -251,6 +256,9 @@ class Watcher:
         errors = f"{n} error{'s' if n != 1 else ''}"
         with self._lock:
             before, entry.broken = entry.broken, text
+            entry.awaited = frozenset(
+                d.target for d in exc.diagnostics if d.code in FILE_CODES and d.target
+            )
         keep = (
             f"; keeping the last good results ({entry.previous.run_id})" if entry.previous else ""
         )
@@ -272,6 +280,7 @@ class Watcher:
             entry.missing &= entry.files
             entry.missing = {p for p in entry.missing if not p.exists()}
             entry.broken = None
+            entry.awaited = frozenset()
 
     def _run(
         self, entry: _Entry, suite: Suite, changed: tuple[Path, ...], started: float

@@ -110,7 +110,9 @@ class Verdict:
     """The outcome of one assertion on one output.
 
     ``error`` set means the assertion could not be evaluated: it is neither a pass nor a
-    fail, and it is reported apart from both.
+    fail, and it is reported apart from both (:meth:`errored` builds one). ``passed`` must be
+    a bool and ``score`` a finite number from 0 to 1; a check that returns anything else gets
+    an ``error`` verdict saying so.
     """
 
     passed: bool
@@ -132,9 +134,19 @@ class Verdict:
         """A verdict whose reason describes what was found, whichever way it went."""
         return cls(passed=passed, reason=reason, **kw)
 
+    @property
+    def status(self) -> Literal["pass", "fail", "error"]:
+        """``error`` when the assertion could not be evaluated, else ``pass`` or ``fail``."""
+        if self.error is not None:
+            return "error"
+        return "pass" if self.passed else "fail"
+
     @classmethod
-    def failed_with_error(cls, message: str, **kw: Any) -> Verdict:
-        """An unscored verdict: the assertion could not be evaluated."""
+    def errored(cls, message: str, **kw: Any) -> Verdict:
+        """The assertion could not be evaluated (the ``error`` status): neither a pass nor a fail.
+
+        Raising :class:`~skilleval.errors.CannotEvaluate` from a check means the same.
+        """
         return cls(passed=False, reason=message, error=message, **kw)
 
 

@@ -10,7 +10,7 @@ import click
 from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
-from skilleval.lint.overfit import FLAGGED, UNCLASSIFIED, overfit_report
+from skilleval.judge.overfit import FLAGGED, UNCLASSIFIED, overfit_report
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 

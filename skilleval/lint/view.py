@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Location, SkillevalError
+from skilleval.lint.ngrams import words
 from skilleval.suite import template
 from skilleval.suite.model import Suite, TestCase
 from skilleval.suite.skills import Skill, load_skill
@@ -82,8 +83,6 @@ class LintTest:
 
     def locate(self, phrase: Sequence[str]) -> Location:
         """Where the words of ``phrase`` are written: the var or template that holds them."""
-        from skilleval.lint.ngrams import words
-
         needle = f" {' '.join(phrase)} "
         for piece in self.pieces:
             if needle in f" {' '.join(words(piece.text))} ":

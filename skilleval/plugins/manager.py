@@ -36,6 +36,7 @@ from skilleval.plugins.markers import (
 )
 from skilleval.userfile import lookup_problem
 from skilleval.util.pyfile import import_plugin_file
+from skilleval.util.usercode import raised_at, user_output
 
 ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
 """Installed packages name a module in either group; ``skilleval.assertions`` is the older
@@ -138,8 +139,9 @@ class PluginManager:
                 dist = ep.dist.name if ep.dist else "?"
                 version = ep.dist.version if ep.dist else "?"
                 try:
-                    module = ep.load()
-                except Exception as exc:
+                    with user_output():
+                        module = ep.load()
+                except (Exception, SystemExit) as exc:
                     # Loading runs the plugin's code, which may raise anything.
                     raise PluginError(
                         [
@@ -176,7 +178,7 @@ class PluginManager:
                 for spec in declared_assertions(file):
                     self.add(spec)
                 continue
-            module = import_plugin_file(file)
+            module = _import_guarded(file)
             self.sources.append(str(file))
             self.scan(module, str(file))
 
@@ -252,3 +254,20 @@ def _location(plugin: Plugin) -> Location:
     if code is None:
         return Location(plugin.origin)
     return Location(code.co_filename, code.co_firstlineno, 1)
+
+
+def _import_guarded(file: Path) -> ModuleType:
+    """Import a plugin file with its prints sent to stderr; ``sys.exit()`` in it is a PluginError."""
+    try:
+        with user_output():
+            return import_plugin_file(file)
+    except SystemExit as exc:
+        at = raised_at(exc, str(file.resolve()))
+        raise PluginError(
+            [
+                Diagnostic(
+                    Location(str(file), at.line if at else 1, 1),
+                    f"plugin called sys.exit({exc.code!r}) while it was imported",
+                )
+            ]
+        ) from None

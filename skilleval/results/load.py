@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval import __version__
-from skilleval.errors import InvalidInputError, UsageError
-from skilleval.results.codec import DecodeError, decode
+from skilleval.errors import DecodeError, InvalidInputError, UsageError
+from skilleval.results.codec import decode
 from skilleval.results.model import RESULTS_VERSION, Calls, Run, SuiteInfo, Timing
 from skilleval.results.records import ARMS, Record
 from skilleval.results.summary import summarize

@@ -56,5 +56,9 @@ class Loader:
     def error(self, where: Location, message: str) -> None:
         self.diags.append(Diagnostic(where, message))
 
+    def add(self, diagnostic: Diagnostic) -> None:
+        """Keep a diagnostic built elsewhere (one with a code, such as a missing file's)."""
+        self.diags.append(diagnostic)
+
     def absorb(self, exc: DiagnosticsError) -> None:
         self.diags.extend(exc.diagnostics)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from skilleval.cli import run_cli
-from skilleval.errors import SkillevalError
-from skilleval.results.codec import DecodeError, decode
+from skilleval.errors import DecodeError, SkillevalError
+from skilleval.results.codec import decode
 from skilleval.results.load import load_run, parse_run
 from skilleval.results.model import Run
 from skilleval.results.schema import results_schema
