@@ -14,7 +14,13 @@ from typing import NoReturn
 import click
 
 from skilleval import __version__
-from skilleval.errors import DiagnosticsError, ProviderError, SkillevalError, UsageError
+from skilleval.errors import (
+    DiagnosticsError,
+    InvalidInputError,
+    ProviderError,
+    SkillevalError,
+    UsageError,
+)
 from skilleval.exitcodes import ExitCode
 
 
@@ -59,16 +65,46 @@ def _register() -> None:
 _register()
 
 
+EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
+    (DiagnosticsError, ExitCode.INVALID),
+    (InvalidInputError, ExitCode.INVALID),
+    (UsageError, ExitCode.USAGE),
+    (ProviderError, ExitCode.RUNTIME),
+    (SkillevalError, ExitCode.RUNTIME),
+    (OSError, ExitCode.RUNTIME),
+)
+"""The error boundary: the first row whose type matches an exception gives its exit code.
+
+The rule the README's table states: a command line that is wrong, including a path it names
+that is missing, unreadable or of the wrong kind, or an output that cannot be written, is 2;
+a file that was read and is invalid (a suite, a tests file, a skill, a plugin, a results
+file) is 4; a failure while running (a model, a full disk) is 3. Any other exception is a bug
+in skilleval and keeps its traceback.
+"""
+
+
+def exit_code_for(exc: BaseException) -> ExitCode | None:
+    """The exit code for an exception a user can cause; None for a bug."""
+    return next((code for kind, code in EXIT_CODES if isinstance(exc, kind)), None)
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, DiagnosticsError):
+        n = len(exc.diagnostics)
+        return f"{exc}\n{n} error{'s' if n != 1 else ''}"
+    if isinstance(exc, OSError) and not isinstance(exc, SkillevalError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"error: {exc.strerror or exc}{where}"
+    return f"error: {exc}"
+
+
 def run_cli(argv: Sequence[str]) -> int:
     """Run the CLI in-process and return its exit code."""
     try:
         code = cli.main(
             list(argv), "skilleval", auto_envvar_prefix="SKILLEVAL", standalone_mode=False
         )
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        return ExitCode.INTERRUPTED
-    except KeyboardInterrupt:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         return ExitCode.INTERRUPTED
     except click.exceptions.Exit as exc:
@@ -76,20 +112,12 @@ def run_cli(argv: Sequence[str]) -> int:
     except click.ClickException as exc:
         exc.show()
         return ExitCode.USAGE
-    except DiagnosticsError as exc:
-        click.echo(str(exc), err=True)
-        n = len(exc.diagnostics)
-        click.echo(f"{n} error{'s' if n != 1 else ''}", err=True)
-        return ExitCode.INVALID
-    except UsageError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return ExitCode.USAGE
-    except ProviderError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return ExitCode.RUNTIME
-    except SkillevalError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return ExitCode.RUNTIME
+    except Exception as exc:
+        mapped = exit_code_for(exc)
+        if mapped is None:
+            raise
+        click.echo(_message(exc), err=True)
+        return mapped
     return int(code or 0)
 
 

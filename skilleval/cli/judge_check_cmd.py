@@ -25,6 +25,11 @@ def judge_spec(raw: str, *, key: str = "judge", option: str = "--judge-model") -
 
     ``router-check`` reads its ``--router-model`` the same way, with its own key and option.
     """
+    if raw.strip() == "scripted":
+        raise click.UsageError(
+            f"{option} scripted: the scripted model answers only from the `responses:` a "
+            "suite writes under `model:`; give default, a .gguf path or echo"
+        )
     builtins = PluginManager()
     builtins.load_builtins()
     spec, diags = parse_model(

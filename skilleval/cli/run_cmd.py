@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from skilleval.cli.options import emit_json, json_option, plugin_options
+from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
@@ -17,9 +17,14 @@ from skilleval.suite.load import Overrides, load_suite
 
 
 @click.command()
-@click.argument("suite_file", metavar="SUITE", required=False, type=click.Path(path_type=Path))
-@click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
-@click.option(
+@click.argument(
+    "suite_file",
+    metavar="SUITE",
+    required=False,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
+@model_option(
     "--judge-model",
     "judge_model",
     help="The grader for llm-rubric/llm-assert: default, a .gguf path, echo (overrides `judge:`).",
@@ -131,9 +136,10 @@ def run(
         emit_json(run_json(run))
     text = terminal.render_terminal(run)
     if quiet:
-        text = text.splitlines()[-1]
-    click.echo(text, err=True)
-    click.echo(f"results: {outcome.run_dir.root}", err=True)
+        click.echo(text.splitlines()[-1], err=True)
+    else:
+        click.echo(text, err=True)
+        click.echo(f"results: {outcome.run_dir.root}", err=True)
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)

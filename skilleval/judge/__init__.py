@@ -10,14 +10,8 @@ scoring rules in :mod:`skilleval.judge.scoring`, the prompts in :mod:`skilleval.
 
 from __future__ import annotations
 
-from skilleval.judge.client import (
-    RETRY_FACTOR,
-    InvalidReply,
-    JudgeClient,
-    JudgeError,
-    SchemaGuard,
-    reply_problem,
-)
+from skilleval.errors import InvalidReply, JudgeError
+from skilleval.judge.client import RETRY_FACTOR, JudgeClient, SchemaGuard, reply_problem
 
 __all__ = [
     "RETRY_FACTOR",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import Check, Verdict
+from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.errors import Diagnostic
 from skilleval.shipped import suite_text
 from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
@@ -231,8 +232,6 @@ def _pair(reader: ItemReader) -> Pair | None:
 
 def grade_output(judge: Judge, pair: Pair, output: str) -> Verdict:
     """Grade ``output`` for ``pair`` with the assertion type the pair names."""
-    from skilleval.assertions.builtin.model import llm_assert, llm_rubric
-
     fn = llm_rubric if pair.type == "llm-rubric" else llm_assert
     options = {"reference": pair.reference} if pair.reference is not None else {}
     check = Check(

@@ -68,7 +68,7 @@ _LISTED = 5
 
 def _steps(check: Check) -> tuple[Step, ...] | Verdict:
     if check.trajectory is None:
-        return Verdict.failed_with_error("this test has no trajectory (it runs no agent loop)")
+        return Verdict.errored("this test has no trajectory (it runs no agent loop)")
     return check.trajectory
 
 
@@ -235,7 +235,7 @@ def trajectory(check: Check) -> Verdict:
     try:
         result = jmespath.search(query, [s.to_json() for s in steps])
     except JMESPathError as exc:
-        return Verdict.failed_with_error(f"query {quote(query)} failed: {clip(str(exc))}")
+        return Verdict.errored(f"query {quote(query)} failed: {clip(str(exc))}")
     shown = f"query {quote(query)} gives {dump(result)}"
     if isinstance(check.value, Mapping):
         difference = json_difference(result, check.value["equals"])

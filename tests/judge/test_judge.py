@@ -19,7 +19,8 @@ from skilleval.engine.cache import CachingProvider, ResponseCache
 from skilleval.engine.llama import gguf_spec
 from skilleval.errors import InvalidReplyError, ProviderError, SuiteError
 from skilleval.judge import JudgeClient, SchemaGuard
-from skilleval.judge.schemas import assert_budget, rubric_budget
+from skilleval.judge.client import reply_problem
+from skilleval.judge.schemas import assert_budget, rubric_budget, rubric_schema
 from skilleval.judge.scoring import map_score
 from skilleval.judge.selftest import load_pairs, run_judge_check
 
@@ -329,6 +330,47 @@ def test_errors_are_never_cached(tmp_path: Path) -> None:
         verdict = rubric(JudgeClient(CachingProvider(model, cache)))
         assert verdict.error is not None
         assert len(model.requests) == 2  # asked again each run: nothing was stored
+    assert cache.info().entries == 0
+
+
+DUPLICATED = '{"reason": "x", "score": 1, "pass": false, "score": 5, "pass": true}'
+
+
+def test_a_reply_that_repeats_a_key_is_rejected_not_read_by_its_last_value() -> None:
+    model = FakeModel(DUPLICATED, DUPLICATED)
+    verdict = rubric(JudgeClient(model))
+    assert verdict.status == "error"
+    assert verdict.error == (
+        "judge reply invalid after a repair retry: not JSON (the key 'score' appears twice): "
+        + repr(DUPLICATED)
+    )
+    assert len(model.requests) == 2  # the repair retry was asked for, and refused too
+
+
+def test_a_repeated_key_is_repaired_by_the_retry() -> None:
+    verdict = rubric(JudgeClient(FakeModel(DUPLICATED, rubric_reply(2, passed=False))))
+    assert verdict.status == "fail"
+    assert verdict.score == map_score(2)
+
+
+def test_reply_problem_names_a_repeated_key_and_a_float_score() -> None:
+    schema = rubric_schema()
+    assert "the key 'score' appears twice" in (reply_problem(DUPLICATED, schema) or "")
+    assert reply_problem('{"reason": "x", "score": 5.0, "pass": true}', schema) == (
+        "at $.score: 5.0 is not of type 'integer'"
+    )
+    assert reply_problem('{"reason": "x", "score": 5, "pass": true}', schema) is None
+
+
+def test_an_impossible_reply_is_an_error_and_is_never_cached(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    impossible = '{"reason": "x", "score": 5.0, "pass": true}'
+    for _ in range(2):
+        model = FakeModel(impossible, impossible)
+        verdict = rubric(JudgeClient(CachingProvider(model, cache)))
+        assert verdict.status == "error"
+        assert "is not of type 'integer'" in (verdict.error or "")
+        assert len(model.requests) == 2  # asked again each time: nothing was stored
     assert cache.info().entries == 0
 
 
