@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from skilleval.assertions.api import Check, Verdict
+from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.cli import run_cli
 from skilleval.engine.base import Completion, ModelIdentity, Request
@@ -22,7 +22,7 @@ from skilleval.judge import JudgeClient, SchemaGuard
 from skilleval.judge.client import reply_problem
 from skilleval.judge.schemas import assert_budget, rubric_budget, rubric_schema
 from skilleval.judge.scoring import map_score
-from skilleval.judge.selftest import load_pairs, run_judge_check
+from skilleval.runner.judgecheck import load_pairs, run_judge_check
 
 
 class FakeModel:
