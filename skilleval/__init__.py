@@ -18,7 +18,7 @@ API (``docs/assertions.md``, "Writing a plugin"):
 
 from __future__ import annotations
 
-from skilleval.assertions.api import AssertionType, Check, Judge, Stats, Verdict, assertion
+from skilleval.api import AssertionType, Check, Judge, Stats, Verdict, assertion
 from skilleval.errors import (
     CannotEvaluate,
     Diagnostic,
@@ -30,8 +30,7 @@ from skilleval.errors import (
     TruncatedError,
 )
 from skilleval.plugins.markers import ConfigContext, provider, reporter, tool_kind
-
-__version__ = "0.1.0"
+from skilleval.version import __version__
 
 __all__ = [
     "AssertionType",

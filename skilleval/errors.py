@@ -270,7 +270,7 @@ class CannotEvaluate(SkillevalError):
 
     An ``error`` is neither a pass nor a fail: the output was not judged at all (a file the
     check needs is missing, a service it calls is down). Returning
-    :meth:`Verdict.errored(why) <skilleval.assertions.api.Verdict.errored>` means the same.
+    :meth:`Verdict.errored(why) <skilleval.api.Verdict.errored>` means the same.
     """
 
 

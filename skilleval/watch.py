@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from skilleval.engine.base import ModelSpec, Provider
+from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.factory import create_provider
 from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
@@ -332,8 +334,6 @@ class Watcher:
 
     def _run_options(self, suite: Suite) -> tuple[RunOptions, list[Provider]]:
         """Options for one run, and the providers to close after it (all but loaded GGUFs)."""
-        from skilleval.engine.cache import CachingProvider, ResponseCache
-
         if self._cache is None:
             self._cache = ResponseCache(self.home / "cache.db")
         transient: list[Provider] = []
@@ -353,8 +353,6 @@ class Watcher:
         return options, transient
 
     def _model(self, spec: ModelSpec, transient: list[Provider]) -> Provider:
-        from skilleval.engine.factory import create_provider
-
         if spec.kind != "gguf":
             made = create_provider(spec, home=self.home, jobs=self.options.jobs)
             transient.append(made)
@@ -403,7 +401,7 @@ class Watcher:
 
     def serve(self) -> None:
         """Watch until :meth:`stop` or Ctrl-C (KeyboardInterrupt propagates to the caller)."""
-        from watchdog.observers import Observer
+        from watchdog.observers import Observer  # lazy: start-up time
 
         observer = Observer()
         handler = _forwarder(self)
@@ -449,7 +447,7 @@ class Watcher:
 
 
 def _forwarder(watcher: Watcher) -> FileSystemEventHandler:
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler  # lazy: start-up time
 
     class Forward(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:

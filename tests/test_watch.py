@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fakes import COMMIT_SKILL
 
 from skilleval.report.rerun import reuse_lines, reuse_of
 from skilleval.results.load import rebuild_from_jsonl
@@ -25,14 +26,7 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 20.0
 
-SKILL = """
----
-name: commit-message
-description: Write a Conventional Commits message for a described code change.
----
-
-Reply with one line: type(scope): summary.
-"""
+SKILL = COMMIT_SKILL
 
 SKILL_SUITE = """
 version: 1

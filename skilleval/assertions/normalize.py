@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skilleval.assertions.api import Verdict
+from skilleval.api import Verdict
 
 _SHAPES = "a bool, a number, a mapping with pass/score/reason, or a Verdict"
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")

@@ -13,7 +13,20 @@ from typing import NoReturn
 
 import click
 
-from skilleval import __version__
+from skilleval.cli import (
+    cache_cmd,
+    compare_cmd,
+    judge_check_cmd,
+    lint_cmd,
+    overfit_cmd,
+    plugins_cmd,
+    power_cmd,
+    report_cmd,
+    router_check_cmd,
+    run_cmd,
+    validate_cmd,
+    watch_cmd,
+)
 from skilleval.errors import (
     DiagnosticsError,
     InvalidInputError,
@@ -22,6 +35,7 @@ from skilleval.errors import (
     UsageError,
 )
 from skilleval.exitcodes import ExitCode
+from skilleval.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -30,39 +44,18 @@ def cli() -> None:
     """Test agent skills and prompts with YAML suites, on a local model."""
 
 
-def _register() -> None:
-    from skilleval.cli import compare_cmd, plugins_cmd, report_cmd, run_cmd, validate_cmd
-
-    cli.add_command(run_cmd.run)
-    cli.add_command(validate_cmd.validate)
-    cli.add_command(plugins_cmd.plugins)
-
-    from skilleval.cli import judge_check_cmd, router_check_cmd
-
-    cli.add_command(judge_check_cmd.judge_check)
-    cli.add_command(router_check_cmd.router_check)
-    cli.add_command(report_cmd.report)
-    cli.add_command(compare_cmd.compare)
-
-    from skilleval.cli import cache_cmd
-
-    cli.add_command(cache_cmd.cache)
-
-    from skilleval.cli import lint_cmd, overfit_cmd
-
-    cli.add_command(lint_cmd.lint)
-    cli.add_command(overfit_cmd.overfit)
-
-    from skilleval.cli import power_cmd
-
-    cli.add_command(power_cmd.power)
-
-    from skilleval.cli import watch_cmd
-
-    cli.add_command(watch_cmd.watch)
-
-
-_register()
+cli.add_command(run_cmd.run)
+cli.add_command(validate_cmd.validate)
+cli.add_command(plugins_cmd.plugins)
+cli.add_command(judge_check_cmd.judge_check)
+cli.add_command(router_check_cmd.router_check)
+cli.add_command(report_cmd.report)
+cli.add_command(compare_cmd.compare)
+cli.add_command(cache_cmd.cache)
+cli.add_command(lint_cmd.lint)
+cli.add_command(overfit_cmd.overfit)
+cli.add_command(power_cmd.power)
+cli.add_command(watch_cmd.watch)
 
 
 EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (

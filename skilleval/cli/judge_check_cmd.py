@@ -13,8 +13,8 @@ from skilleval.engine.factory import create_provider
 from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
-from skilleval.judge.selftest import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
 from skilleval.plugins import PluginManager
+from skilleval.runner.judgecheck import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.files import Reader
 from skilleval.suite.model_config import ModelSpec, parse_model

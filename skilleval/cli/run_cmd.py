@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -10,6 +11,8 @@ from skilleval.cli.options import emit_json, json_option, model_option, plugin_o
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
+from skilleval.report.outputs import check_output_path, write_output
+from skilleval.report.progress import progress_reporter
 from skilleval.results.write import run_json
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
@@ -89,9 +92,6 @@ def run(
         if resume is None:
             raise click.UsageError("give a SUITE to run, or --resume RUN_DIR")
         suite_file = _suite_of(resume)
-    from skilleval.report.outputs import check_output_path, write_output
-    from skilleval.report.progress import progress_reporter
-
     overrides = Overrides(
         model=model,
         judge=judge_model,
@@ -146,8 +146,6 @@ def run(
 
 
 def _suite_of(run_dir: Path) -> Path:
-    import json
-
     manifest = run_dir / "run.json"
     if not manifest.is_file():
         raise click.UsageError(f"{run_dir} is not a skilleval run directory (no run.json)")

@@ -161,7 +161,7 @@ class _Attempt:
 
 
 class JudgeClient:
-    """A grader model behind the :class:`~skilleval.assertions.api.Judge` protocol.
+    """A grader model behind the :class:`~skilleval.api.Judge` protocol.
 
     Every call is greedy (temperature 0, top_p 1) with a fixed seed, whatever the generator's
     decoding mode, so the same reply to the same output is graded the same way every time.

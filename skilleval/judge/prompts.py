@@ -23,7 +23,7 @@ ROLES: Final = ("system", "user", "assistant")
 
 @functools.cache
 def _env() -> jinja2.Environment:
-    import jinja2
+    import jinja2  # lazy: start-up time
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("skilleval.judge", "templates"),

@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.api import AssertionType
+from skilleval.api import AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.userfile import read_bytes
 

@@ -3,7 +3,7 @@
 Order of loading: the built-ins (:mod:`skilleval.plugins.builtins`), then installed packages
 (the entry-point groups below), then every ``*.py`` in each plugin folder. All three are
 scanned the same way, for the marks that :mod:`skilleval.plugins.markers` and
-:func:`~skilleval.assertions.api.assertion` attach. A name defined twice within a kind is an
+:func:`~skilleval.api.assertion` attach. A name defined twice within a kind is an
 error naming both places.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
 
-from skilleval.assertions.api import MARK as ASSERTION_MARK
-from skilleval.assertions.api import AssertionType
+from skilleval.api import MARK as ASSERTION_MARK
+from skilleval.api import AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.builtins import BUILTIN_MODULES, BUILTIN_PACKAGES
 from skilleval.plugins.declared import declared_assertions

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.api import NEGATION_PREFIX, AssertionType
+from skilleval.api import NEGATION_PREFIX, AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS, PluginManager
 from skilleval.util.pyfile import import_plugin_file

@@ -18,13 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from skilleval import __version__
 from skilleval.errors import DecodeError, InvalidInputError, UsageError
 from skilleval.results.codec import decode
 from skilleval.results.model import RESULTS_VERSION, Calls, Run, SuiteInfo, Timing
 from skilleval.results.records import ARMS, Record
 from skilleval.results.summary import summarize
 from skilleval.suite.schema import load_schema
+from skilleval.version import __version__
 
 JSON_NAME = "results.json"
 JSONL_NAME = "results.jsonl"

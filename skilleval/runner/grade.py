@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from skilleval.assertions.api import Check, Judge, Stats, Verdict
+from skilleval.api import Check, Judge, Stats, Verdict
 from skilleval.assertions.normalize import normalize_result
 from skilleval.engine.base import Completion
 from skilleval.errors import CannotEvaluate
@@ -88,7 +88,7 @@ def apply_transform(
 ) -> Any:
     """Run a transform; returns the new value (a string, or any JSON-like value)."""
     if transform.kind == "jmespath":
-        import jmespath
+        import jmespath  # lazy: start-up time
 
         return jmespath.search(transform.source, loads_or_none(output))
     env = {

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from skilleval.assertions.api import Judge
+from skilleval.api import Judge
 from skilleval.engine.base import Provider
 from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import FakeProvider
 
-from skilleval.assertions.api import Check, Verdict
+from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.cli import run_cli
-from skilleval.engine.base import Completion, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider, ResponseCache
 from skilleval.engine.llama import gguf_spec
 from skilleval.errors import InvalidReplyError, ProviderError, SuiteError
@@ -22,40 +22,16 @@ from skilleval.judge import JudgeClient, SchemaGuard
 from skilleval.judge.client import reply_problem
 from skilleval.judge.schemas import assert_budget, rubric_budget, rubric_schema
 from skilleval.judge.scoring import map_score
-from skilleval.judge.selftest import load_pairs, run_judge_check
+from skilleval.runner.judgecheck import load_pairs, run_judge_check
 
 
-class FakeModel:
-    """A provider that answers from a queue of canned replies and records every request.
+class FakeModel(FakeProvider):
+    """The shared fake, named as a judge."""
 
-    Each reply is a JSON-able value (sent as JSON), a raw string, a ``(text, finish_reason)``
-    pair, or an exception to raise.
-    """
-
-    max_concurrency = 1
+    name = "fake-judge"
 
     def __init__(self, *replies: Any) -> None:
-        self.replies = list(replies)
-        self.requests: list[Request] = []
-
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(kind="fake", name="fake-judge")
-
-    def complete(self, request: Request) -> Completion:
-        self.requests.append(request)
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
-        if not isinstance(text, str):
-            text = json.dumps(text)
-        return Completion(text=text, finish_reason=finish, completion_tokens=len(text) // 4)
-
-    def cache_salt(self, request: Request) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
+        super().__init__(replies)
 
 
 def rubric_reply(score: int = 4, passed: bool = True, **extra: Any) -> dict[str, Any]:

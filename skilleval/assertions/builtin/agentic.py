@@ -1,6 +1,6 @@
 """Checks on what an agent did: the tools it called, its step count, queries over its steps.
 
-They read :attr:`~skilleval.assertions.api.Check.trajectory`, the steps of the agent loop
+They read :attr:`~skilleval.api.Check.trajectory`, the steps of the agent loop
 (:class:`~skilleval.trajectory.Step`). A test that runs no agent loop has none, and these
 checks give an ``error`` verdict there, not a fail: they cannot be evaluated.
 
@@ -18,7 +18,7 @@ from typing import Any
 import jmespath
 from jmespath.exceptions import JMESPathError
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, dump, json_difference, quote
 from skilleval.assertions.builtin.structured import check_query
 from skilleval.trajectory import Step, args_match

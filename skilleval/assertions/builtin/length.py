@@ -7,7 +7,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import as_text, quote
 
 _COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip
 from skilleval.errors import ImpossibleReply, PromptProblem, ProviderError
+from skilleval.judge import prompts, schemas
 from skilleval.judge.scoring import (
     AssertGrade,
     RubricGrade,
@@ -21,6 +22,7 @@ from skilleval.judge.scoring import (
     grade_rubric,
     grade_statements,
 )
+from skilleval.suite import template
 
 _TEXT_OR_LIST: Final[dict[str, Any]] = {
     "type": ["string", "array"],
@@ -105,8 +107,6 @@ def _impossible(exc: ImpossibleReply, reply: Any) -> Verdict:
 
 
 def _reference(check: Check) -> tuple[str, str | None]:
-    from skilleval.suite import template
-
     raw = check.options.get("reference")
     if raw is None:
         return "", None
@@ -137,8 +137,6 @@ def llm_rubric(check: Check) -> Verdict:
     The judge sees the prompt, the output, the rubric and the optional ``reference``;
     ``rubricPrompt`` replaces the packaged judge prompt.
     """
-    from skilleval.judge import prompts, schemas
-
     if check.judge is None:
         return Verdict.errored(NO_JUDGE)
     items, problem = _as_items(check.value, "rubric")
@@ -224,8 +222,6 @@ def llm_assert(check: Check) -> Verdict:
     passed and is recorded apart from FALSE (``details.unknown``). ``require: all`` (the
     default) passes when every statement is TRUE, ``require: any`` when one is.
     """
-    from skilleval.judge import prompts, schemas
-
     if check.judge is None:
         return Verdict.errored(NO_JUDGE)
     statements, problem = _as_items(check.value, "statement")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 
 _LIMIT: dict[str, Any] = {"type": "number", "minimum": 0}
 

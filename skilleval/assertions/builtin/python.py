@@ -17,7 +17,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.normalize import normalize_result
 from skilleval.suite.template import is_template
 from skilleval.util import fileref

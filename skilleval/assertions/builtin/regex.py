@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import RegexError, RegexTimeoutError
 from skilleval.suite.template import is_template

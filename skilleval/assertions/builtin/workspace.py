@@ -1,6 +1,6 @@
 """Checks on an agent's workspace: files it left, and commands run there after it finished.
 
-They read :attr:`~skilleval.assertions.api.Check.workspace`, the folder the agent worked in.
+They read :attr:`~skilleval.api.Check.workspace`, the folder the agent worked in.
 A test that runs no agent loop has none, and these checks give an ``error`` verdict there.
 Every path is relative to the workspace and resolved inside it
 (:func:`~skilleval.util.workpath.resolve_inside`): one that leads out is an error, not a fail.
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import PathEscape, RegexError, RegexTimeoutError
 from skilleval.suite.template import is_template

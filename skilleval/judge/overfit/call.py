@@ -82,7 +82,7 @@ def budget(items: int, *, holistic: bool = True) -> int:
 
 @functools.cache
 def _env() -> jinja2.Environment:
-    import jinja2
+    import jinja2  # lazy: start-up time
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("skilleval.judge", "templates"),

@@ -21,7 +21,7 @@ from skilleval.judge.overfit.items import (
 from skilleval.suite.model import Suite
 
 if TYPE_CHECKING:
-    from skilleval.assertions.api import Judge
+    from skilleval.api import Judge
 
 
 def per_element(labels: Iterable[str]) -> float | None:
