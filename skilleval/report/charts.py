@@ -11,12 +11,7 @@ from typing import Any
 from skilleval.report import view
 from skilleval.results.model import Fraction, Lift, Reliability, ReliabilityPoint
 
-_VERDICT_TONE: Mapping[str, view.Tone] = {
-    "helps": "good",
-    "hurts": "bad",
-    "no evidence": "neutral",
-    "underpowered": "warn",
-}
+_VERDICT_TONE: Mapping[str, view.Tone] = view.LIFT_TONE
 
 
 # --------------------------------------------------------------------------- lift

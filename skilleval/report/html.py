@@ -93,6 +93,8 @@ def context(run: Run) -> dict[str, Any]:
         "title": view.suite_name(run),
         "suite": run.suite,
         "verdict": view.verdict(run),
+        "headline_facts": view.headline_facts(run),
+        "judge_grades_itself": view.judge_grades_itself(run),
         "notes": list(run.notes),
         "run_id": run.run_id,
         "status": run.status,
@@ -189,9 +191,7 @@ def _meter(name: str, tally: Tally | ArmSummary) -> dict[str, Any]:
 
 
 def _rate_tone(rate: float | None) -> view.Tone:
-    if rate is None:
-        return "neutral"
-    return "good" if rate >= 0.9 else "warn" if rate >= 0.6 else "bad"
+    return view.rate_tone(rate)
 
 
 def _arm_cards(run: Run) -> list[dict[str, Any]]:
