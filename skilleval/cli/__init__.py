@@ -51,6 +51,10 @@ def _register() -> None:
 
     cli.add_command(power_cmd.power)
 
+    from skilleval.cli import history_cmd
+
+    cli.add_command(history_cmd.history)
+
     from skilleval.cli import watch_cmd
 
     cli.add_command(watch_cmd.watch)

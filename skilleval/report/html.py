@@ -22,6 +22,7 @@ import markupsafe
 
 from skilleval import __version__
 from skilleval.report import charts, view
+from skilleval.report.history import History
 from skilleval.report.view import Row
 from skilleval.results.model import (
     ArmSummary,
@@ -68,20 +69,21 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_html(run: Run) -> str:
+def render_html(run: Run, history: History | None = None) -> str:
     """Render a run as a standalone HTML page.
 
     Args:
         run: The run's results; the optional skill, judge, lift, trigger, reliability and
             overfit blocks are shown when present.
+        history: The suite's runs up to this one; charted when there are earlier runs.
 
     Returns:
         The page, as text.
     """
-    return _environment().get_template(TEMPLATE).render(**context(run))
+    return _environment().get_template(TEMPLATE).render(**context(run, history))
 
 
-def context(run: Run) -> dict[str, Any]:
+def context(run: Run, history: History | None = None) -> dict[str, Any]:
     """Everything the template shows, already computed and formatted."""
     all_rows = _by_test(view.rows(run), view.arms(run))
     skill_name = run.skill.name if run.skill is not None else None
@@ -116,6 +118,7 @@ def context(run: Run) -> dict[str, Any]:
         "curves": charts.curves(run.reliability),
         "trigger": _trigger_view(run.trigger, skill_name),
         "overfit": _overfit_view(run.overfit),
+        "history": charts.history_chart(history, run.run_id),
         "rows": row_views,
         "anchors": _anchors(row_views),
         "failing_count": sum(1 for r in all_rows if r.status != "pass"),

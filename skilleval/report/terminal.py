@@ -183,19 +183,17 @@ def headline(run: Run) -> str:
 
 def _reliability_line(arm: str, rel: Reliability) -> str:
     """pass@1, then pass@k and pass^k at the same k: the largest k both were computed for."""
-    both = [p for p in rel.aggregate if p.pass_at_k is not None and p.pass_hat_k is not None]
+    both = [
+        (p.k, p.pass_at_k.value, p.pass_hat_k.value, p.tests_counted)
+        for p in rel.aggregate
+        if p.pass_at_k is not None and p.pass_hat_k is not None
+    ]
     flaky = f" · flaky: {', '.join(rel.flaky)}" if rel.flaky else ""
     if not both:
         return f"[{arm}] reliability: no test ran enough trials" + flaky
-    first, last = both[0], both[-1]
-    assert first.pass_at_k is not None and last.pass_at_k is not None
-    assert last.pass_hat_k is not None
-    parts = [f"pass@{first.k} {first.pass_at_k.value:.2f}"] if first.k != last.k else []
-    parts += [
-        f"pass@{last.k} {last.pass_at_k.value:.2f}",
-        f"pass^{last.k} {last.pass_hat_k.value:.2f}",
-    ]
-    counted = last.tests_counted
+    (k1, at1, _, _), (k, at, hat, counted) = both[0], both[-1]
+    parts = [f"pass@{k1} {at1:.2f}"] if k1 != k else []
+    parts += [f"pass@{k} {at:.2f}", f"pass^{k} {hat:.2f}"]
     return (
         f"[{arm}] reliability {' · '.join(parts)}"
         f" ({counted} test{'s' if counted != 1 else ''})" + flaky
