@@ -159,6 +159,13 @@ def _history_xy(index: int, value: float, count: int) -> tuple[float, float]:
     return round(x, 2), round(y, 2)
 
 
+def _tick(started_at: str | None, one_day: bool) -> str:
+    """A run's axis label: its time when every run is of one day, else its date."""
+    if not started_at:
+        return "?"
+    return started_at[11:16] if one_day else started_at[5:10]
+
+
 def history_chart(history: History | None, current: str) -> dict[str, Any] | None:
     """Pass rate per arm over the suite's runs, oldest on the left; None without earlier runs.
 
@@ -170,6 +177,7 @@ def history_chart(history: History | None, current: str) -> dict[str, Any] | Non
         return None
     runs = history.runs[-HISTORY_SHOWN:]
     count = len(runs)
+    one_day = len({(r.started_at or "")[:10] for r in runs}) == 1
     series = []
     for arm in history.arms:
         points = []
@@ -195,7 +203,7 @@ def history_chart(history: History | None, current: str) -> dict[str, Any] | Non
         "xticks": [
             {
                 "x": _history_xy(i, 0, count)[0],
-                "label": (run.started_at or run.run_id)[5:10],
+                "label": _tick(run.started_at, one_day),
                 "current": run.run_id == current,
             }
             for i, run in enumerate(runs)

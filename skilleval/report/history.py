@@ -203,8 +203,16 @@ def _read(folder: Path, suite: str) -> Run | Skipped | None:
         return Skipped(folder.name, str(exc).splitlines()[0])
 
 
-def _order(run: Run) -> tuple[str, str]:
-    return (run.timing.started_at or "", run.run_id)
+Order = tuple[str, float, str]
+
+
+def _order(run: Run, folder: Path) -> Order:
+    """Start time, then when results.json was written (start times are whole seconds)."""
+    try:
+        written = (folder / JSON_NAME).stat().st_mtime
+    except OSError:
+        written = float("inf")
+    return (run.timing.started_at or "", written, run.run_id)
 
 
 def collect(runs_dir: Path, suite: str, *, upto: Run | None = None) -> History:
@@ -217,7 +225,7 @@ def collect(runs_dir: Path, suite: str, *, upto: Run | None = None) -> History:
             as given (the HTML report of a run shows the runs up to it).
     """
     slug = _slug(suite)
-    found: list[Run] = []
+    found: list[tuple[Order, Run]] = []
     skipped: list[Skipped] = []
     for folder in _folders(runs_dir):
         named = _RUN_NAME.match(folder.name)
@@ -229,11 +237,12 @@ def collect(runs_dir: Path, suite: str, *, upto: Run | None = None) -> History:
         if isinstance(got, Skipped):
             skipped.append(got)
         elif got is not None and got.suite.path == suite:
-            found.append(got)
+            found.append((_order(got, folder), got))
     if upto is not None:
-        found = [r for r in found if _order(r) <= _order(upto)] + [upto]
-    found.sort(key=_order)
-    points = [point(r) for r in found]
+        last = _order(upto, runs_dir / upto.run_id)
+        found = [(key, run) for key, run in found if key <= last] + [(last, upto)]
+    found.sort(key=lambda pair: pair[0])
+    points = [point(run) for _, run in found]
     return History(suite, tuple(points), tuple(saturated(points)), tuple(skipped))
 
 
