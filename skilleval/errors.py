@@ -13,7 +13,10 @@ Exception tree::
     │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
     │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
     ├── RegexError                 a user's regular expression does not compile
-    └── RegexTimeoutError          a user's regular expression ran past its time limit
+    ├── RegexTimeoutError          a user's regular expression ran past its time limit
+    └── TemplateProblem            a ``{{ }}`` template does not compile, or fails or hits a
+                                   limit while it renders (positioned at load, an ``error``
+                                   verdict at run time)
 
 Anything else that escapes is a bug in skilleval and keeps its traceback.
 """
@@ -147,6 +150,18 @@ class RegexError(SkillevalError):
 
 class RegexTimeoutError(SkillevalError):
     """A regular expression from a suite took longer than its time limit to search a text."""
+
+
+class TemplateProblem(SkillevalError):
+    """A template that does not compile or render; ``line`` is 1-based within the template."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message, line)
+        self.message = message
+        self.line = line
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def suite_error(where: Location, message: str) -> SuiteError:

@@ -826,21 +826,6 @@ def test_python_file_problems_are_errors(
 
 
 @pytest.mark.parametrize(
-    ("ref", "parts"),
-    [
-        ("file://checks.py", ("checks.py", "get_assert")),
-        ("file://checks.py:grade", ("checks.py", "grade")),
-        ("file://dir/a:b.py:grade", ("dir/a:b.py", "grade")),
-        ("file://checks.py:not-an-identifier", ("checks.py:not-an-identifier", "get_assert")),
-    ],
-)
-def test_python_file_references_split_into_path_and_function(
-    ref: str, parts: tuple[str, str]
-) -> None:
-    assert python.split_ref(ref) == parts
-
-
-@pytest.mark.parametrize(
     ("code", "problem"),
     [
         ("len(output) > 3", None),

@@ -63,3 +63,46 @@ def test_json_output_lists_diagnostics(
     first = out["files"][0]["diagnostics"][0]
     assert (first["line"], first["col"]) == (5, 15)
     assert "did you mean 'contains'" in first["message"]
+
+
+def test_seven_independent_mistakes_are_reported_by_one_validate(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    monkeypatch.chdir(INVALID)
+    assert run_cli(["validate", "seven-mistakes.yaml", "--json", "--no-entry-points"]) == 4
+    diags = json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]
+    lines = [d["line"] for d in diags]
+    assert lines == sorted(lines)
+    assert len(diags) == 7
+    assert len(set(lines)) == 7
+
+
+def test_schema_errors_set_aside_only_the_part_that_is_wrong(tmp_path: Path) -> None:
+    """An unknown key, a bad weight and a bad test key each hide nothing else."""
+    from skilleval.errors import SuiteError
+    from skilleval.suite.load import load_suite
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "version: 1\n"
+        "unknown_key: 1\n"
+        "defaultTest:\n"
+        "  assert:\n"
+        "    - {type: contains, value: a, weight: heavy}\n"
+        "    - {type: regex, value: '('}\n"
+        "tests:\n"
+        "  - prompt: one\n"
+        "    should_trigger: maybe\n"
+        "    assert: [{type: regex, value: '[z'}]\n"
+        "  - prompt: two\n"
+        "    assert:\n"
+        "      - {type: contains, value: b, weight: -1}\n"
+        "      - {type: contians, value: c}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SuiteError) as caught:
+        load_suite(suite)
+    found = [(d.where.line, d.message.split(":")[0]) for d in caught.value.diagnostics]
+    assert [line for line, _ in found] == [2, 5, 6, 9, 13, 14]

@@ -39,13 +39,13 @@ from typing import Any, Protocol, runtime_checkable
 from skilleval.agent.schema import COMMAND, COMMAND_OPTIONS, MOCK, PYTHON, tools_schema
 from skilleval.errors import Diagnostic, Location
 from skilleval.plugins.markers import ToolKindType, registration_of, tool_kind
-from skilleval.pyfile import import_file
 from skilleval.suite.yamlio import Document, display_path
 from skilleval.userfile import lookup_problem
+from skilleval.util import fileref
+from skilleval.util.pyfile import import_file
 
 COMMAND_TIMEOUT_S = 10.0
 COMMAND_MAX_OUTPUT = 16_000
-FILE_PREFIX = "file://"
 NO_PARAMETERS: Mapping[str, Any] = {
     "type": "object",
     "properties": {},
@@ -504,12 +504,13 @@ def command(value: str | list[str], ctx: ToolContext) -> CommandTool:
 @tool_kind("python", schema=PYTHON)
 def python(ref: str, ctx: ToolContext) -> PythonTool | None:
     """A Python function called in-process: file://path.py:fn or module.py:fn."""
-    target, sep, fn_name = ref.removeprefix(FILE_PREFIX).rpartition(":")
-    if not sep or not target or not fn_name.isidentifier():
+    parsed = fileref.parse(ref)
+    target, fn_name = parsed.path, parsed.function
+    if fn_name is None:
         ctx.error(f"python tool must be file://path.py:function or module.py:function, not {ref!r}")
         return None
-    if ref.startswith(FILE_PREFIX):
-        candidates = [Path(target) if Path(target).is_absolute() else ctx.base_dir / target]
+    if fileref.is_ref(ref):
+        candidates = [fileref.resolve(target, ctx.base_dir)]
     else:
         name = target if target.endswith(".py") else f"{target}.py"
         candidates = [folder / name for folder in ctx.plugin_dirs]

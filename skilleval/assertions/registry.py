@@ -14,8 +14,8 @@ from typing import Any
 
 from skilleval.assertions.api import NEGATION_PREFIX, AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
-from skilleval.plugins.files import import_plugin_file
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS, PluginManager
+from skilleval.util.pyfile import import_plugin_file
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -39,6 +39,49 @@ UNSUPPORTED: dict[str, str] = {
     "select-best": "select-best compares providers, and a suite runs one model",
     "human": "manual grading is not supported",
 }
+
+_NOT_YET = "a promptfoo type that skilleval does not support yet"
+_JUDGED = f"{_NOT_YET}; grade it with `llm-rubric` or `llm-assert`"
+_TEXT_METRIC = f"{_NOT_YET}; compare texts with `levenshtein` or `expr`"
+_FORMAT = f"{_NOT_YET}; check the format with `regex`, `expr` or `python`"
+UNSUPPORTED.update(
+    {
+        "similar": f"{_NOT_YET} (it needs an embedding model); use `llm-rubric` or `levenshtein`",
+        "factuality": f"{_NOT_YET}; use `llm-rubric` with the answer in `reference:`",
+        "model-graded-factuality": f"{_NOT_YET}; use `llm-rubric` with the answer in `reference:`",
+        "model-graded-closedqa": f"{_NOT_YET}; use `llm-assert`",
+        "g-eval": _JUDGED,
+        "answer-relevance": _JUDGED,
+        "context-faithfulness": _JUDGED,
+        "context-recall": _JUDGED,
+        "context-relevance": _JUDGED,
+        "conversation-relevance": _JUDGED,
+        "is-refusal": _JUDGED,
+        "classifier": f"{_NOT_YET} (it needs a classifier model)",
+        "moderation": f"{_NOT_YET} (it needs a moderation service)",
+        "guardrails": f"{_NOT_YET} (it needs a guardrails service)",
+        "pi": f"{_NOT_YET} (it needs a remote scorer)",
+        "perplexity": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
+        "perplexity-score": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
+        "rouge-n": _TEXT_METRIC,
+        "bleu": _TEXT_METRIC,
+        "gleu": _TEXT_METRIC,
+        "meteor": _TEXT_METRIC,
+        "is-xml": _FORMAT,
+        "contains-xml": _FORMAT,
+        "is-html": _FORMAT,
+        "contains-html": _FORMAT,
+        "is-sql": _FORMAT,
+        "contains-sql": _FORMAT,
+        "is-valid-openai-tools-call": f"{_NOT_YET}; check tool calls with `tool-called`",
+        "is-valid-openai-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
+        "tool-call-f1": f"{_NOT_YET}; check tool calls with `trajectory`",
+        "finish-reason": _NOT_YET,
+        "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
+        "trace-span-duration": f"{_NOT_YET} (skilleval records no traces)",
+        "trace-error-spans": f"{_NOT_YET} (skilleval records no traces)",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from typing import Any
 from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request
 from skilleval.errors import ProviderError, RegexError, RegexTimeoutError
 from skilleval.plugins.markers import ConfigContext, provider
-from skilleval.suite.files import is_ref
 from skilleval.util import saferegex
+from skilleval.util.fileref import is_ref
 
 
 def _matches(pattern: str, prompt: str) -> bool:

@@ -20,8 +20,9 @@ from skilleval.errors import Location
 from skilleval.lint.checks import MISSING_FILE, RUBRIC_CUT_BY_COMMENT
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES
-from skilleval.suite.files import PREFIX, is_ref, ref_path
 from skilleval.suite.yamlio import Document, PathKey, display_path
+from skilleval.util import fileref
+from skilleval.util.fileref import PREFIX, is_ref
 
 RUBRIC_KEYS = frozenset({"rubric", "rubricPrompt"})
 """Keys whose string values are rubric text wherever they appear."""
@@ -127,8 +128,8 @@ def missing_files(doc: Document, base: Path) -> Iterator[Finding]:
                     f"{what} not found: {value} (looked for {display_path(target)})",
                 )
     for value, where in _refs(doc):
-        raw = ref_path(value)
-        target = Path(raw) if Path(raw).is_absolute() else base / raw
+        raw = fileref.parse(value).path
+        target = fileref.resolve(raw, base)
         if glob.has_magic(raw):
             if not glob.glob(str(target), recursive=True):
                 yield Finding(MISSING_FILE, where, f"no file matches {value}")

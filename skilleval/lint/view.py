@@ -17,9 +17,9 @@ from typing import Any
 from skilleval.errors import Location, SkillevalError
 from skilleval.skills import Skill, load_skill
 from skilleval.suite import template
-from skilleval.suite.files import is_ref
 from skilleval.suite.model import Suite, TestCase
 from skilleval.suite.yamlio import Document, PathKey, load_yaml
+from skilleval.util.fileref import is_ref
 
 MODEL_TYPES = frozenset({"llm-rubric", "llm-assert"})
 """Judge-graded types whose values are criteria in plain language."""

@@ -24,7 +24,6 @@ from skilleval.assertions.api import MARK as ASSERTION_MARK
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.builtins import BUILTIN_MODULES, BUILTIN_PACKAGES
-from skilleval.plugins.files import import_plugin_file
 from skilleval.plugins.markers import (
     KIND_LABELS,
     MARK,
@@ -35,6 +34,7 @@ from skilleval.plugins.markers import (
     ToolKindType,
 )
 from skilleval.userfile import lookup_problem
+from skilleval.util.pyfile import import_plugin_file
 
 ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
 """Installed packages name a module in either group; ``skilleval.assertions`` is the older

@@ -13,24 +13,12 @@ from typing import Any
 from skilleval.errors import Diagnostic, Location, SuiteError
 from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
 from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
+from skilleval.util import fileref
+from skilleval.util.fileref import is_ref
 
-PREFIX = "file://"
 TypeCheck = Callable[[str], bool]
 DATA_SUFFIXES = {".json", ".yaml", ".yml"}
 CODE_SUFFIXES = {".py"}
-
-
-def is_ref(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(PREFIX)
-
-
-def ref_path(ref: str) -> str:
-    """The path part of a reference, without ``file://`` or a ``:function`` suffix."""
-    path = ref[len(PREFIX) :]
-    head, sep, tail = path.rpartition(":")
-    if sep and head.endswith(".py") and tail.isidentifier():
-        return head
-    return path
 
 
 @dataclass
@@ -41,8 +29,8 @@ class Reader:
 
     def paths(self, ref: str, base: Path, where: Location) -> list[Path]:
         """The files a reference names; a glob may name several, and must name one at least."""
-        raw = ref_path(ref)
-        target = Path(raw) if Path(raw).is_absolute() else base / raw
+        raw = fileref.parse(ref).path
+        target = fileref.resolve(raw, base)
         if glob.has_magic(raw):
             found = sorted(Path(p) for p in glob.glob(str(target), recursive=True))
             if not found:
@@ -59,12 +47,13 @@ class Reader:
     def value(self, ref: str, base: Path, where: Location) -> Any:
         """The content of a referenced value: parsed data for JSON/YAML, text otherwise."""
         found = self.paths(ref, base, where)
-        if ref_path(ref).endswith(".py"):
+        raw = fileref.parse(ref).path
+        if raw.endswith(".py"):
             for path in found:
                 check_path(path, where)  # imported later: a FIFO or a device would block
             return ref
         contents = [self._content(p, where) for p in found]
-        return contents if glob.has_magic(ref_path(ref)) else contents[0]
+        return contents if glob.has_magic(raw) else contents[0]
 
     def _content(self, path: Path, where: Location) -> Any:
         if path.suffix.lower() in DATA_SUFFIXES:

@@ -1,4 +1,9 @@
-"""A suite after loading: validated, resolved, and immutable."""
+"""A suite after loading: validated, resolved, and immutable.
+
+The defaults declared here are the suite format's defaults: the loader leaves a key the
+suite does not write to them, and the schema generator shows them
+(:mod:`skilleval.suite.defaults`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Location
 from skilleval.skills import Skill
+from skilleval.suite.defaults import defaults
 from skilleval.suite.gate import GateConfig
 from skilleval.suite.model_config import Decoding, ModelSpec
 
@@ -146,11 +152,11 @@ class Suite:
 
     path: Path
     display: str
-    description: str
-    type: SuiteType
     tests: tuple[TestCase, ...]
     model: ModelSpec
     decoding: Decoding
+    description: str = ""
+    type: SuiteType = "regression"
     trials: int = 1
     threshold: float = 1.0
     plugin_dirs: tuple[Path, ...] = ()
@@ -168,3 +174,7 @@ class Suite:
     @property
     def base_dir(self) -> Path:
         return self.path.parent
+
+
+SUITE_DEFAULTS = defaults(Suite)
+"""``trials``, ``threshold``, ``type`` …: what a suite that leaves them out gets."""

@@ -21,6 +21,7 @@ from skilleval.errors import Diagnostic, DiagnosticsError, Location
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ProviderType
 from skilleval.suite import files as filerefs
+from skilleval.suite.defaults import written
 from skilleval.suite.schema import validate
 from skilleval.suite.yamlio import Document
 
@@ -136,7 +137,8 @@ def parse_model(
         where: The value's position (or ``command line`` for an option).
         doc: The suite document when the value came from it, for key positions.
         manager: The registered providers.
-        base_dir: The suite's folder; relative paths are relative to it.
+        base_dir: The folder relative paths are relative to: the suite's for a value
+            written in it, the current directory for one given on the command line.
         reader: Reads ``file://`` values and records the files read.
 
     Returns:
@@ -209,13 +211,13 @@ def _check_keys(
 def parse_decoding(doc: Document, seed: int | None) -> tuple[Decoding, list[Diagnostic]]:
     """Read ``decoding:``; ``seed`` (from the command line) wins over ``decoding.seed``."""
     raw = doc.data.get("decoding") or {}
-    dec = Decoding(
-        mode=raw.get("mode", "deterministic"),
-        seed=int(raw.get("seed", 0)) if seed is None else seed,
-        temperature=float(raw.get("temperature", 0.8)),
-        top_p=float(raw.get("top_p", 0.95)),
-        max_tokens=int(raw.get("max_tokens", 256)),
+    given = written(
+        raw,
+        {"mode": str, "seed": int, "temperature": float, "top_p": float, "max_tokens": int},
     )
+    if seed is not None:
+        given["seed"] = seed
+    dec = Decoding(**given)
     diags: list[Diagnostic] = []
     if dec.mode == "deterministic" and ("temperature" in raw or "top_p" in raw):
         key = "temperature" if "temperature" in raw else "top_p"

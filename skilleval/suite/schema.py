@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import Diagnostic
 from skilleval.shipped import schema_text
-from skilleval.suite.yamlio import Document
+from skilleval.suite.yamlio import Document, PathKey
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -108,13 +108,50 @@ def is_valid(schema: Mapping[str, Any], instance: Any) -> bool:
 
 def validate(doc: Document, schema: Mapping[str, Any], *, what: str = "") -> list[Diagnostic]:
     """Every schema violation in ``doc``, as diagnostics in file order."""
-    if is_valid(schema, doc.data):
-        return []
-    diags: list[Diagnostic] = []
-    for error in validator_for(schema).iter_errors(doc.data):
-        diags.extend(_explain(error, doc, what))
+    diags = [d for _, d in violations(doc, schema, what=what)]
     unique = {(str(d.where), d.message): d for d in diags}
     return sorted(unique.values(), key=Diagnostic.sort_key)
+
+
+def violations(
+    doc: Document, schema: Mapping[str, Any], *, what: str = ""
+) -> list[tuple[PathKey, Diagnostic]]:
+    """Every schema violation in ``doc``, each with the path of the node that is wrong.
+
+    An unknown key's path ends with that key, so a caller can set aside just the parts
+    of a document that are wrong and go on checking the rest.
+    """
+    if is_valid(schema, doc.data):
+        return []
+    out: list[tuple[PathKey, Diagnostic]] = []
+    for error in validator_for(schema).iter_errors(doc.data):
+        for leaf in _leaves(error):
+            path = tuple(leaf.absolute_path)
+            if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
+                allowed = sorted((leaf.schema.get("properties") or {}).keys())
+                for key in sorted(set(leaf.instance) - set(allowed)):
+                    out.append(((*path, key), _unknown_key(doc, path, key, allowed)))
+                continue
+            out.extend((path, d) for d in _explain(leaf, doc, what))
+    return out
+
+
+def _leaves(error: Any) -> Iterator[Any]:
+    """The errors that say what is wrong: for anyOf/oneOf, those of the branch that was meant.
+
+    The branch that got furthest into the value is the one the user meant.
+    """
+    if error.validator in ("anyOf", "oneOf"):
+        fitting = list(_branches(error))
+        if fitting:
+            branches: dict[Any, list[Any]] = {}
+            for sub in fitting:
+                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+            best = max(branches.values(), key=lambda errs: max(len(e.absolute_path) for e in errs))
+            for sub in best:
+                yield from _leaves(sub)
+            return
+    yield error
 
 
 def _type_name(instance: Any) -> str:
@@ -155,17 +192,9 @@ def _explain(error: Any, doc: Document, what: str) -> list[Diagnostic]:
     inst = error.instance
     v = error.validator
     if v in ("anyOf", "oneOf"):
-        fitting = list(_branches(error))
-        if fitting:
-            # Report the branch that got furthest into the value: it is the one the user meant.
-            branches: dict[Any, list[Any]] = {}
-            for sub in fitting:
-                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-            best = max(branches.values(), key=lambda errs: max(len(e.absolute_path) for e in errs))
-            out: list[Diagnostic] = []
-            for sub in best:
-                out.extend(_explain(sub, doc, what))
-            return out
+        leaves = list(_leaves(error))
+        if leaves != [error]:
+            return [d for leaf in leaves for d in _explain(leaf, doc, what)]
         kinds = _expected_kinds(error.schema)
         return [
             Diagnostic(

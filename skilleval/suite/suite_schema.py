@@ -14,6 +14,9 @@ from typing import Any
 from skilleval.agent import schema as agentic
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ProviderType
+from skilleval.suite.defaults import with_defaults
+from skilleval.suite.model import AssertionEntry, LiftConfig, Suite
+from skilleval.suite.model_config import Decoding
 
 FILE_REF: dict[str, Any] = {
     "type": "string",
@@ -44,41 +47,46 @@ assertion: dict[str, Any] = {
     "description": "One assertion. Prefix any type with not- to negate it.",
     "additionalProperties": False,
     "required": ["type"],
-    "properties": {
-        "type": {
-            "type": "string",
-            "minLength": 1,
-            "description": "An assertion type (`skilleval plugins` lists them), optionally prefixed by not-.",
+    "properties": with_defaults(
+        {
+            "type": {
+                "type": "string",
+                "minLength": 1,
+                "description": "An assertion type (`skilleval plugins` lists them), optionally prefixed by not-.",
+            },
+            "value": {
+                "description": "What the type checks against; its shape depends on the type."
+            },
+            "threshold": {
+                "type": "number",
+                "description": "A type-specific bound (score, distance, milliseconds).",
+            },
+            "weight": {
+                "type": "number",
+                "minimum": 0,
+                "description": "Share of the test's score; 0 makes it metric-only.",
+            },
+            "metric": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A named score aggregated in the results.",
+            },
+            "transform": transform,
+            "config": {"type": "object", "description": "Free-form settings for plugin types."},
+            "reference": {
+                "type": "string",
+                "description": "llm-rubric: a reference answer shown to the judge.",
+            },
+            "require": {
+                "enum": ["all", "any"],
+                "description": "llm-assert: how several statements combine.",
+            },
+            "rubricPrompt": {
+                "description": "llm-rubric: replace the judge prompt (a template string, a message list, or file://)."
+            },
         },
-        "value": {"description": "What the type checks against; its shape depends on the type."},
-        "threshold": {
-            "type": "number",
-            "description": "A type-specific bound (score, distance, milliseconds).",
-        },
-        "weight": {
-            "type": "number",
-            "minimum": 0,
-            "description": "Share of the test's score; 0 makes it metric-only.",
-        },
-        "metric": {
-            "type": "string",
-            "minLength": 1,
-            "description": "A named score aggregated in the results.",
-        },
-        "transform": transform,
-        "config": {"type": "object", "description": "Free-form settings for plugin types."},
-        "reference": {
-            "type": "string",
-            "description": "llm-rubric: a reference answer shown to the judge.",
-        },
-        "require": {
-            "enum": ["all", "any"],
-            "description": "llm-assert: how several statements combine.",
-        },
-        "rubricPrompt": {
-            "description": "llm-rubric: replace the judge prompt (a template string, a message list, or file://)."
-        },
-    },
+        AssertionEntry,
+    ),
 }
 
 test_options: dict[str, Any] = {
@@ -145,13 +153,16 @@ test: dict[str, Any] = {
 decoding: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "properties": {
-        "mode": {"enum": ["deterministic", "distribution"]},
-        "seed": {"type": "integer", "minimum": 0},
-        "temperature": {"type": "number", "minimum": 0},
-        "top_p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-        "max_tokens": {"type": "integer", "minimum": 1},
-    },
+    "properties": with_defaults(
+        {
+            "mode": {"enum": ["deterministic", "distribution"]},
+            "seed": {"type": "integer", "minimum": 0},
+            "temperature": {"type": "number", "minimum": 0},
+            "top_p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "max_tokens": {"type": "integer", "minimum": 1},
+        },
+        Decoding,
+    ),
 }
 
 prompt_item: dict[str, Any] = {
@@ -213,133 +224,143 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
         "description": "A skilleval test suite. Bind it in an editor with `# yaml-language-server: $schema=<path>/suite.schema.json`.",
         "type": "object",
         "additionalProperties": False,
-        "properties": {
-            "version": {"const": 1, "description": "Format version."},
-            "description": {"type": "string"},
-            "type": {
-                "enum": ["regression", "capability"],
-                "description": "regression gates the exit code; capability only reports.",
-            },
-            "prompts": {
-                "anyOf": [
-                    FILE_REF,
-                    {"type": "array", "minItems": 1, "items": prompt_item},
-                    {
-                        "type": "object",
-                        "minProperties": 1,
-                        "additionalProperties": {"type": "string"},
-                        "description": "promptfoo's older form: {prompt or file://: label}.",
-                    },
-                ]
-            },
-            "defaultTest": {"$ref": "#/$defs/test", "description": "Merged into every test."},
-            "plugins": {
-                "type": "array",
-                "items": {"type": "string", "minLength": 1},
-                "description": "Folders of plugins (assertion types, providers, output formats, tool kinds), relative to this file.",
-            },
-            "trials": {"type": "integer", "minimum": 1},
-            "threshold": {**NUMBER_01, "description": "Pass rate a regression suite needs."},
-            "tests": {
-                "anyOf": [
-                    FILE_REF,
-                    {"type": "array", "items": {"anyOf": [FILE_REF, {"$ref": "#/$defs/test"}]}},
-                ]
-            },
-            "model": model,
-            "judge": {
-                **model,
-                "description": "The grader for llm-rubric and llm-assert; defaults to the generator. Always greedy.",
-            },
-            "decoding": {"$ref": "#/$defs/decoding"},
-            "skill": {
-                "type": "string",
-                "minLength": 1,
-                "description": "The skill under test: a SKILL.md (or its folder), relative to this file.",
-            },
-            "skills": {
-                "type": "array",
-                "items": {"type": "string", "minLength": 1},
-                "description": "Other skills present when routing (distractors).",
-            },
-            "arms": {
-                "type": "array",
-                "minItems": 1,
-                "uniqueItems": True,
-                "items": {"enum": ["on", "off", "routed"]},
-                "description": "Which arms run; default [off, on] when a skill is set.",
-            },
-            "lift": {
-                "type": "object",
-                "additionalProperties": False,
-                "description": "How the ON-vs-OFF lift is judged.",
-                "properties": {
-                    "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-                    "min_lift": {"type": "number", "minimum": 0, "maximum": 1},
-                    "sidedness": {
-                        "enum": ["two-sided", "one-sided"],
-                        "description": "two-sided: exact McNemar test; one-sided: exact sign "
-                        "test that ON is better. results.json and the reports use the same word.",
-                    },
+        "properties": with_defaults(
+            {
+                "version": {"const": 1, "description": "Format version."},
+                "description": {"type": "string"},
+                "type": {
+                    "enum": ["regression", "capability"],
+                    "description": "regression gates the exit code; capability only reports.",
                 },
-            },
-            "gate": {
-                "type": "object",
-                "additionalProperties": False,
-                "description": "Extra conditions the run must meet (exit 1 otherwise).",
-                "properties": {
-                    "lift": {"enum": ["helps", "not-hurts"]},
-                    "trigger_accuracy": {
-                        "type": "string",
-                        "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
-                    },
-                    "pass_rate": {
-                        "type": "string",
-                        "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
-                    },
-                    "max_errors": {"type": "integer", "minimum": 0},
-                },
-            },
-            "tags": {"type": "object", "additionalProperties": {"type": "string"}},
-            # -- agentic ---------------------------------------------------------------------------
-            "tools": {
-                "type": "array",
-                "items": {"$ref": "#/$defs/tool"},
-                "description": "Tools every test may call; a test with tools runs the agent loop.",
-            },
-            # -- end agentic -----------------------------------------------------------------------
-            "metadata": {"type": "object"},
-            # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------
-            "lint": {
-                "type": "object",
-                "additionalProperties": False,
-                "description": "Settings for `skilleval lint`.",
-                "properties": {
-                    "ignore": {
-                        "type": "array",
-                        "description": "Checks this suite silences; each finding still shows, with the reason.",
-                        "items": {
+                "prompts": {
+                    "anyOf": [
+                        FILE_REF,
+                        {"type": "array", "minItems": 1, "items": prompt_item},
+                        {
                             "type": "object",
-                            "additionalProperties": False,
-                            "required": ["id", "reason"],
-                            "properties": {
-                                "id": {
-                                    "type": "string",
-                                    "pattern": "^([Ss][Ee][0-9]{3}|[a-z][a-z0-9-]*)$",
-                                    "description": "A check id (SE202) or name (prompt-echoes-skill).",
-                                },
-                                "reason": {
-                                    "type": "string",
-                                    "minLength": 1,
-                                    "description": "Why the finding does not apply; shown beside it.",
+                            "minProperties": 1,
+                            "additionalProperties": {"type": "string"},
+                            "description": "promptfoo's older form: {prompt or file://: label}.",
+                        },
+                    ]
+                },
+                "defaultTest": {"$ref": "#/$defs/test", "description": "Merged into every test."},
+                "plugins": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1},
+                    "description": "Folders of plugins (assertion types, providers, output formats, tool kinds), relative to this file.",
+                },
+                "trials": {"type": "integer", "minimum": 1},
+                "threshold": {**NUMBER_01, "description": "Pass rate a regression suite needs."},
+                "tests": {
+                    "anyOf": [
+                        FILE_REF,
+                        {"type": "array", "items": {"anyOf": [FILE_REF, {"$ref": "#/$defs/test"}]}},
+                    ]
+                },
+                "model": model,
+                "judge": {
+                    **model,
+                    "description": "The grader for llm-rubric and llm-assert; defaults to the generator. Always greedy.",
+                },
+                "decoding": {"$ref": "#/$defs/decoding"},
+                "skill": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The skill under test: a SKILL.md (or its folder), relative to this file.",
+                },
+                "skills": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1},
+                    "description": "Other skills present when routing (distractors).",
+                },
+                "arms": {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"enum": ["on", "off", "routed"]},
+                    "description": "Which arms run; default [off, on] when a skill is set.",
+                },
+                "lift": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "description": "How the ON-vs-OFF lift is judged.",
+                    "properties": with_defaults(
+                        {
+                            "alpha": {
+                                "type": "number",
+                                "exclusiveMinimum": 0,
+                                "exclusiveMaximum": 1,
+                            },
+                            "min_lift": {"type": "number", "minimum": 0, "maximum": 1},
+                            "sidedness": {
+                                "enum": ["two-sided", "one-sided"],
+                                "description": "two-sided: exact McNemar test; one-sided: exact sign "
+                                "test that ON is better. results.json and the reports use the same word.",
+                            },
+                        },
+                        LiftConfig,
+                    ),
+                },
+                "gate": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "description": "Extra conditions the run must meet (exit 1 otherwise).",
+                    "properties": {
+                        "lift": {"enum": ["helps", "not-hurts"]},
+                        "trigger_accuracy": {
+                            "type": "string",
+                            "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                        },
+                        "pass_rate": {
+                            "type": "string",
+                            "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                        },
+                        "max_errors": {"type": "integer", "minimum": 0},
+                    },
+                },
+                "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                # -- agentic ---------------------------------------------------------------------------
+                "tools": {
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/tool"},
+                    "description": "Tools every test may call; a test with tools runs the agent loop.",
+                },
+                # -- end agentic -----------------------------------------------------------------------
+                "metadata": {"type": "object"},
+                # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------
+                "lint": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "description": "Settings for `skilleval lint`.",
+                    "properties": {
+                        "ignore": {
+                            "type": "array",
+                            "description": "Checks this suite silences; each finding still shows, with the reason.",
+                            "items": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["id", "reason"],
+                                "properties": {
+                                    "id": {
+                                        "type": "string",
+                                        "pattern": "^([Ss][Ee][0-9]{3}|[a-z][a-z0-9-]*)$",
+                                        "description": "A check id (SE202) or name (prompt-echoes-skill).",
+                                    },
+                                    "reason": {
+                                        "type": "string",
+                                        "minLength": 1,
+                                        "description": "Why the finding does not apply; shown beside it.",
+                                    },
                                 },
                             },
                         },
                     },
                 },
+                # -- end lint ---------------------------------------------------------------------------
             },
-            # -- end lint ---------------------------------------------------------------------------
-        },
+            Suite,
+        ),
         "$defs": {
             "test": test,
             "testOptions": test_options,

@@ -1,68 +1,227 @@
-"""``{{ var }}`` templates for prompts and assertion values (jinja2, sandboxed, strict)."""
+"""``{{ var }}`` templates for prompts and assertion values (jinja2, sandboxed, strict).
+
+A template is checked once, when the suite loads: it must parse, use only known filters and
+tests, and read no other template (``include``, ``import``, ``extends``: a suite's templates
+have no loader). Rendering has limits, so that no template can hang a run or exhaust memory:
+every ``for`` loop counts its steps against :data:`MAX_STEPS` per render, ``range`` is
+capped by the sandbox, ``*`` and ``**`` may not build values past :data:`MAX_OUTPUT`, and
+the output stops at :data:`MAX_OUTPUT` characters. A limit hit is a :class:`TemplateProblem`.
+"""
 
 from __future__ import annotations
 
+import contextvars
+import copy
+import difflib
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import jinja2
 import jinja2.meta
+import jinja2.nodes
 import jinja2.sandbox
 from jinja2.exceptions import SecurityError
 
+from skilleval.errors import TemplateProblem
+
+__all__ = [
+    "MAX_OUTPUT",
+    "MAX_STEPS",
+    "TemplateProblem",
+    "check",
+    "is_template",
+    "render",
+    "render_value",
+    "variables",
+]
+
+MAX_OUTPUT = 1_000_000
+"""The most characters one render may produce, and the largest string or list ``*`` builds."""
+MAX_STEPS = 1_000_000
+"""The most ``for``-loop iterations one render may take, nested loops counted together."""
+_MAX_POWER_BITS = 100_000
+"""The largest integer ``**`` may build, in bits."""
+_BUDGET_FILTER = "__skilleval_steps"
+_FOREIGN_WORDS: dict[type[jinja2.nodes.Node], str] = {
+    jinja2.nodes.Include: "include",
+    jinja2.nodes.Import: "import",
+    jinja2.nodes.FromImport: "from ... import",
+    jinja2.nodes.Extends: "extends",
+}
+_FOREIGN = tuple(_FOREIGN_WORDS)
+
+
+class _Steps:
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_STEPS
+
+
+_steps: contextvars.ContextVar[_Steps | None] = contextvars.ContextVar("_steps", default=None)
+
+
+def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
+    """The items of a ``for`` loop, each one charged to the current render's budget."""
+    steps = _steps.get()
+    for item in iterable:
+        if steps is not None:
+            steps.left -= 1
+            if steps.left < 0:
+                raise TemplateProblem(
+                    f"template error: loops ran past {MAX_STEPS:,} steps (the template limit)"
+                )
+        yield item
+
+
+class _Environment(jinja2.sandbox.SandboxedEnvironment):
+    intercepted_binops = frozenset(["*", "**"])
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                size = len(seq) * times if isinstance(seq, (str, list, tuple)) else 0
+                if isinstance(times, int) and size > MAX_OUTPUT:
+                    raise TemplateProblem(
+                        f"template error: `*` would build {size:,} items;"
+                        f" the limit is {MAX_OUTPUT:,}"
+                    )
+        elif (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and right > 0
+            and abs(left) > 1
+            and right * abs(left).bit_length() > _MAX_POWER_BITS
+        ):
+            raise TemplateProblem(
+                f"template error: `**` would build an integer over {_MAX_POWER_BITS:,} bits"
+            )
+        return super().call_binop(context, operator, left, right)
+
 
 @functools.cache
-def _env() -> jinja2.sandbox.SandboxedEnvironment:
+def _env() -> _Environment:
     # Strict: a misspelt variable is an error, never a silently empty string.
-    return jinja2.sandbox.SandboxedEnvironment(
+    env = _Environment(
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
     )
+    env.filters[_BUDGET_FILTER] = _counted
+    return env
 
 
-def is_template(text: str) -> bool:
-    """Whether ``text`` contains template syntax at all (plain text is used as is)."""
-    return "{{" in text or "{%" in text
+def is_template(value: object) -> bool:
+    """Whether ``value`` (a string, or a list or mapping of them) holds template syntax.
+
+    Plain text is used as is, and a value with template syntax can only be checked fully
+    once it is rendered with a test's vars.
+    """
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, (list, tuple)):
+        return any(is_template(v) for v in value)
+    if isinstance(value, Mapping):
+        return any(is_template(v) for v in value.values())
+    return False
+
+
+def _syntax(exc: jinja2.TemplateSyntaxError) -> TemplateProblem:
+    return TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> tuple[jinja2.nodes.Template, frozenset[str]]:
+    """The template's syntax tree, checked, and the variables it reads."""
+    env = _env()
+    try:
+        ast = env.parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise _syntax(exc) from None
+    for node in ast.find_all(_FOREIGN):
+        word = _FOREIGN_WORDS[type(node)]
+        raise TemplateProblem(
+            f"template error: `{word}` is not supported: a suite's templates cannot read"
+            " other templates; put the text in the prompt or in a var",
+            node.lineno or 1,
+        )
+    for node in ast.find_all((jinja2.nodes.Filter, jinja2.nodes.Test)):
+        table, kind = (
+            (env.filters, "filter")
+            if isinstance(node, jinja2.nodes.Filter)
+            else (env.tests, "test")
+        )
+        if node.name not in table or node.name == _BUDGET_FILTER:
+            close = difflib.get_close_matches(
+                node.name, [n for n in table if n != _BUDGET_FILTER], n=1
+            )
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise TemplateProblem(
+                f"template error: unknown {kind} '{node.name}'{hint}", node.lineno or 1
+            )
+    return ast, frozenset(jinja2.meta.find_undeclared_variables(ast))
 
 
 @functools.lru_cache(maxsize=4096)
 def _compile(text: str) -> jinja2.Template:
-    return _env().from_string(text)
+    """The template ready to render, with every ``for`` loop charged to the step budget."""
+    ast = copy.deepcopy(_parse(text)[0])
+    for loop in ast.find_all(jinja2.nodes.For):
+        loop.iter = jinja2.nodes.Filter(loop.iter, _BUDGET_FILTER, [], [], None, None)
+    try:
+        return _env().from_string(ast)
+    except jinja2.TemplateSyntaxError as exc:
+        raise _syntax(exc) from None
 
 
-class TemplateProblem(Exception):
-    """A template that does not parse or render; ``line`` is 1-based within the template."""
+def check(text: str) -> frozenset[str]:
+    """Check a template the way it will be rendered; the top-level variable names it reads.
 
-    def __init__(self, message: str, line: int = 1) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-
-
-@functools.lru_cache(maxsize=4096)
-def variables(text: str) -> frozenset[str]:
-    """The top-level variable names a template reads."""
+    Raises:
+        TemplateProblem: it does not parse, uses an unknown filter or test, or reads
+            another template; ``line`` is 1-based within ``text``.
+    """
     if not is_template(text):
         return frozenset()
-    try:
-        ast = _env().parse(text)
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1) from None
-    return frozenset(jinja2.meta.find_undeclared_variables(ast))
+    return _parse(text)[1]
+
+
+variables = check
+"""The top-level variable names a template reads (the template is checked on the way)."""
 
 
 def render(text: str, vars: Mapping[str, Any]) -> str:
-    """Render ``text`` with ``vars``; plain text comes back unchanged."""
+    """Render ``text`` with ``vars``; plain text comes back unchanged.
+
+    Raises:
+        TemplateProblem: the template is invalid, reads an undefined variable, breaks the
+            sandbox's rules or hits a limit.
+    """
     if not is_template(text):
         return text
+    compiled = _compile(text)
+    token = _steps.set(_Steps())
     try:
-        return _compile(text).render(**vars)
+        out: list[str] = []
+        size = 0
+        for chunk in compiled.generate(**vars):
+            size += len(chunk)
+            if size > MAX_OUTPUT:
+                raise TemplateProblem(
+                    f"template error: the output passed {MAX_OUTPUT:,} characters"
+                    " (the template limit)"
+                )
+            out.append(chunk)
+        return "".join(out)
     except jinja2.TemplateSyntaxError as exc:
-        raise TemplateProblem(f"template syntax error: {exc.message}", exc.lineno or 1) from None
+        raise _syntax(exc) from None
     except jinja2.UndefinedError as exc:
         raise TemplateProblem(f"template error: {exc.message}") from None
     except SecurityError as exc:
         raise TemplateProblem(f"template error: {exc}") from None
+    except (OverflowError, MemoryError, RecursionError) as exc:
+        raise TemplateProblem(f"template error: {exc or type(exc).__name__}") from None
+    finally:
+        _steps.reset(token)
 
 
 def render_value(value: Any, vars: Mapping[str, Any]) -> Any:

@@ -11,8 +11,6 @@ from skilleval.assertions.api import Check
 CLIP = 80
 """Longest excerpt of an output or value quoted in a reason."""
 
-TEMPLATE_MARKS = ("{{", "{%")
-
 
 def clip(text: str, limit: int = CLIP) -> str:
     """``text`` cut to ``limit`` characters, with an ellipsis when cut."""
@@ -34,11 +32,6 @@ def as_text(value: Any) -> str:
 def lower_first(message: str) -> str:
     """``message`` with its first letter lower-cased, for library messages used in reasons."""
     return message[:1].lower() + message[1:]
-
-
-def has_template(text: str) -> bool:
-    """Whether ``text`` still holds template syntax, so it cannot be checked before rendering."""
-    return any(mark in text for mark in TEMPLATE_MARKS)
 
 
 def transformed_object(check: Check) -> Any:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
-from skilleval.assertions.builtin._common import clip, dump, has_template, quote
+from skilleval.assertions.builtin._common import clip, dump, quote
 from skilleval.errors import RegexError, RegexTimeoutError
+from skilleval.suite.template import is_template
 from skilleval.util import saferegex
 
 _NAME: dict[str, Any] = {"type": "string", "minLength": 1}
@@ -343,7 +344,7 @@ def check_path(value: Any) -> str | None:
     from skilleval.agent.workspace import path_problem
 
     rel = _path_of(value)
-    if rel is None or has_template(rel):
+    if rel is None or is_template(rel):
         return None
     return path_problem(rel)
 
@@ -354,7 +355,7 @@ def check_pattern(value: Any) -> str | None:
     if problem is not None or not isinstance(value, Mapping):
         return problem
     pattern = str(value.get("pattern", ""))
-    if has_template(pattern):
+    if is_template(pattern):
         return None
     try:
         saferegex.compile(pattern, saferegex.MULTILINE)
@@ -507,7 +508,7 @@ def check_run(value: Any) -> str | None:
     if not isinstance(value, Mapping) or "stdout" not in value:
         return None
     pattern = str(value["stdout"])
-    if has_template(pattern):
+    if is_template(pattern):
         return None
     try:
         saferegex.compile(pattern, saferegex.MULTILINE)

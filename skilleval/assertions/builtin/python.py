@@ -18,11 +18,11 @@ from types import CodeType
 from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
-from skilleval.assertions.builtin._common import has_template
 from skilleval.assertions.normalize import normalize_result
-from skilleval.pyfile import import_file
+from skilleval.suite.template import is_template
+from skilleval.util import fileref
+from skilleval.util.pyfile import import_file
 
-FILE_PREFIX = "file://"
 DEFAULT_FUNCTION = "get_assert"
 _FILENAME = "<python assertion>"
 _WRAPPER = "__skilleval_check__"
@@ -87,19 +87,11 @@ def _run_inline(inline: _Inline, output: str, context: dict[str, Any]) -> Any:
 # --- file://path.py[:fn] ----------------------------------------------------------------------
 
 
-def split_ref(ref: str) -> tuple[str, str]:
-    """The path and function name of ``file://path.py[:fn]``; the function defaults to get_assert."""
-    target = ref[len(FILE_PREFIX) :]
-    head, sep, tail = target.rpartition(":")
-    if sep and head.endswith(".py") and tail.isidentifier():
-        return head, tail
-    return target, DEFAULT_FUNCTION
-
-
 def _load_function(ref: str, base_dir: str) -> Callable[..., Any] | str:
     """The function a reference names, or the reason it cannot be found."""
-    raw, name = split_ref(ref)
-    path = Path(raw) if Path(raw).is_absolute() else Path(base_dir) / raw
+    parsed = fileref.parse(ref)
+    raw, name = parsed.path, parsed.function or DEFAULT_FUNCTION
+    path = fileref.resolve(raw, Path(base_dir))
     if not path.is_file():
         return f"python file not found: {raw} (looked for {path})"
     fn = getattr(import_file(path), name, None)
@@ -115,12 +107,11 @@ def check_code(value: Any) -> str | None:
     """The reason ``value`` cannot run: a syntax error with its line, or a malformed file reference."""
     if not isinstance(value, str):
         return None
-    if value.startswith(FILE_PREFIX):
-        raw, _ = split_ref(value)
-        if not raw.endswith(".py"):
+    if fileref.is_ref(value):
+        if not fileref.parse(value).path.endswith(".py"):
             return f"python file reference must name a .py file: {value}"
         return None
-    if has_template(value):
+    if is_template(value):
         return None
     compiled = _compile_inline(value)
     return compiled if isinstance(compiled, str) else None
@@ -157,7 +148,7 @@ def python(check: Check) -> Verdict:
     """
     source = str(check.value)
     context = context_of(check)
-    if source.startswith(FILE_PREFIX):
+    if fileref.is_ref(source):
         fn = _load_function(source, check.base_dir)
         if isinstance(fn, str):
             return Verdict.failed_with_error(fn)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from skilleval.assertions.api import Check, Verdict, assertion
-from skilleval.assertions.builtin._common import clip, has_template, quote
+from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import RegexError, RegexTimeoutError
+from skilleval.suite.template import is_template
 from skilleval.util import saferegex
 
 
 def check_pattern(value: Any) -> str | None:
     """The reason ``value`` is not a Python regular expression, or None when it compiles."""
-    if not isinstance(value, str) or has_template(value):
+    if not isinstance(value, str) or is_template(value):
         return None
     try:
         saferegex.compile(value)

@@ -18,7 +18,6 @@ from skilleval.assertions.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import (
     clip,
     dump,
-    has_template,
     json_difference,
     json_error,
     lower_first,
@@ -27,6 +26,7 @@ from skilleval.assertions.builtin._common import (
     reject_constant,
     transformed_object,
 )
+from skilleval.suite.template import is_template
 
 _SCHEMA_VALUE: dict[str, Any] = {
     "type": ["object", "boolean"],
@@ -237,7 +237,7 @@ def _query_of(value: Any) -> str | None:
 def check_query(value: Any) -> str | None:
     """The reason the JMESPath query in ``value`` does not compile, or None when it does."""
     query = _query_of(value)
-    if query is None or has_template(query):
+    if query is None or is_template(query):
         return None
     try:
         _compile(query)

@@ -1,0 +1,236 @@
+"""One assertion of a test: its type resolved, its options and value read and checked.
+
+Everything that can be known before a model answers is checked here: the type exists, the
+keys apply to it, ``file://`` values are read, the value fits the type's schema and its own
+check (a regex compiles …), and every template in it compiles and reads only the test's vars.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from skilleval.assertions.api import AssertionType
+from skilleval.assertions.registry import UNSUPPORTED
+from skilleval.errors import DiagnosticsError, Location, PluginError, TemplateProblem
+from skilleval.suite import template
+from skilleval.suite.context import Loader
+from skilleval.suite.defaults import written
+from skilleval.suite.model import AssertionEntry
+from skilleval.suite.schema import is_valid, validator_for
+from skilleval.suite.transforms import compile_transform
+from skilleval.suite.yamlio import Document
+from skilleval.util import fileref
+
+COMMON_KEYS = frozenset({"type", "value", "threshold", "weight", "metric", "transform", "config"})
+"""The keys every assertion may have; any other key is an option of its type."""
+
+
+def compile_assertion(
+    loader: Loader,
+    entry: Any,
+    doc: Document,
+    at: list[str | int],
+    base: Path,
+    vars_: Mapping[str, Any] | None,
+    *,
+    from_default: bool = False,
+) -> AssertionEntry | None:
+    """The assertion written at ``at`` in ``doc``, or None after recording why it is invalid.
+
+    ``vars_`` are the test's vars, which templates in the value may read; None when they
+    could not be read (templates are then checked without them). ``from_default`` marks an
+    assertion of ``defaultTest``.
+    """
+    where = doc.at(at)
+    if not isinstance(entry, dict) or "type" not in entry:
+        loader.error(where, "an assertion needs a `type:`")
+        return None
+    type_name = str(entry["type"])
+    try:
+        resolved = loader.registry.resolve(type_name, doc.at([*at, "type"]))
+    except PluginError as exc:
+        base_name = type_name.removeprefix("not-")
+        if not loader.plugins_incomplete or base_name in UNSUPPORTED:
+            loader.absorb(exc)
+        # Otherwise the type may come from the plugin folder that failed to load.
+        return None
+    spec = resolved.spec
+    options = {k: v for k, v in entry.items() if k not in COMMON_KEYS}
+    allowed_options = set(spec.options_schema)
+    for key in sorted(set(options) - allowed_options):
+        loader.error(doc.key_at([*at, key]), f"'{key}' does not apply to '{type_name}'")
+    try:
+        options = {k: loader.reader.resolve(v, base, doc, [*at, k]) for k, v in options.items()}
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return None
+    if not options_ok(loader, spec, options, doc, at):
+        return None
+    value = entry.get("value")
+    has_value = "value" in entry and value is not None
+    if spec.uses_threshold and not has_value and "threshold" in entry:
+        value, has_value = entry["threshold"], True
+    if spec.value_required and not has_value:
+        loader.error(where, f"'{type_name}' needs a `value:`")
+        return None
+    if spec.value_schema is None and has_value and not spec.uses_threshold:
+        loader.error(doc.key_at([*at, "value"]), f"'{type_name}' takes no `value:`")
+        return None
+    if has_value:
+        if spec.name != "python":
+            try:
+                value = loader.reader.resolve(value, base, doc, [*at, "value"])
+            except DiagnosticsError as exc:
+                loader.absorb(exc)
+                return None
+        elif fileref.is_ref(value):
+            try:
+                loader.reader.paths(str(value), base, doc.at([*at, "value"]))
+            except DiagnosticsError as exc:
+                loader.absorb(exc)
+                return None
+        if not value_ok(loader, spec, value, doc, [*at, "value"], vars_):
+            return None
+    transform = compile_transform(loader, entry.get("transform"), doc, [*at, "transform"])
+    return AssertionEntry(
+        type=type_name,
+        spec=spec,
+        negated=resolved.negated,
+        value=value if has_value else None,
+        where=where,
+        base_dir=base,
+        threshold=entry.get("threshold"),
+        metric=entry.get("metric"),
+        transform=transform,
+        config=dict(entry.get("config") or {}),
+        options=options,
+        from_default=from_default,
+        **written(entry, {"weight": float}),
+    )
+
+
+def options_ok(
+    loader: Loader,
+    spec: AssertionType,
+    options: Mapping[str, Any],
+    doc: Document,
+    at: list[str | int],
+) -> bool:
+    """Type-specific keys (``reference``, ``require``, ``rubricPrompt`` …) against their schemas."""
+    ok = True
+    for key, value in options.items():
+        schema = spec.options_schema.get(key)
+        if not isinstance(schema, Mapping) or not schema or is_valid(schema, value):
+            continue
+        errors = list(validator_for(schema).iter_errors(value))
+        if errors:
+            loader.error(
+                doc.at([*at, key]), f"invalid '{key}' for '{spec.name}': {errors[0].message}"
+            )
+            ok = False
+    return ok
+
+
+def value_ok(
+    loader: Loader,
+    spec: AssertionType,
+    value: Any,
+    doc: Document,
+    at: list[str | int],
+    vars_: Mapping[str, Any] | None,
+) -> bool:
+    """Whether ``value`` fits the type: its schema, its templates, then the type's own check."""
+    where = doc.at(at)
+    if spec.value_schema is not None and not is_valid(spec.value_schema, value):
+        # The compiled check is fast; jsonschema explains what it found wrong.
+        errors = sorted(
+            validator_for(spec.value_schema).iter_errors(value),
+            key=lambda e: list(e.absolute_path),
+        )
+        if errors:
+            err = errors[0]
+            inner = "".join(f"[{p!r}]" for p in err.absolute_path)
+            loader.error(
+                doc.at([*at, *err.absolute_path]) if err.absolute_path else where,
+                f"invalid value for '{spec.name}'{inner}: {err.message}",
+            )
+            return False
+    templated = template.is_template(value)
+    if templated and not _templates_ok(loader, spec, value, where, vars_):
+        return False
+    if spec.check_value is not None and (vars_ is not None or not templated):
+        rendered = value
+        if templated:
+            try:
+                rendered = template.render_value(value, vars_ or {})
+            except TemplateProblem as exc:
+                loader.error(where, exc.message)
+                return False
+        try:
+            problem = spec.check_value(rendered)
+        except Exception as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem:
+            loader.error(where, problem)
+            return False
+    return True
+
+
+def _templates_ok(
+    loader: Loader,
+    spec: AssertionType,
+    value: Any,
+    where: Location,
+    vars_: Mapping[str, Any] | None,
+) -> bool:
+    """Every template in ``value`` compiles and reads only variables the test defines."""
+    used: set[str] = set()
+    for text in _strings(value):
+        try:
+            used |= template.variables(text)
+        except TemplateProblem as exc:
+            loader.error(where, exc.message)
+            return False
+    if vars_ is None:
+        return True
+    missing = sorted(used - set(vars_))
+    if not missing:
+        return True
+    names = ", ".join(f"'{m}'" for m in missing)
+    close = difflib.get_close_matches(missing[0], list(vars_), n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    loader.error(
+        where, f"the '{spec.name}' value uses {names}, which this test's vars do not define{hint}"
+    )
+    return False
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    return []
+
+
+def with_rubric_prompt(
+    loader: Loader, asserts: list[AssertionEntry], raw: Any, doc: Document, base: Path
+) -> list[AssertionEntry]:
+    """A test's ``options.rubricPrompt`` applies to its judge assertions that set none."""
+    try:
+        prompt = loader.reader.resolve(raw, base, doc, ["options", "rubricPrompt"])
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return asserts
+    return [
+        replace(a, options={**a.options, "rubricPrompt": prompt})
+        if "rubricPrompt" in a.spec.options_schema and "rubricPrompt" not in a.options
+        else a
+        for a in asserts
+    ]

@@ -1,0 +1,57 @@
+"""What every stage of loading one suite shares: the overrides, the diagnostics, the reader."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skilleval.assertions.registry import Registry
+from skilleval.errors import Diagnostic, DiagnosticsError, Location
+from skilleval.suite import files as filerefs
+from skilleval.suite.yamlio import PathKey
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Settings from the command line that win over the suite file."""
+
+    model: str | None = None
+    judge: str | None = None
+    trials: int | None = None
+    seed: int | None = None
+    plugin_dirs: tuple[Path, ...] = ()
+    entry_points: bool = True
+
+
+@dataclass
+class Loader:
+    """The state of one load: where the suite is, what it read and what is wrong with it."""
+
+    path: Path
+    overrides: Overrides
+    diags: list[Diagnostic] = field(default_factory=list)
+    reader: filerefs.Reader = field(default_factory=filerefs.Reader)
+    registry: Registry = field(default_factory=Registry)
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    """The suite schema for what ``registry`` holds."""
+    top: dict[str, Any] = field(default_factory=dict)
+    """The suite's top-level mapping, as written (schema errors included)."""
+    shared_tools: tuple[Any, ...] = ()
+    """Tools from the top-level ``tools:`` and ``defaultTest.tools``, in that order."""
+    skipped: frozenset[PathKey] = frozenset()
+    """Parts of the suite file that broke the schema: reported already, not compiled."""
+    plugins_incomplete: bool = False
+    """A plugin folder could not be loaded, so an unknown type may be one of its own."""
+
+    @property
+    def base(self) -> Path:
+        """The folder that paths written in the suite file are relative to."""
+        return self.path.parent
+
+    def error(self, where: Location, message: str) -> None:
+        self.diags.append(Diagnostic(where, message))
+
+    def absorb(self, exc: DiagnosticsError) -> None:
+        self.diags.extend(exc.diagnostics)

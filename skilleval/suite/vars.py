@@ -1,0 +1,50 @@
+"""A test's vars: ``defaultTest`` merged in, ``file://`` values read."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError
+from skilleval.suite.context import Loader
+from skilleval.suite.yamlio import Document
+from skilleval.util import fileref
+
+_INHERITED = ("threshold", "metadata", "prompt")
+"""Keys a test takes from ``defaultTest`` when it does not set them."""
+
+
+def merge_default(test: dict[str, Any], default: Mapping[str, Any]) -> dict[str, Any]:
+    """``test`` with ``defaultTest`` merged in: options key by key, the test winning.
+
+    Vars are merged after each side is read (:func:`resolve_vars`), so that a ``file://``
+    in ``defaultTest.vars`` is found next to the suite, which wrote it.
+    """
+    merged = dict(test)
+    for key in _INHERITED:
+        if key in default and key not in test:
+            merged[key] = copy.deepcopy(default[key])
+    options = {**(default.get("options") or {}), **(test.get("options") or {})}
+    if options:
+        merged["options"] = options
+    return merged
+
+
+def resolve_vars(loader: Loader, raw: Any, doc: Document, base: Path) -> dict[str, Any] | None:
+    """The test's vars with every ``file://`` read; None (and the errors) when they cannot be.
+
+    ``raw`` is a mapping or one ``file://`` reference to a mapping; a ``file://`` is relative
+    to ``base``, the folder of the file that wrote it.
+    """
+    vars_ = raw or {}
+    try:
+        if fileref.is_ref(vars_):
+            vars_ = loader.reader.value(str(vars_), base, doc.at(["vars"]))
+            if not isinstance(vars_, dict):
+                raise SuiteError([Diagnostic(doc.at(["vars"]), "a vars file must hold a mapping")])
+        return {k: loader.reader.resolve(v, base, doc, ["vars", k]) for k, v in vars_.items()}
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return None

@@ -1,0 +1,113 @@
+"""Templates: checked when the suite loads, and limited when they render."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from skilleval.cli import run_cli
+from skilleval.errors import SkillevalError, TemplateProblem
+from skilleval.suite import template
+
+
+def test_template_problems_sit_in_the_error_tree() -> None:
+    assert issubclass(TemplateProblem, SkillevalError)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("{{ x | load }}", 1, "unknown filter 'load'"),
+        ("{% if x is shiny %}y{% endif %}", 1, "unknown test 'shiny'"),
+        ("a\n{% include 'other.txt' %}", 2, "`include` is not supported"),
+        ("{% import 'm.j2' as m %}", 1, "`import` is not supported"),
+        ("{% from 'm.j2' import f %}", 1, "`from ... import` is not supported"),
+        ("{% extends 'base.j2' %}", 1, "`extends` is not supported"),
+        ("a\nb\n{{ x ", 3, "template syntax error"),
+    ],
+)
+def test_a_template_that_cannot_render_is_refused_when_checked(
+    text: str, line: int, words: str
+) -> None:
+    with pytest.raises(TemplateProblem) as caught:
+        template.check(text)
+    assert words in caught.value.message
+    assert caught.value.line == line
+
+
+def test_checking_returns_the_variables_read() -> None:
+    assert template.check("{{ a }}{% for b in c %}{{ b | upper }}{% endfor %}") == {"a", "c"}
+    assert template.check("plain text") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("{{ range(100000000) | list }}", "Range too big"),
+        (
+            "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}",
+            "loops ran past",
+        ),
+        ("{% for a in range(2000) %}{{ 'x' * 1000 }}{% endfor %}", "output passed"),
+        ("{{ 'x' * 100000000 }}", "`*` would build"),
+        ("{{ [1] * 100000000 }}", "`*` would build"),
+        ("{{ 9 ** 100000000 }}", "`**` would build"),
+        ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "template error"),
+    ],
+)
+def test_rendering_stops_at_its_limits(text: str, words: str) -> None:
+    started = time.process_time()
+    with pytest.raises(TemplateProblem) as caught:
+        template.render(text, {})
+    assert words in caught.value.message
+    assert time.process_time() - started < 5
+
+
+def test_rendering_within_the_limits_is_unchanged() -> None:
+    text = "{% for i in range(3) %}{{ i }}{% endfor %} {{ 'ab' * 2 }} {{ 2 ** 10 }} {{ x }}"
+    assert template.render(text, {"x": "y"}) == "012 abab 1024 y"
+    assert (
+        template.render(
+            "{% for a in xs %}{% for b in xs %}.{% endfor %}{% endfor %}", {"xs": [1, 2]}
+        )
+        == "...."
+    )
+
+
+def test_the_loop_budget_is_per_render() -> None:
+    text = "{% for a in range(100000) %}{% endfor %}"
+    for _ in range(20):  # 2,000,000 steps in all, each render under the limit
+        assert template.render(text, {}) == ""
+
+
+def test_a_template_over_a_limit_is_an_error_verdict_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            """
+            version: 1
+            model: echo
+            tests:
+              - id: huge
+                prompt: "{{ range(100000000) | list }}"
+              - id: loops
+                prompt: "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
+              - id: fine
+                prompt: "hello"
+                assert: [{type: contains, value: hello}]
+            """
+        ),
+        encoding="utf-8",
+    )
+    import json
+
+    code = run_cli(["run", str(suite), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    status = {r["test_id"]: r["status"] for r in doc["records"]}
+    assert status == {"huge": "error", "loops": "error", "fine": "pass"}
+    assert code == 3
