@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from skilleval.report import view
-from skilleval.report.history import History
+from skilleval.report.history import SATURATION_RUNS, History
 from skilleval.results.model import Fraction, Lift, Reliability, ReliabilityPoint
 
 _VERDICT_TONE: Mapping[str, view.Tone] = view.LIFT_TONE
@@ -221,4 +221,5 @@ def history_chart(history: History | None, current: str) -> dict[str, Any] | Non
         "total": len(history.runs),
         "arms": history.arms,
         "saturated": list(history.saturated),
+        "saturation_runs": SATURATION_RUNS,
     }
