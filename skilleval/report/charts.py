@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from skilleval.report import view
-from skilleval.report.history import SATURATION_RUNS, History
+from skilleval.report.history import SATURATION_RUNS, SHOWN_IN_REPORT, History
 from skilleval.results.model import Fraction, Lift, Reliability, ReliabilityPoint
 
 _VERDICT_TONE: Mapping[str, view.Tone] = view.LIFT_TONE
@@ -148,8 +148,7 @@ def curves(reliability: Mapping[str, Reliability] | None) -> list[dict[str, Any]
 
 _HIST_W, _HIST_H = 640, 200
 _HL, _HR, _HT, _HB = 46, 16, 14, 34
-HISTORY_SHOWN = 20
-"""Runs the HTML history shows: the newest ones."""
+HISTORY_SHOWN = SHOWN_IN_REPORT
 
 
 def _history_xy(index: int, value: float, count: int) -> tuple[float, float]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from skilleval.plugins.markers import reporter
 from skilleval.report.csvout import render_csv
-from skilleval.report.history import collect
+from skilleval.report.history import SHOWN_IN_REPORT, collect
 from skilleval.report.junit import render_junit
 from skilleval.report.markdown import render_markdown
 from skilleval.results.model import Run
@@ -41,7 +41,8 @@ def write_html(results: Run, dest: Path) -> None:
     from skilleval.report.html import render_html  # lazy: start-up time (jinja2 via html)
 
     suite = results.suite.path
-    past = collect(home_dir() / "runs", suite, upto=results) if suite else None
+    runs = home_dir() / "runs"
+    past = collect(runs, suite, upto=results, limit=SHOWN_IN_REPORT) if suite else None
     _write(dest, render_html(results, past))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,9 @@ from skilleval.runner.rundir import new_run_id
 
 SATURATION_RUNS = 3
 """Consecutive runs with pass^k = 1 after which a capability test counts as saturated."""
+
+SHOWN_IN_REPORT = 20
+"""Runs the HTML report's history reads and charts: the newest ones."""
 
 _RUN_NAME = re.compile(r"^\d{8}-\d{6}-(?P<slug>[a-z0-9-]*)-[0-9a-f]{4}$")
 _IGNORED = {"latest", "LATEST"}
@@ -197,6 +200,10 @@ def _read(folder: Path, suite: str) -> Run | Skipped | None:
     recorded = data.get("suite") if isinstance(data, dict) else None
     if isinstance(recorded, dict) and recorded.get("path") != suite:
         return None
+    if isinstance(data, dict) and isinstance(data.get("records"), list):
+        # The history reads the aggregates only. Checking every record against the schema
+        # is most of the cost of reading a run, and a report of this run checks them anyway.
+        data["records"] = []
     try:
         return parse_run(data, f"{folder.name}/{JSON_NAME}")
     except SkillevalError as exc:
@@ -215,7 +222,9 @@ def _order(run: Run, folder: Path) -> Order:
     return (run.timing.started_at or "", written, run.run_id)
 
 
-def collect(runs_dir: Path, suite: str, *, upto: Run | None = None) -> History:
+def collect(
+    runs_dir: Path, suite: str, *, upto: Run | None = None, limit: int | None = None
+) -> History:
     """The history of ``suite`` (a display path, as results record it) in ``runs_dir``.
 
     Args:
@@ -223,14 +232,22 @@ def collect(runs_dir: Path, suite: str, *, upto: Run | None = None) -> History:
         suite: The suite's display path.
         upto: A run to end the history with: later runs are left out and this one is used
             as given (the HTML report of a run shows the runs up to it).
+        limit: Read only the newest ``limit`` runs (``upto`` included). Folders are read
+            newest first by name, which starts with the run's UTC start time.
     """
     slug = _slug(suite)
     found: list[tuple[Order, Run]] = []
     skipped: list[Skipped] = []
-    for folder in _folders(runs_dir):
+    if upto is not None:
+        found.append((_order(upto, runs_dir / upto.run_id), upto))
+    for folder in reversed(_folders(runs_dir)):
+        if limit is not None and len(found) >= limit:
+            break
         named = _RUN_NAME.match(folder.name)
         if named and slug is not None and named.group("slug") != slug:
             continue  # another suite's run, by its folder name: not worth opening
+        if upto is not None and named and folder.name[:15] > upto.run_id[:15]:
+            continue  # started after the run the history ends with
         if upto is not None and folder.name == upto.run_id:
             continue
         got = _read(folder, suite)
@@ -239,14 +256,15 @@ def collect(runs_dir: Path, suite: str, *, upto: Run | None = None) -> History:
         elif got is not None and got.suite.path == suite:
             found.append((_order(got, folder), got))
     if upto is not None:
-        last = _order(upto, runs_dir / upto.run_id)
-        found = [(key, run) for key, run in found if key <= last] + [(last, upto)]
+        last = found[0][0]
+        found = [(key, run) for key, run in found if key <= last]
     found.sort(key=lambda pair: pair[0])
     points = [point(run) for _, run in found]
+    skipped.reverse()
     return History(suite, tuple(points), tuple(saturated(points)), tuple(skipped))
 
 
-def _folders(runs_dir: Path) -> Iterable[Path]:
+def _folders(runs_dir: Path) -> list[Path]:
     try:
         entries = sorted(runs_dir.iterdir())
     except OSError:

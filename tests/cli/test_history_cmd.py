@@ -239,3 +239,22 @@ def test_the_html_report_charts_earlier_runs(capsys: pytest.CaptureFixture[str])
     assert run_cli(["report", str(oldest)]) == 0
     capsys.readouterr()
     assert 'id="history"' not in (oldest / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_html_report_reads_only_the_newest_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from skilleval.report.history import SHOWN_IN_REPORT, collect
+    from skilleval.results.load import load_run
+
+    suite = write_suite("feat: document it")
+    run_suite(suite, capsys)
+    real = next(runs_dir().glob("2*"))
+    for i in range(SHOWN_IN_REPORT + 4):
+        shutil.copytree(real, runs_dir() / f"20200101-0000{i:02d}-suite-{i:04x}")
+    run = load_run(real)
+    everything = collect(runs_dir(), "suite.yaml")
+    assert len(everything.runs) == SHOWN_IN_REPORT + 5
+    newest = collect(runs_dir(), "suite.yaml", upto=run, limit=SHOWN_IN_REPORT)
+    assert len(newest.runs) == SHOWN_IN_REPORT
+    assert newest.runs[-1].run_id == real.name
+    assert run_cli(["history", str(suite)]) == 0
+    assert f"suite.yaml: {SHOWN_IN_REPORT + 5} runs, oldest first" in capsys.readouterr().err
