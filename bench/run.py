@@ -189,7 +189,7 @@ class Server:
 
 def _promptfoo_config(suite_dir: Path, server: Server, dest: Path) -> Path:
     """The same tests, arms and asserts as a promptfoo config against the same server."""
-    from skilleval.skills import load_skill
+    from skilleval.suite.skills import load_skill
 
     skill = load_skill(suite_dir / "SKILL.md")
     tests = [json.loads(line) for line in (suite_dir / "tests.jsonl").read_text().splitlines()]

@@ -164,6 +164,10 @@ class TemplateProblem(SkillevalError):
         return self.message
 
 
+class PathEscape(SkillevalError):
+    """A workspace path that cannot be used: it leads outside the workspace, or nowhere."""
+
+
 def suite_error(where: Location, message: str) -> SuiteError:
     """Build a single-diagnostic :class:`SuiteError`."""
     return SuiteError([Diagnostic(where, message)])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from skilleval.assertions.registry import default_registry
+from skilleval.plugins.registry import default_registry
 from skilleval.suite.suite_schema import render
 
 if __name__ == "__main__":

@@ -1,59 +1,32 @@
-"""Agentic tests: tools, the agent loop, and per-run workspaces.
+"""The agent runtime: the loop that runs a model as an agent, and the workspaces it works in.
 
-``tools`` declares what a model may call, ``workspace`` builds the folder each run works in,
-``loop`` runs the model as an agent and records its trajectory, and ``process`` is the one
-place commands are run (with a timeout and an output cap). ``schema`` holds the YAML shapes.
+What a test's agent may do is config, read when the suite loads
+(:mod:`skilleval.suite.agentic`, typed in :mod:`skilleval.suite.agent_config`). This package
+runs it: ``loop`` drives the model one constrained JSON step at a time (``prompting`` says
+what is asked, ``reply`` reads the answer, ``calls`` checks and runs a tool call), ``records``
+holds what a run produced, ``workspace`` builds the folder each run works in, and ``kinds``
+registers the built-in tool kinds. The steps assertions see are
+:class:`skilleval.trajectory.Step`.
 """
 
 from __future__ import annotations
 
-from skilleval.agent.loop import AgentRun, Step, TurnResult, run_agent, step_schema
-from skilleval.agent.process import ProcessResult, run_process
-from skilleval.agent.tools import (
-    CommandTool,
-    MockCase,
-    MockTool,
-    PythonTool,
-    ToolResult,
-    ToolSpec,
-    args_match,
-    merge_tools,
-    parse_tools,
-)
-from skilleval.agent.workspace import (
-    Environment,
-    FileCopy,
-    PathEscape,
-    SetupCommand,
-    Workspace,
-    create_workspace,
-    parse_environment,
-    resolve_inside,
-)
+from skilleval.agent.kinds import CommandTool, MockCase, MockTool, PythonTool
+from skilleval.agent.loop import run_agent
+from skilleval.agent.prompting import step_schema
+from skilleval.agent.records import AgentRun, TurnResult
+from skilleval.agent.workspace import Workspace, create_workspace, sigterm_as_interrupt
 
 __all__ = [
     "AgentRun",
     "CommandTool",
-    "Environment",
-    "FileCopy",
     "MockCase",
     "MockTool",
-    "PathEscape",
-    "ProcessResult",
     "PythonTool",
-    "SetupCommand",
-    "Step",
-    "ToolResult",
-    "ToolSpec",
     "TurnResult",
     "Workspace",
-    "args_match",
     "create_workspace",
-    "merge_tools",
-    "parse_environment",
-    "parse_tools",
-    "resolve_inside",
     "run_agent",
-    "run_process",
+    "sigterm_as_interrupt",
     "step_schema",
 ]

@@ -6,7 +6,7 @@ An assertion type is a plain function marked with :func:`assertion`. It receives
 is applied by the runner; handlers never see it.
 
 The marker only attaches an :class:`AssertionType` to the function. Nothing is registered at
-import time: a :class:`~skilleval.assertions.registry.Registry` scans modules for the mark.
+import time: a :class:`~skilleval.plugins.registry.Registry` scans modules for the mark.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from skilleval.trajectory import Step
 
 if TYPE_CHECKING:
     from skilleval.errors import Location
@@ -87,8 +90,17 @@ class Check:
     """The directory of the file the assertion came from, for relative paths."""
     judge: Judge | None = None
     """The grader model, for model-tier assertions; None for deterministic ones."""
+    cost: float | None = None
+    """What producing the output cost, in US dollars: 0 for a local model, None when the
+    provider does not report it."""
+    trajectory: tuple[Step, ...] | None = None
+    """The agent's steps, for a test that runs the agent loop (on a turn's assertions, that
+    turn's steps); None for a plain test."""
+    workspace: Path | None = None
+    """The run's workspace folder, for a test that runs the agent loop; None otherwise."""
     extra: Mapping[str, Any] = field(default_factory=dict)
-    """Feature-specific context (trajectory, workspace …)."""
+    """Deprecated: a free-form mapping kept for third-party code that builds its own checks.
+    skilleval puts nothing here; read :attr:`cost`, :attr:`trajectory` and :attr:`workspace`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from skilleval.assertions.registry import default_registry
 from skilleval.cli.options import emit_json, json_option, plugin_options
 from skilleval.plugins import KIND_LABELS, Kind
+from skilleval.plugins.registry import default_registry
 from skilleval.suite.load import Overrides, load_suite
 
 _HEADINGS: dict[Kind, str] = {

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from skilleval.assertions.registry import default_registry
 from skilleval.cli.options import emit_json, json_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.plugins.registry import default_registry
 from skilleval.report.outputs import check_output_path, write_output
 from skilleval.results.load import JSONL_NAME, load_run, resolve_run
 

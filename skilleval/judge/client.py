@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from skilleval.engine.base import Completion, Message, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider
 from skilleval.errors import InvalidReplyError, ProviderError, TruncatedError
+from skilleval.util.jsontext import json_error, loads_strict
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -80,10 +81,8 @@ def reply_problem(text: str, schema: Mapping[str, Any]) -> str | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
-    from skilleval.assertions.builtin._common import json_error, parse_json
-
     try:
-        value = parse_json(text)
+        value = loads_strict(text)
     except ValueError as exc:
         return f"not JSON ({json_error(exc)}): {_clip(text, 80)!r}"
     error = best_match(Draft202012Validator(dict(schema)).iter_errors(value))

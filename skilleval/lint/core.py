@@ -75,7 +75,7 @@ def _from_loader(diag: Diagnostic) -> Finding:
 
 
 def _builtin_tiers() -> dict[str, str]:
-    from skilleval.assertions.registry import Registry
+    from skilleval.plugins.registry import Registry
 
     registry = Registry()
     registry.load_builtins()

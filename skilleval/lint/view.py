@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Location, SkillevalError
-from skilleval.skills import Skill, load_skill
 from skilleval.suite import template
 from skilleval.suite.model import Suite, TestCase
+from skilleval.suite.skills import Skill, load_skill
 from skilleval.suite.yamlio import Document, PathKey, load_yaml
 from skilleval.util.fileref import is_ref
 

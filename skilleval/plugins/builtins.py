@@ -15,6 +15,6 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "skilleval.engine.llama",
     "skilleval.engine.openai_provider",
     "skilleval.report.formats",
-    "skilleval.agent.tools",
+    "skilleval.agent.kinds",
 )
 """Single modules with registrations: providers, output formats, tool kinds."""

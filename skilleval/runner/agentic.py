@@ -1,7 +1,8 @@
 """Run one agentic job (test × arm × trial) from workspace to graded record.
 
-A test runs as an agent when the loader gave it an :class:`~skilleval.suite.model.AgentSpec`
-(it has tools, an environment, turns or ``max_steps``). Its job differs from a plain one in
+A test runs as an agent when the loader gave it an
+:class:`~skilleval.suite.agent_config.AgentConfig` (it has tools, an environment, turns or
+``max_steps``). Its job differs from a plain one in
 three ways:
 
 * it gets a fresh workspace, set up before the first model call and removed after grading,
@@ -11,18 +12,23 @@ three ways:
   the workspace as the turn left it; the test's own assertions grade the last answer, the
   whole trajectory and the final workspace. All of them count towards the result.
 
-The record's ``messages`` are the agent's full transcript and ``extra.agent`` holds the steps,
-per-turn answers and totals, so reports show the trajectory.
+Assertions see the steps as :attr:`~skilleval.assertions.api.Check.trajectory` and the folder
+as :attr:`~skilleval.assertions.api.Check.workspace`. The record's ``messages`` are the
+agent's full transcript and ``extra.agent`` holds the steps, per-turn answers and totals, so
+reports show the trajectory.
+
+SIGTERM unwinds a run as Ctrl-C does (:func:`sigterm_as_interrupt`), so no workspace is left
+behind in the temporary folder either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from skilleval.agent.loop import AgentRun, TurnResult, run_agent
-from skilleval.agent.workspace import create_workspace
+from skilleval.agent.loop import run_agent
+from skilleval.agent.records import AgentRun, TurnResult
+from skilleval.agent.workspace import create_workspace, sigterm_as_interrupt
 from skilleval.assertions.api import Judge, Stats
 from skilleval.engine.base import Provider
 from skilleval.results.records import AssertionResult, Message, Record
@@ -30,6 +36,8 @@ from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
 from skilleval.runner.plan import Job
 from skilleval.suite import template
+
+__all__ = ["is_agentic", "run_job", "sigterm_as_interrupt"]
 
 
 def is_agentic(job: Job) -> bool:
@@ -41,7 +49,7 @@ def run_job(
     job: Job,
     provider: Provider,
     judge: Judge | None,
-    extra: Mapping[str, Any],
+    cost: float | None = None,
     *,
     keep_workspace: bool = False,
 ) -> Record:
@@ -51,8 +59,8 @@ def run_job(
         job: An agentic job (see :func:`is_agentic`).
         provider: The model under test.
         judge: The grader for model-tier assertions, if any.
-        extra: Run-wide context for assertions (``cost`` …); ``trajectory`` and
-            ``workspace`` are added per job.
+        cost: What a model call costs in US dollars, for the ``cost`` assertion (None:
+            the provider does not say).
         keep_workspace: Leave the workspace folder behind (for debugging).
     """
     test, request, agent = job.test, job.request, job.test.agent
@@ -67,7 +75,6 @@ def run_job(
     with create_workspace(agent.environment, label=label, keep=keep_workspace) as workspace:
         if workspace.error is not None:
             return Record.failed(job.key, job.prompt, workspace.error)
-        context = {**extra, "workspace": str(workspace.path)}
         turn_results: list[AssertionResult] = []
 
         def grade_turn(turn: TurnResult) -> None:
@@ -80,7 +87,9 @@ def run_job(
                 stats=Stats(),
                 arm=job.arm,
                 trial=job.trial,
-                extra={**context, "trajectory": [s.to_json() for s in turn.steps]},
+                cost=cost,
+                trajectory=turn.steps,
+                workspace=workspace.path,
             )
             graded = grading.grade(test, subject, judge, only=agent.turns[turn.index].asserts)
             turn_results.extend(
@@ -117,7 +126,9 @@ def run_job(
             stats=grading.stats_of(completion),
             arm=job.arm,
             trial=job.trial,
-            extra={**context, "trajectory": run.trajectory()},
+            cost=cost,
+            trajectory=run.steps,
+            workspace=workspace.path,
         )
         graded = grading.grade(test, subject, judge)
     scored = grading.score((*turn_results, *graded.asserts), test.threshold)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from skilleval.assertions.api import Check, Judge, Stats, Verdict
@@ -22,6 +23,8 @@ from skilleval.expr import compile_expr
 from skilleval.results.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
+from skilleval.trajectory import Step
+from skilleval.util.jsontext import loads_or_none
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +37,12 @@ class Subject:
     stats: Stats
     arm: str
     trial: int
-    extra: Mapping[str, Any]
+    cost: float | None = None
+    """US dollars; None when the provider does not report it."""
+    trajectory: tuple[Step, ...] | None = None
+    """The agent's steps (agentic tests only)."""
+    workspace: Path | None = None
+    """The agent's workspace (agentic tests only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +65,6 @@ def stats_of(completion: Completion) -> Stats:
     )
 
 
-def parse_json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, TypeError):
-        return None
-
-
 def apply_transform(
     transform: Transform, output: str, vars_: Mapping[str, Any], stats: Stats
 ) -> Any:
@@ -71,10 +72,10 @@ def apply_transform(
     if transform.kind == "jmespath":
         import jmespath
 
-        return jmespath.search(transform.source, parse_json(output))
+        return jmespath.search(transform.source, loads_or_none(output))
     env = {
         "output": output,
-        "json": parse_json(output),
+        "json": loads_or_none(output),
         "vars": dict(vars_),
         "stats": stats.to_env(),
     }
@@ -140,7 +141,9 @@ def _evaluate(
         where=entry.where,
         base_dir=str(entry.base_dir),
         judge=judge if entry.spec.tier == "model" else None,
-        extra=subject.extra,
+        cost=subject.cost,
+        trajectory=subject.trajectory,
+        workspace=subject.workspace,
     )
     try:
         raw = entry.spec.fn(check)

@@ -14,7 +14,6 @@ import datetime as dt
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from skilleval.assertions.api import Judge
 from skilleval.engine.base import Provider
@@ -62,7 +61,8 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     t0 = time.perf_counter()
     triggers: dict[str, TriggerResult] = {}
     interrupted = False
-    extra: dict[str, Any] = {"cost": 0.0 if suite.model.kind != "openai" else None}
+    # What a call costs, for the `cost` assertion: nothing on a local model, unknown over HTTP.
+    cost = 0.0 if suite.model.kind != "openai" else None
     jobs: list[Job] = []
     total = len(tests) * len(arms) * suite.trials
     judge: Judge | None = None
@@ -76,6 +76,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         if options.progress:
             options.progress(record, len(records), total)
 
+    # SIGTERM unwinds an agentic run as Ctrl-C does, so its workspaces are removed.
+    agentic_suite = any(t.agent is not None for t in tests)
+    restore = agentic_mod.sigterm_as_interrupt() if agentic_suite else None
     try:
         judge = build_judge(suite, options, provider)
         triggers = _measure_triggers(suite, tests, provider)
@@ -92,14 +95,16 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         todo = [j for j in jobs if j.key not in records]
 
         def agentic(job: Job) -> Record:
-            return agentic_mod.run_job(job, provider, judge, extra)
+            return agentic_mod.run_job(job, provider, judge, cost)
 
         separate = separate_judge(suite, judge)
-        run_jobs(todo, provider, options.jobs, agentic, extra, judge, separate, emit)
+        run_jobs(todo, provider, options.jobs, agentic, cost, judge, separate, emit)
     except KeyboardInterrupt:
         interrupted = True
     finally:
         run_dir.close()
+        if restore is not None:
+            restore()
     ordered = [records[j.key] for j in jobs if j.key in records]
     overfit = None
     if suite.skill is not None and suite.judge is not None and not interrupted:

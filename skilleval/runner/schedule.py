@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any
 
 from skilleval.assertions.api import Judge
 from skilleval.engine.base import Completion, Provider
@@ -25,7 +24,7 @@ RunAgentic = Callable[[Job], Record]
 
 
 def grade_job(
-    job: Job, completion: Completion, extra: dict[str, Any], judge: Judge | None = None
+    job: Job, completion: Completion, cost: float | None, judge: Judge | None = None
 ) -> Record:
     assert job.request is not None
     messages = tuple(m.to_json() for m in job.request.messages)
@@ -36,7 +35,7 @@ def grade_job(
         stats=grading.stats_of(completion),
         arm=job.arm,
         trial=job.trial,
-        extra=extra,
+        cost=cost,
     )
     graded = grading.grade(job.test, subject, judge)
     return Record(
@@ -67,14 +66,14 @@ def generate(job: Job, provider: Provider, agentic: RunAgentic | None = None) ->
         return job, str(exc)
 
 
-def finish(gen: Generated, extra: dict[str, Any], judge: Judge | None) -> Record:
+def finish(gen: Generated, cost: float | None, judge: Judge | None) -> Record:
     job, result = gen
     if isinstance(result, Record):
         return result
     if isinstance(result, str):
         msgs = [Message(m.role, m.content) for m in job.request.messages] if job.request else []
         return Record.failed(job.key, job.prompt, result, msgs)
-    return grade_job(job, result, extra, judge)
+    return grade_job(job, result, cost, judge)
 
 
 def needs_judge(test: TestCase) -> bool:
@@ -119,7 +118,7 @@ def run_jobs(
     provider: Provider,
     parallel: int,
     agentic: RunAgentic,
-    extra: dict[str, Any],
+    cost: float | None,
     judge: Judge | None,
     separate: bool,
     emit: Callable[[Record], None],
@@ -136,9 +135,9 @@ def run_jobs(
             grading_now: list[Future[Record]] = []
             for gen in iterate(todo, provider, parallel, agentic):
                 if needs_judge(gen[0].test) and isinstance(gen[1], Completion):
-                    grading_now.append(grader.submit(finish, gen, extra, judge))
+                    grading_now.append(grader.submit(finish, gen, cost, judge))
                 else:
-                    emit(finish(gen, extra, judge))
+                    emit(finish(gen, cost, judge))
                 while grading_now and grading_now[0].done():
                     emit(grading_now.pop(0).result())
             for fut in grading_now:
@@ -149,8 +148,8 @@ def run_jobs(
         if needs_judge(gen[0].test) and isinstance(gen[1], Completion):
             deferred.append(gen)
         else:
-            emit(finish(gen, extra, judge))
+            emit(finish(gen, cost, judge))
     # By rubric, then by prompt: the two arms' judge calls for one test share both.
     deferred.sort(key=lambda g: (rubric_key(g[0]), g[0].prompt))
     for gen in deferred:
-        emit(finish(gen, extra, judge))
+        emit(finish(gen, cost, judge))

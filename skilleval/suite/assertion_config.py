@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.assertions.api import AssertionType
-from skilleval.assertions.registry import UNSUPPORTED
 from skilleval.errors import DiagnosticsError, Location, PluginError, TemplateProblem
+from skilleval.plugins.registry import UNSUPPORTED
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.registry import Registry
 from skilleval.errors import Diagnostic, DiagnosticsError, Location
+from skilleval.plugins.registry import Registry
 from skilleval.suite import files as filerefs
+from skilleval.suite.agent_config import ToolConfig
 from skilleval.suite.yamlio import PathKey
 
 
@@ -38,7 +39,7 @@ class Loader:
     """The suite schema for what ``registry`` holds."""
     top: dict[str, Any] = field(default_factory=dict)
     """The suite's top-level mapping, as written (schema errors included)."""
-    shared_tools: tuple[Any, ...] = ()
+    shared_tools: tuple[ToolConfig, ...] = ()
     """Tools from the top-level ``tools:`` and ``defaultTest.tools``, in that order."""
     skipped: frozenset[PathKey] = frozenset()
     """Parts of the suite file that broke the schema: reported already, not compiled."""

@@ -16,27 +16,26 @@ folder; paths given on the command line, to the current directory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.registry import Registry, default_registry
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
+from skilleval.plugins.registry import Registry, default_registry
+from skilleval.suite import agentic
 from skilleval.suite import files as filerefs
+from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import with_rubric_prompt
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
 from skilleval.suite.ids import assign_ids
 from skilleval.suite.model import (
-    DEFAULT_MAX_STEPS,
-    AgentSpec,
     AssertionEntry,
     Prompt,
     Suite,
     TestCase,
-    Turn,
 )
 from skilleval.suite.model_config import ModelSpec, parse_model
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
@@ -183,7 +182,7 @@ def _tests(
         asserts = with_rubric_prompt(loader, asserts, options["rubricPrompt"], doc, base)
     if vars_ is None:
         return []  # the vars could not be read: what needs them cannot be checked
-    agent = _agent(loader, doc, default, default_doc, base, vars_)
+    agent = _agent(loader, doc, default_doc, base, vars_)
     if agent is not None and agent.turns:
         prompts_run = _turn_prompts(loader, doc, agent, vars_)
     else:
@@ -215,107 +214,50 @@ def _tests(
     return out
 
 
-# -- agentic tests (skilleval/agent, docs/agentic.md) ----------------------------------------
+# -- agentic tests: read by suite/agentic.py (docs/agentic.md) ------------------------------
 
 
-def _plugin_folders(loader: _Loader) -> list[Path]:
+def _agent_sources(loader: _Loader) -> agentic.AgentSources:
     folders = [loader.path.parent / rel for rel in loader.top.get("plugins") or []]
-    return folders + list(loader.overrides.plugin_dirs)
+    return agentic.AgentSources(
+        kinds=loader.registry.tool_kinds(),
+        plugin_dirs=folders + list(loader.overrides.plugin_dirs),
+        suite_dir=loader.path.parent,
+        shared_tools=loader.shared_tools,
+    )
 
 
 def _shared_tools(loader: _Loader, doc: Document, default_doc: Document | None) -> None:
-    """Parse the top-level and defaultTest tools once; every test gets them."""
-    from skilleval.agent.tools import parse_tools
-
-    shared: list[Any] = []
-    sources = [(doc, loader.path.parent)] + (
-        [(default_doc, loader.path.parent)] if default_doc else []
-    )
-    for source, base in sources:
-        if "tools" in source.data:
-            tools, diags = parse_tools(
-                source,
-                ["tools"],
-                base_dir=base,
-                plugin_dirs=_plugin_folders(loader),
-                kinds=loader.registry.tool_kinds(),
-            )
-            loader.diags.extend(diags)
-            shared.extend(tools)
-    if default_doc is not None and "turns" in default_doc.data:
-        loader.error(default_doc.key_at(["turns"]), "`turns` belongs on a test, not on defaultTest")
-    loader.shared_tools = tuple(shared)
+    tools, diags = agentic.shared_tools(doc, default_doc, _agent_sources(loader))
+    loader.diags.extend(diags)
+    loader.shared_tools = tools
 
 
 def _agent(
     loader: _Loader,
     doc: Document,
-    default: Mapping[str, Any],
     default_doc: Document | None,
     base: Path,
     vars_: Mapping[str, Any],
-) -> AgentSpec | None:
-    """The test's agent settings, or None when it is a plain single-call test."""
-    from skilleval.agent.tools import merge_tools, parse_tools
-    from skilleval.agent.workspace import parse_environment
+) -> AgentConfig | None:
+    def compile_assertion(entry: Any, at: Sequence[str | int]) -> AssertionEntry | None:
+        return _assertion(loader, entry, doc, list(at), base, vars_)
 
-    data: dict[str, Any] = doc.data
-    own: tuple[Any, ...] = ()
-    if "tools" in data:
-        own, diags = parse_tools(
-            doc,
-            ["tools"],
-            base_dir=base,
-            plugin_dirs=_plugin_folders(loader),
-            kinds=loader.registry.tool_kinds(),
-        )
-        loader.diags.extend(diags)
-    environment = None
-    if "environment" in data:
-        environment, diags = parse_environment(doc, ["environment"], base_dir=base)
-        loader.diags.extend(diags)
-    elif default_doc is not None and "environment" in default:
-        environment, diags = parse_environment(
-            default_doc, ["environment"], base_dir=loader.path.parent
-        )
-        loader.diags.extend(diags)
-    turns: list[Turn] = []
-    for i, raw in enumerate(data.get("turns") or []):
-        entries = [
-            _assertion(loader, entry, doc, ["turns", i, "assert", j], base, vars_)
-            for j, entry in enumerate(raw.get("assert") or [])
-        ]
-        turns.append(
-            Turn(str(raw["user"]), tuple(e for e in entries if e), doc.at(["turns", i, "user"]))
-        )
-    tools = merge_tools(loader.shared_tools, own)
-    declared = (
-        "environment" in data
-        or "environment" in default
-        or "max_steps" in data
-        or "max_steps" in default
+    agent, diags = agentic.agent_config(
+        doc, default_doc, base, _agent_sources(loader), compile_assertion
     )
-    if not (tools or turns or declared):
-        return None
-    max_steps = int(data.get("max_steps", default.get("max_steps", DEFAULT_MAX_STEPS)))
-    return AgentSpec(tools, environment, tuple(turns), max_steps)
+    loader.diags.extend(diags)
+    return agent
 
 
 def _turn_prompts(
-    loader: _Loader, doc: Document, agent: AgentSpec, vars_: Mapping[str, Any]
+    loader: _Loader, doc: Document, agent: AgentConfig, vars_: Mapping[str, Any]
 ) -> list[Prompt]:
-    """A test with turns has no other prompt; its first turn stands in for routing and ids."""
-    if "prompt" in doc.data:
-        loader.error(doc.key_at(["prompt"]), "a test has `prompt:` or `turns:`, not both")
-    for i, turn in enumerate(agent.turns, start=1):
-        _check_template_vars(
-            loader, Prompt(f"turn {i}", text=turn.user, where=turn.where), vars_, turn.where
-        )
-    first = agent.turns[0]
-    return [Prompt("prompt", text=first.user, where=first.where)]
-
-
-# -- end agentic ------------------------------------------------------------------------------
+    prompt, diags = agentic.turn_prompt(doc, agent)
+    loader.diags.extend(diags)
+    for turn in agentic.turn_templates(agent):
+        _check_template_vars(loader, turn, vars_, turn.where)
+    return [prompt]
 
 
 # -- model settings (parsed in suite/model_config.py, by each provider's registration) -------

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.assertions.api import AssertionType
 from skilleval.errors import Location
-from skilleval.skills import Skill
 from skilleval.suite.defaults import defaults
 from skilleval.suite.gate import GateConfig
 from skilleval.suite.model_config import Decoding, ModelSpec
+from skilleval.suite.skills import Skill
 
 if TYPE_CHECKING:
-    from skilleval.agent.tools import ToolSpec
-    from skilleval.agent.workspace import Environment
+    # The agent config holds assertion entries of this module: a cycle only for the checker.
+    from skilleval.suite.agent_config import AgentConfig
 
 SuiteType = Literal["regression", "capability"]
 
@@ -80,35 +80,6 @@ class Prompt:
     where: Location = field(default_factory=lambda: Location("<prompt>"))
 
 
-# -- agentic tests (skilleval/agent, docs/agentic.md) ----------------------------------------
-
-DEFAULT_MAX_STEPS = 6
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One user message of a multi-turn test, with the assertions on its answer."""
-
-    user: str
-    """A template, rendered with the test's vars."""
-    asserts: tuple[AssertionEntry, ...]
-    where: Location
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSpec:
-    """How a test runs as an agent: its tools, workspace, turns and step limit."""
-
-    tools: tuple[ToolSpec, ...] = ()
-    environment: Environment | None = None
-    turns: tuple[Turn, ...] = ()
-    """Empty: the test's prompt is the single turn."""
-    max_steps: int = DEFAULT_MAX_STEPS
-
-
-# -- end agentic ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class TestCase:
     """One test of the suite (one per prompt when ``prompts:`` lists several)."""
@@ -126,7 +97,7 @@ class TestCase:
     transform: Transform | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
-    agent: AgentSpec | None = None
+    agent: AgentConfig | None = None
     """Set when the test runs the agent loop (it has tools, an environment or turns)."""
 
     @property

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from skilleval.assertions.api import NEGATION_PREFIX
-from skilleval.assertions.registry import Registry
 from skilleval.errors import Diagnostic
+from skilleval.plugins.registry import Registry
 from skilleval.suite.schema import violations
 from skilleval.suite.yamlio import Document, PathKey
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from skilleval.errors import DiagnosticsError, Location
-from skilleval.skills import Skill, load_skill
 from skilleval.suite.context import Loader
+from skilleval.suite.skills import Skill, load_skill
 from skilleval.suite.yamlio import Document, display_path
 from skilleval.userfile import lookup_problem
 

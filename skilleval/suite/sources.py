@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from skilleval.assertions.api import NEGATION_PREFIX
-from skilleval.assertions.registry import UNSUPPORTED
 from skilleval.errors import DiagnosticsError
+from skilleval.plugins.registry import UNSUPPORTED
 from skilleval.suite import files as filerefs
 from skilleval.suite.context import Loader
 from skilleval.suite.schema import validate

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from skilleval.agent import schema as agentic
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ProviderType
+from skilleval.suite import agentic_schema as agentic
 from skilleval.suite.defaults import with_defaults
 from skilleval.suite.model import AssertionEntry, LiftConfig, Suite
 from skilleval.suite.model_config import Decoding
@@ -134,19 +134,7 @@ test: dict[str, Any] = {
         },
         "options": {"$ref": "#/$defs/testOptions"},
         "metadata": {"type": "object"},
-        # -- agentic ---------------------------------------------------------------------------
-        "tools": {
-            "type": "array",
-            "items": {"$ref": "#/$defs/tool"},
-            "description": "Tools for this test, added to the suite's (a name here replaces one there).",
-        },
-        "environment": {"$ref": "#/$defs/environment"},
-        "turns": {
-            **agentic.TURNS,
-            "description": "User messages in order, instead of `prompt:`; `assert:` grades the last turn.",
-        },
-        "max_steps": agentic.MAX_STEPS,
-        # -- end agentic -----------------------------------------------------------------------
+        **agentic.TEST_PROPERTIES,
     },
 }
 
@@ -320,13 +308,7 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     },
                 },
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
-                # -- agentic ---------------------------------------------------------------------------
-                "tools": {
-                    "type": "array",
-                    "items": {"$ref": "#/$defs/tool"},
-                    "description": "Tools every test may call; a test with tools runs the agent loop.",
-                },
-                # -- end agentic -----------------------------------------------------------------------
+                **agentic.SUITE_PROPERTIES,
                 "metadata": {"type": "object"},
                 # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------
                 "lint": {

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.assertions.registry import default_registry
 from skilleval.errors import Location, PluginError
 from skilleval.plugins import PluginManager, ProviderType, registration_of
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS
+from skilleval.plugins.registry import default_registry
 
 
 def folder_with(tmp_path: Path, name: str, source: str) -> Path:

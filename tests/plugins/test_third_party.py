@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 
 from skilleval import provider, reporter, tool_kind
-from skilleval.agent.tools import ToolResult
+from skilleval.trajectory import ToolResult
 from skilleval.engine.base import Completion, ModelIdentity
 
 

@@ -1,4 +1,7 @@
-"""Helpers shared by the built-in assertion families: quoting, JSON parsing and comparison."""
+"""Helpers shared by the built-in assertion families: quoting and JSON comparison.
+
+Parsing JSON out of an output lives in :mod:`skilleval.util.jsontext`.
+"""
 
 from __future__ import annotations
 
@@ -39,28 +42,6 @@ def transformed_object(check: Check) -> Any:
     if isinstance(check.transformed, str):
         return None
     return check.transformed
-
-
-def reject_constant(name: str) -> Any:
-    """A ``parse_constant`` hook for :mod:`json` that refuses ``NaN`` and ``Infinity``."""
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def parse_json(text: str) -> Any:
-    """Parse strict JSON; unlike :func:`json.loads`, ``NaN`` and ``Infinity`` are refused.
-
-    Raises:
-        json.JSONDecodeError: The text is not JSON.
-        ValueError: The text uses a non-standard constant.
-    """
-    return json.loads(text, parse_constant=reject_constant)
-
-
-def json_error(exc: ValueError) -> str:
-    """A short description of why text is not JSON."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{lower_first(exc.msg)} at line {exc.lineno} column {exc.colno}"
-    return str(exc)
 
 
 def dump(value: Any, limit: int = CLIP) -> str:

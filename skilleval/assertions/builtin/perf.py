@@ -64,7 +64,7 @@ def cost(check: Check) -> Verdict:
     limit = _limit(check)
     if limit is None:
         return Verdict.failed_with_error("cost needs a limit in US dollars as value or threshold")
-    spent = check.extra.get("cost")
+    spent = check.cost
     if spent is None:
         return Verdict.failed_with_error("cost is not known for this provider")
     return Verdict.of(float(spent) <= limit, f"cost was ${float(spent):.6g} (max ${limit:g})")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import jmespath
@@ -19,14 +18,11 @@ from skilleval.assertions.builtin._common import (
     clip,
     dump,
     json_difference,
-    json_error,
-    lower_first,
-    parse_json,
     quote,
-    reject_constant,
     transformed_object,
 )
 from skilleval.suite.template import is_template
+from skilleval.util.jsontext import json_error, json_fragments, loads_strict, lower_first
 
 _SCHEMA_VALUE: dict[str, Any] = {
     "type": ["object", "boolean"],
@@ -43,14 +39,6 @@ _JMESPATH_VALUE: dict[str, Any] = {
         },
     ]
 }
-
-# A fence tagged json may hold any JSON value, even a bare string or number
-_JSON_FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
-_OPENERS = re.compile(r"[{\[]")
-
-
-_DECODER = json.JSONDecoder(parse_constant=reject_constant)
-
 
 # --- JSON Schema ------------------------------------------------------------------------------
 
@@ -102,7 +90,7 @@ def is_json(check: Check) -> Verdict:
     whitespace is allowed; a Markdown fence is not (use ``contains-json``).
     """
     try:
-        data = parse_json(check.output)
+        data = loads_strict(check.output)
     except ValueError as exc:
         return Verdict.of(False, f"output is not JSON ({json_error(exc)})")
     if check.value is None:
@@ -119,44 +107,6 @@ def is_json(check: Check) -> Verdict:
 
 
 # --- contains-json ----------------------------------------------------------------------------
-
-
-def json_fragments(text: str) -> Iterator[tuple[int, Any]]:
-    """Every JSON fragment in ``text``, with its offset, in order.
-
-    A fragment is the content of a fence tagged ``json`` that parses, or an object or array
-    found by trying to decode at each ``{`` or ``[``. Once a fragment decodes, the scan resumes
-    after it, so the members of a found object are not reported again.
-    """
-    fences = [
-        (m.start(1), m.end(1), value)
-        for m in _JSON_FENCE.finditer(text)
-        for value in _decoded(m.group(1))
-    ]
-    found = sorted([(start, value) for start, _, value in fences], key=lambda f: f[0])
-    covered = [(start, end) for start, end, _ in fences]
-    pos = 0
-    while (opener := _OPENERS.search(text, pos)) is not None:
-        start = opener.start()
-        inside = next((end for s, end in covered if s <= start < end), None)
-        if inside is not None:
-            pos = inside
-            continue
-        try:
-            value, end = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            pos = start + 1
-            continue
-        found.append((start, value))
-        pos = end
-    yield from sorted(found, key=lambda f: f[0])
-
-
-def _decoded(text: str) -> list[Any]:
-    try:
-        return [parse_json(text)]
-    except (ValueError, RecursionError):
-        return []
 
 
 def _kind(value: Any) -> str:
@@ -270,7 +220,7 @@ def jmespath_(check: Check) -> Verdict:
     data = transformed_object(check)
     if data is None:
         try:
-            data = parse_json(check.output)
+            data = loads_strict(check.output)
         except ValueError as exc:
             return Verdict.of(False, f"output is not JSON ({json_error(exc)})")
     try:

@@ -15,11 +15,10 @@ from skilleval.assertions.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import (
     as_text,
     json_difference,
-    json_error,
-    parse_json,
     quote,
     transformed_object,
 )
+from skilleval.util.jsontext import json_error, loads_strict
 
 _TEXT: dict[str, Any] = {"type": ["string", "number"]}
 _TEXT_LIST: dict[str, Any] = {"type": "array", "items": _TEXT, "minItems": 1}
@@ -71,7 +70,7 @@ def _equals_json(check: Check, expected: Any) -> Verdict:
     actual = transformed_object(check)
     if actual is None:
         try:
-            actual = parse_json(check.output)
+            actual = loads_strict(check.output)
         except ValueError as exc:
             return Verdict.of(False, f"output is not JSON ({json_error(exc)})")
     difference = json_difference(actual, expected)

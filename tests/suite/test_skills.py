@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skilleval.cli import run_cli
-from skilleval.skills import load_skill
+from skilleval.suite.skills import load_skill
 
 SKILL = """
 ---

@@ -13,7 +13,7 @@ import pytest
 
 from skilleval.cli import run_cli
 
-INVALID = Path(__file__).parent / "data" / "invalid"
+INVALID = Path(__file__).resolve().parents[1] / "data" / "invalid"
 CASES = sorted(INVALID.glob("*.yaml"))
 
 

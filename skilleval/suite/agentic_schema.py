@@ -2,9 +2,10 @@
 
 They describe shape only. What a schema cannot say (a tool's parameters are a valid JSON
 Schema, tool names are unique, files exist, paths stay inside the workspace) is checked by
-:func:`~skilleval.agent.tools.parse_tools` and
-:func:`~skilleval.agent.workspace.parse_environment`. :mod:`skilleval.suite.suite_schema` embeds these
-fragments in the suite schema; a tool's implementation keys come from the registered tool kinds.
+:func:`~skilleval.suite.agentic.parse_tools` and
+:func:`~skilleval.suite.agentic.parse_environment`. :mod:`skilleval.suite.suite_schema` embeds
+these fragments in the suite schema; a tool's implementation keys come from the registered
+tool kinds.
 """
 
 from __future__ import annotations
@@ -21,57 +22,6 @@ _COMMAND: dict[str, Any] = {
         {"type": "string", "minLength": 1},
         {"type": "array", "items": {"type": "string"}, "minItems": 1},
     ]
-}
-
-MOCK_CASE: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["result"],
-    "properties": {
-        "args": {
-            "type": "object",
-            "description": "Arguments this result answers; omitted matches every call.",
-        },
-        "match": {
-            "enum": ["subset", "exact"],
-            "description": "subset (default): the call has at least these arguments; exact: only these.",
-        },
-        "result": {"description": "What the tool returns: text, or any JSON value."},
-    },
-}
-
-MOCK: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "description": "Canned results: the first case whose args match wins, else the default.",
-    "properties": {
-        "results": {"type": "array", "items": MOCK_CASE},
-        "default": {"description": "The result when no case matches."},
-    },
-}
-
-COMMAND: dict[str, Any] = {
-    **_COMMAND,
-    "description": "Run in the workspace: a shell line with {arg} placeholders (shell-quoted), or an argv list.",
-}
-
-COMMAND_OPTIONS: dict[str, Any] = {
-    "timeout": {
-        "type": "number",
-        "exclusiveMinimum": 0,
-        "description": "command: seconds before it is killed (default 10).",
-    },
-    "max_output": {
-        "type": "integer",
-        "minimum": 1,
-        "description": "command: bytes kept from each of stdout and stderr (default 16000).",
-    },
-}
-
-PYTHON: dict[str, Any] = {
-    "type": "string",
-    "minLength": 1,
-    "description": "file://path.py:fn (relative to the suite) or module.py:fn in a plugin folder.",
 }
 
 
@@ -174,3 +124,27 @@ MAX_STEPS: dict[str, Any] = {
     "minimum": 1,
     "description": "Model calls allowed per turn of the agent loop.",
 }
+
+TEST_PROPERTIES: dict[str, Any] = {
+    "tools": {
+        "type": "array",
+        "items": {"$ref": "#/$defs/tool"},
+        "description": "Tools for this test, added to the suite's (a name here replaces one there).",
+    },
+    "environment": {"$ref": "#/$defs/environment"},
+    "turns": {
+        **TURNS,
+        "description": "User messages in order, instead of `prompt:`; `assert:` grades the last turn.",
+    },
+    "max_steps": MAX_STEPS,
+}
+"""The agentic keys of a test (and of ``defaultTest``)."""
+
+SUITE_PROPERTIES: dict[str, Any] = {
+    "tools": {
+        "type": "array",
+        "items": {"$ref": "#/$defs/tool"},
+        "description": "Tools every test may call; a test with tools runs the agent loop.",
+    },
+}
+"""The agentic keys at the top of a suite."""

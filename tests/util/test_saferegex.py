@@ -17,12 +17,12 @@ import pytest
 import regex as engine
 
 from skilleval.assertions.api import Check, Verdict
-from skilleval.assertions.builtin import agentic, regex
+from skilleval.assertions.builtin import regex, workspace
 from skilleval.errors import ExprRuntimeError, RegexError, RegexTimeoutError
 from skilleval.expr import compile_expr
 from skilleval.util import saferegex
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # `regex` shortcuts (a+)+$ by itself; (a|aa)+$ it cannot, so only the time limit stops it.
 CLASSIC = r"(a+)+$"
@@ -152,8 +152,8 @@ def test_python_re_syntax_and_meaning_are_kept(pattern: str, text: str, found: s
     assert match.group(0) == found
 
 
-def _check(fn: Any, output: str, value: Any, **extra: Any) -> Verdict:
-    verdict = fn(Check(output=output, value=value, extra=extra))
+def _check(fn: Any, output: str, value: Any, **fields: Any) -> Verdict:
+    verdict = fn(Check(output=output, value=value, **fields))
     assert isinstance(verdict, Verdict)
     return verdict
 
@@ -174,7 +174,7 @@ def test_regex_assertion_past_the_limit_is_an_error() -> None:
 def test_file_matches_past_the_limit_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "out.txt").write_text(HOSTILE_TEXT, encoding="utf-8")
     value = {"path": "out.txt", "pattern": EXPONENTIAL}
-    verdict = _check(agentic.file_matches, "", value, workspace=str(tmp_path))
+    verdict = _check(workspace.file_matches, "", value, workspace=tmp_path)
     assert verdict.error is not None
     assert verdict.error.startswith("out.txt: the regex /(a|aa)+$/ took longer than")
 
@@ -244,7 +244,7 @@ def test_a_transform_past_the_limit_errs_its_assertions_and_the_run_goes_on(
 # Every module where a suite's pattern meets a text; none may call `re` on it directly.
 USER_PATTERN_SITES = [
     "skilleval/assertions/builtin/regex.py",
-    "skilleval/assertions/builtin/agentic.py",
+    "skilleval/assertions/builtin/workspace.py",
     "skilleval/expr/functions.py",
     "skilleval/expr/compiler.py",
     "skilleval/engine/testing.py",

@@ -16,7 +16,7 @@ import pytest
 from skilleval.errors import DiagnosticsError
 from skilleval.suite.load import Overrides, load_suite
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "promptfoo-examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "promptfoo-examples"
 CONFIGS = sorted(EXAMPLES.glob("*.yaml")) if EXAMPLES.is_dir() else []
 EXPECTED = (
     "unsupported assertion type 'javascript'",

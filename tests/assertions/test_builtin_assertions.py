@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 from skilleval.assertions.api import MARK, AssertionType, Check, Stats, Verdict
 from skilleval.assertions.builtin import length, perf, python, regex, structured, text
 from skilleval.assertions.normalize import normalize_result
+from skilleval.util import jsontext
 
 Handler = Callable[[Check], Verdict]
 MODULES = (text, regex, structured, length, perf, python)
@@ -362,7 +363,7 @@ def test_json_schema_check_value(fn: Handler, schema: Any, problem: str | None) 
     ],
 )
 def test_json_fragments_are_found_once_each_in_order(output: str, fragments: list[Any]) -> None:
-    assert list(structured.json_fragments(output)) == fragments
+    assert list(jsontext.json_fragments(output)) == fragments
 
 
 @pytest.mark.parametrize(
@@ -628,7 +629,7 @@ def test_max_tokens(used: int, limit: int, passed: bool, reason: str) -> None:
     ],
 )
 def test_cost(value: Any, threshold: float | None, spent: float, passed: bool, reason: str) -> None:
-    verdict = run(perf.cost, "x", value, threshold=threshold, extra={"cost": spent})
+    verdict = run(perf.cost, "x", value, threshold=threshold, cost=spent)
     assert verdict.passed is passed
     assert reason in verdict.reason
 

@@ -11,7 +11,9 @@ Every command skilleval runs for an agent (command tools, workspace set-up comma
   on a full pipe.
 
 A string command is trusted text written by the suite's author; values chosen by a model never
-reach a shell unquoted (see :mod:`skilleval.agent.tools`).
+reach a shell unquoted (see :mod:`skilleval.agent.kinds`). Text that cannot be passed to
+:func:`os.execve` (a NUL byte, a lone surrogate, an argument over the OS limit) makes the
+command one that could not start: :attr:`ProcessResult.error` is set and nothing ran.
 """
 
 from __future__ import annotations
@@ -116,8 +118,12 @@ def run_process(
             start_new_session=True,
         )
     except OSError as exc:
+        # E2BIG (an argument or environment over the OS limit) lands here too.
         reason = exc.strerror or str(exc)
-        return ProcessResult(None, "", "", error=f"cannot run {argv[0]!r}: {reason}")
+        return ProcessResult(None, "", "", error=f"cannot run {_shown(argv[0])}: {reason}")
+    except (ValueError, UnicodeError) as exc:
+        # "embedded null byte" and a lone surrogate that cannot be encoded for execve.
+        return ProcessResult(None, "", "", error=f"cannot run {_shown(argv[0])}: {exc}")
     assert proc.stdout is not None
     assert proc.stderr is not None
     out, err = _Reader(proc.stdout, max_output), _Reader(proc.stderr, max_output)
@@ -139,6 +145,24 @@ def run_process(
         timed_out=timed_out,
         truncated=out.truncated or err.truncated,
         duration_ms=(time.perf_counter() - start) * 1000.0,
+    )
+
+
+def _shown(program: str) -> str:
+    text = program if len(program) <= 80 else program[:79] + "…"
+    return repr(text)
+
+
+def run_in(
+    workspace: Path, command: Command, *, timeout_s: float, max_output: int
+) -> ProcessResult:
+    """Run ``command`` in ``workspace`` with ``SKILLEVAL_WORKSPACE`` set."""
+    return run_process(
+        command,
+        cwd=workspace,
+        timeout_s=timeout_s,
+        max_output=max_output,
+        env={"SKILLEVAL_WORKSPACE": str(workspace)},
     )
 
 

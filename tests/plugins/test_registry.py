@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.assertions.registry import Registry, default_registry
 from skilleval.cli import run_cli
 from skilleval.errors import Location, PluginError
+from skilleval.plugins.registry import Registry, default_registry
 
 PLUGIN = '''
 from skilleval import Verdict, assertion
@@ -114,7 +114,7 @@ def test_underscore_files_in_a_plugin_folder_are_skipped(tmp_path: Path) -> None
 
 
 def test_plugins_command_lists_every_type_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     assert run_cli(["plugins", str(root / "examples/plugins/suite.yaml"), "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
     names = {t["name"]: t for t in listing}

@@ -28,7 +28,7 @@ from skilleval.expr import (
     compile_expr,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 ENV: dict[str, Any] = {
     "output": "Hello world.\nSecond line here.",

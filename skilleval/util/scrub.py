@@ -1,0 +1,61 @@
+"""Text that a model wrote, made safe to pass on: no NUL bytes, no lone surrogates.
+
+A NUL byte cannot be part of a command-line argument or an environment variable, and a lone
+surrogate (``"\\ud800"``, which a JSON reply may spell as an escape) cannot be encoded as
+UTF-8, so either would stop a command from starting or a results file from being written.
+:func:`scrub` replaces each with U+FFFD where such text enters, and says what it replaced so
+the record can show it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REPLACEMENT = "\ufffd"
+_BAD = re.compile("[\x00\ud800-\udfff]")
+
+
+def scrub_text(text: str) -> tuple[str, str | None]:
+    """``text`` with NUL bytes and lone surrogates replaced, and a note of what was (None: nothing)."""
+    if _BAD.search(text) is None:
+        return text, None
+    nuls = text.count("\x00")
+    surrogates = len(_BAD.findall(text)) - nuls
+    parts = [
+        f"{n} {word}{'s' if n != 1 else ''}"
+        for n, word in ((nuls, "NUL byte"), (surrogates, "lone surrogate"))
+        if n
+    ]
+    return _BAD.sub(REPLACEMENT, text), " and ".join(parts)
+
+
+def scrub(value: Any, where: str = "") -> tuple[Any, list[str]]:
+    """A JSON value with every string (keys included) scrubbed, and a note per place changed.
+
+    Each note reads ``where: what`` (``arguments.path: 1 NUL byte``), where ``where`` is the
+    path of the string inside ``value``, starting from the given prefix.
+    """
+    notes: list[str] = []
+    return _walk(value, where, notes), notes
+
+
+def _walk(value: Any, where: str, notes: list[str]) -> Any:
+    if isinstance(value, str):
+        clean, note = scrub_text(value)
+        if note is not None:
+            notes.append(f"{where or '$'}: {note}")
+        return clean
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            clean_key = key
+            if isinstance(key, str):
+                clean_key, note = scrub_text(key)
+                if note is not None:
+                    notes.append(f"{where or '$'} (a key): {note}")
+            out[clean_key] = _walk(item, f"{where}.{clean_key}" if where else str(clean_key), notes)
+        return out
+    if isinstance(value, list):
+        return [_walk(item, f"{where}[{i}]", notes) for i, item in enumerate(value)]
+    return value
