@@ -223,19 +223,17 @@ def test_no_judge_warning_when_another_model_judges(capsys: pytest.CaptureFixtur
     assert JUDGE_WARNING not in overridden.err
 
 
-def test_the_same_model_file_spelled_another_way_is_the_generator(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_the_same_endpoint_spelled_another_way_is_the_generator(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """`judge:` names the model's own GGUF by another path: the same bytes grade themselves.
+    """`judge:` names the model's own endpoint with a trailing slash: the model grades itself.
 
-    The file is not a loadable model, so the generation is an error; the judge's identity,
-    its SHA-256, is read without loading it.
+    Nothing listens on 127.0.0.1:9, so generation is an error; the identities (endpoint and
+    model name) are read without a call.
     """
-    (tmp_path / "weights.gguf").write_bytes(b"GGUF" + bytes(range(256)) * 8)
-    suite = plain_suite("./weights.gguf", "weights.gguf")
-    ran = Ran(suite, capsys)
+    endpoint = "{provider: openai, base_url: 'http://127.0.0.1:9/v1%s', model: m}"
+    ran = Ran(plain_suite(endpoint % "", endpoint % "/"), capsys)
     assert ran.code == 3
-    assert ran.doc["judge"]["model"]["sha256"] == ran.doc["environment"]["model"]["sha256"]
-    assert ran.doc["environment"]["model_spec"]["label"] == "./weights.gguf"
+    assert ran.doc["judge"]["model"] == ran.doc["environment"]["model"]
     assert ran.doc["judge"]["same_as_generator"] is True
     assert JUDGE_WARNING in ran.err
