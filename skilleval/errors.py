@@ -7,27 +7,47 @@ Exception tree::
     ├── PluginError                a plugin folder or entry point is broken (exit 4)
     ├── ProviderError              a model could not be loaded or called (exit 3)
     │   ├── TruncatedError         the reply hit max_tokens before it finished
-    │   └── InvalidReplyError      a constrained reply did not parse or match its schema
+    │   ├── InvalidReplyError      a constrained reply did not parse or match its schema
+    │   │   └── InvalidReply       a judge reply that is not JSON or breaks its schema
+    │   └── JudgeError             the judge gave no usable reply, even after a repair retry
     ├── UsageError                 the command line asks for something impossible (exit 2)
+    │   └── NoTestsSelected        the test filters matched no test (exit 5)
+    ├── InvalidInputError          a file given to read is damaged or of the wrong kind (exit 4)
+    ├── CannotEvaluate             raised by a check: this output cannot be graded (``error``)
+    ├── PromptProblem              a ``rubricPrompt`` that cannot be used (``error`` verdict)
+    ├── ImpossibleReply            a judge reply that matches its schema but cannot be a grade
+    ├── DecodeError                data that does not have the shape of the results model
     ├── ExprError                  an ``expr`` expression (assertion or transform) is wrong
     │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
     │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
     ├── RegexError                 a user's regular expression does not compile
     ├── RegexTimeoutError          a user's regular expression ran past its time limit
+    ├── PathEscape                 a workspace path that leads outside the workspace
     └── TemplateProblem            a ``{{ }}`` template does not compile, or fails or hits a
                                    limit while it renders (positioned at load, an ``error``
                                    verdict at run time)
 
 Anything else that escapes is a bug in skilleval and keeps its traceback.
+
+Diagnostics carry a :attr:`Diagnostic.code` that code can test (the ``*_FILE`` constants
+below for the loader's file problems, lint's check ids for lint findings); nothing decides
+what an error means from its message text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 Severity = Literal["error", "warning", "note"]
+
+MISSING_FILE: Final = "missing-file"
+"""Code of a diagnostic about a file (or glob) a suite names that is not there."""
+UNREADABLE_FILE: Final = "unreadable-file"
+"""Code of a diagnostic about a file a suite names that exists but cannot be read as one
+(a folder, a FIFO, no permission, a name too long for the system)."""
+FILE_CODES: Final = frozenset({MISSING_FILE, UNREADABLE_FILE})
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -52,10 +72,14 @@ class Diagnostic:
     message: str
     severity: Severity = "error"
     code: str | None = None
-    """A stable id for the check that found it (lint uses these)."""
+    """A stable id for the kind of problem: a lint check's id, or one of :data:`FILE_CODES`."""
+    target: str | None = None
+    """For a file problem, the path (or glob) that was looked for, as the suite resolved it."""
 
     def __str__(self) -> str:
-        code = f" [{self.code}]" if self.code else ""
+        # Lint's check ids are shown, since users write them in `lint.ignore`; the loader's
+        # codes are for programs and appear in the JSON form only.
+        code = f" [{self.code}]" if self.code and self.code not in FILE_CODES else ""
         return f"{self.where}: {self.severity}: {self.message}{code}"
 
     def sort_key(self) -> tuple[str, int, int, str]:
@@ -69,6 +93,7 @@ class Diagnostic:
             "severity": self.severity,
             "message": self.message,
             "code": self.code,
+            **({"target": self.target} if self.target is not None else {}),
         }
 
 
@@ -115,6 +140,18 @@ class UsageError(SkillevalError):
     """The command line asks for something that cannot be done."""
 
 
+class InvalidInputError(SkillevalError):
+    """A file a command was given to read is there, but damaged or not what it reads.
+
+    A results file that is not valid JSON or departs from the results format is one. A path
+    that does not exist or cannot be read is a :class:`UsageError` instead.
+    """
+
+
+class NoTestsSelected(UsageError):
+    """The ``--filter``/``--test`` selection matched no test; the message lists the filters."""
+
+
 class ExprError(SkillevalError):
     """Base class for both ``expr`` errors."""
 
@@ -152,6 +189,72 @@ class RegexTimeoutError(SkillevalError):
     """A regular expression from a suite took longer than its time limit to search a text."""
 
 
+class PathEscape(SkillevalError):
+    """A workspace path that cannot be used: it leads outside the workspace, or nowhere."""
+
+
+class JudgeError(ProviderError):
+    """The judge gave no usable reply.
+
+    Attributes:
+        kind: ``truncated`` (the reply hit its token budget), ``invalid`` (it did not parse
+            or match the schema) or ``provider`` (the model could not be called at all).
+        attempts: How many calls were made (2 after a repair retry).
+        max_tokens: The budget of the last call.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: Literal["truncated", "invalid", "provider"],
+        attempts: int,
+        max_tokens: int,
+    ) -> None:
+        super().__init__(message)
+        self.kind: Literal["truncated", "invalid", "provider"] = kind
+        self.attempts = attempts
+        self.max_tokens = max_tokens
+
+
+class InvalidReply(InvalidReplyError):
+    """A judge reply that does not parse, repeats a key, or does not match its schema."""
+
+    def __init__(self, problem: str, text: str) -> None:
+        super().__init__(f"judge reply is invalid: {problem}")
+        self.problem = problem
+        self.text = text
+
+
+# The three below also derive from ValueError, which is what callers caught before they
+# joined the tree; a plugin that catches ValueError keeps working.
+
+
+class ImpossibleReply(SkillevalError, ValueError):
+    """A judge reply that parses, and may match its schema, but cannot be a grade."""
+
+
+class PromptProblem(SkillevalError, ValueError):
+    """A ``rubricPrompt`` that cannot be used; the message says why."""
+
+
+class DecodeError(SkillevalError, ValueError):
+    """The data does not have the shape of the results model; ``path`` says where."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path or '(root)'}: {message}")
+        self.path = path
+
+
+class CannotEvaluate(SkillevalError):
+    """Raised by an assertion that cannot grade this output; it becomes an ``error`` verdict.
+
+    An ``error`` is neither a pass nor a fail: the output was not judged at all (a file the
+    check needs is missing, a service it calls is down). Returning
+    :meth:`Verdict.errored(why) <skilleval.api.Verdict.errored>` means the same.
+    """
+
+
 class TemplateProblem(SkillevalError):
     """A template that does not compile or render; ``line`` is 1-based within the template."""
 
@@ -164,8 +267,14 @@ class TemplateProblem(SkillevalError):
         return self.message
 
 
-class PathEscape(SkillevalError):
-    """A workspace path that cannot be used: it leads outside the workspace, or nowhere."""
+def missing_file(where: Location, message: str, target: str) -> Diagnostic:
+    """A diagnostic about a file a suite names that is not there (code :data:`MISSING_FILE`)."""
+    return Diagnostic(where, message, code=MISSING_FILE, target=target)
+
+
+def unreadable_file(where: Location, message: str, target: str) -> Diagnostic:
+    """A diagnostic about a named file that cannot be read (code :data:`UNREADABLE_FILE`)."""
+    return Diagnostic(where, message, code=UNREADABLE_FILE, target=target)
 
 
 def suite_error(where: Location, message: str) -> SuiteError:

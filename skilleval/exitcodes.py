@@ -1,4 +1,8 @@
-"""Exit codes, one meaning each, shared by every command."""
+"""Exit codes, one meaning each, shared by every command.
+
+``skilleval.cli.EXIT_CODES`` maps each kind of error to one of these; the README's table
+states the rule.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,16 @@ class ExitCode(enum.IntEnum):
     OK = 0
     """Everything ran and every gate passed."""
     GATE_FAILED = 1
-    """The run finished, and a gate (pass rate, lift, trigger accuracy …) failed."""
+    """The run finished, and a gate (pass rate, lift, trigger accuracy …) failed; or
+    ``compare`` found a regression."""
     USAGE = 2
-    """The command line was wrong."""
+    """The command line was wrong: an option, a value, a path that is missing or of the wrong
+    kind, or an output that cannot be written."""
     RUNTIME = 3
     """A model or runtime failure: some results are errors, so the gates cannot be trusted."""
     INVALID = 4
-    """The suite, a test file, a skill or a plugin is invalid; nothing ran."""
+    """A file that was read is invalid: the suite, a test file, a skill or a plugin (nothing
+    ran), or a results file given to ``report``, ``compare`` or ``power``."""
     NO_TESTS = 5
     """The filters selected no tests."""
     INTERRUPTED = 130

@@ -3,7 +3,7 @@
 This is part of the plugin contract, below every layer that runs anything:
 
 * :class:`Step` is one model call of the agent loop and what came of it. The runner hands
-  the steps to assertions as :attr:`~skilleval.assertions.api.Check.trajectory`.
+  the steps to assertions as :attr:`~skilleval.api.Check.trajectory`.
 * :class:`ToolImpl`, :class:`ToolResult` and :class:`ToolContext` are what a tool kind
   (:func:`~skilleval.plugins.tool_kind`) builds, returns and is given while it builds.
 * :func:`args_match` is how a call's arguments are compared with expected ones, the same for

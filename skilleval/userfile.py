@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from skilleval.errors import Diagnostic, Location, SuiteError
+from skilleval.errors import Diagnostic, Location, SuiteError, missing_file, unreadable_file
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest user file read: 64 MiB."""
@@ -59,6 +59,15 @@ def _os_problem(exc: OSError, shown: str) -> str:
     return f"cannot read {shown}: {exc.strerror or exc}"
 
 
+def _os_diagnostic(where: Location, exc: OSError, shown: str, path: Path) -> Diagnostic:
+    message = _os_problem(exc, shown)
+    if exc.errno == errno.ENOENT:
+        return missing_file(where, message, str(path))
+    if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP):
+        return Diagnostic(where, message)
+    return unreadable_file(where, message, str(path))
+
+
 def _kind(mode: int) -> str | None:
     for test, name in _KINDS:
         if test(mode):
@@ -93,7 +102,7 @@ def exists(path: Path, where: Location) -> bool:
     except NotADirectoryError:
         return False
     except OSError as exc:
-        raise SuiteError([Diagnostic(where, _os_problem(exc, str(path)))]) from None
+        raise SuiteError([_os_diagnostic(where, exc, str(path), path)]) from None
     return True
 
 
@@ -107,14 +116,16 @@ def check_path(path: Path, where: Location, *, directory: bool = False) -> None:
     try:
         mode = path.stat().st_mode
     except OSError as exc:
-        raise SuiteError([Diagnostic(where, _os_problem(exc, shown))]) from None
+        raise SuiteError([_os_diagnostic(where, exc, shown, path)]) from None
     if directory:
         if not stat.S_ISDIR(mode):
             raise SuiteError([Diagnostic(where, f"expected a folder: {shown}")])
         return
     kind = _kind(mode)
     if kind == "a directory":
-        raise SuiteError([Diagnostic(where, f"expected a file, found a directory: {shown}")])
+        raise SuiteError(
+            [unreadable_file(where, f"expected a file, found a directory: {shown}", str(path))]
+        )
     if kind is not None:
         raise SuiteError(
             [Diagnostic(where, f"expected a regular file, but {shown} is {kind}; not read")]
@@ -140,7 +151,7 @@ def read_bytes(
         # O_NONBLOCK: a file swapped for a FIFO after the check must not block the open.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise SuiteError([Diagnostic(at, _os_problem(exc, shown))]) from None
+        raise SuiteError([_os_diagnostic(at, exc, shown, path)]) from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fd)
         kind = _kind(info.st_mode)

@@ -18,6 +18,7 @@ loop around it. Tests drive ``handle()`` and ``run_once()`` directly, or ``serve
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import sys
@@ -30,7 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from skilleval.engine.base import ModelSpec, Provider
-from skilleval.errors import Diagnostic, DiagnosticsError, SkillevalError
+from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.factory import create_provider
+from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
 from skilleval.report.compare import Comparison, compare
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
     from skilleval.engine.cache import ResponseCache
 
 Echo = Callable[[str], None]
-OutcomeKind = Literal["ran", "invalid", "deleted", "failed"]
+OutcomeKind = Literal["ran", "invalid", "deleted", "failed", "no_tests"]
 
 REPORT_NAME = "report.html"
 _WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
@@ -94,6 +97,8 @@ class _Entry:
     previous: Run | None = None
     broken: str | None = None
     """The diagnostics of the last failed load; None while the suite is valid."""
+    awaited: frozenset[str] = frozenset()
+    """Files (or globs) the last failed load looked for and could not read."""
     missing: set[Path] = field(default_factory=set)
     pending: set[Path] = field(default_factory=set)
     stamps: dict[Path, tuple[int, int] | None] = field(default_factory=dict)
@@ -108,8 +113,10 @@ class _Entry:
         hits -= set(self.plugin_dirs)
         if _plugin_source(path) and any(d in path.parents for d in self.plugin_dirs):
             hits.add(path)
-        if self.broken is not None and path.parent in self.folders() and path.name in self.broken:
-            # A broken suite may be waiting for a file its errors name ("file not found: …").
+        if path.parent in self.folders() and any(
+            fnmatch.fnmatch(path.name, Path(target).name) for target in self.awaited
+        ):
+            # A broken suite may be waiting for a file it could not find or read.
             hits.add(path)
         return hits
 
@@ -248,15 +255,22 @@ class Watcher:
     def _invalid(self, entry: _Entry, changed: tuple[Path, ...], exc: DiagnosticsError) -> Outcome:
         text = str(exc)
         n = len(exc.diagnostics)
+        errors = f"{n} error{'s' if n != 1 else ''}"
         with self._lock:
-            same, entry.broken = text == entry.broken, text
+            before, entry.broken = entry.broken, text
+            entry.awaited = frozenset(
+                d.target for d in exc.diagnostics if d.code in FILE_CODES and d.target
+            )
         keep = (
             f"; keeping the last good results ({entry.previous.run_id})" if entry.previous else ""
         )
-        if same:
-            self.echo(f"  still invalid: the same {n} error{'s' if n != 1 else ''}{keep}")
+        if before is None:
+            self.echo(f"{text}\n  {errors}{keep}; fix and save to re-run")
+        elif text == before:
+            self.echo(f"  still invalid: the same {errors}{keep}")
         else:
-            self.echo(f"{text}\n  {n} error{'s' if n != 1 else ''}{keep}; fix and save to re-run")
+            # Always the diagnostics of this load, never those of an earlier one.
+            self.echo(f"{text}\n  still invalid: {errors}{keep}; fix and save to re-run")
         return self._record(
             Outcome(entry.path, "invalid", changed, diagnostics=tuple(exc.diagnostics))
         )
@@ -268,6 +282,7 @@ class Watcher:
             entry.missing &= entry.files
             entry.missing = {p for p in entry.missing if not p.exists()}
             entry.broken = None
+            entry.awaited = frozenset()
 
     def _run(
         self, entry: _Entry, suite: Suite, changed: tuple[Path, ...], started: float
@@ -277,7 +292,7 @@ class Watcher:
             outcome = run_suite(suite, options)
         except NoTestsSelected:
             self.echo(f"  no tests match {', '.join(self.options.filters)}")
-            return self._record(Outcome(entry.path, "failed", changed))
+            return self._record(Outcome(entry.path, "no_tests", changed))
         except SkillevalError as exc:
             self.echo(f"  error: {exc}")
             return self._record(Outcome(entry.path, "failed", changed))
@@ -319,8 +334,6 @@ class Watcher:
 
     def _run_options(self, suite: Suite) -> tuple[RunOptions, list[Provider]]:
         """Options for one run, and the providers to close after it (all but loaded GGUFs)."""
-        from skilleval.engine.cache import CachingProvider, ResponseCache
-
         if self._cache is None:
             self._cache = ResponseCache(self.home / "cache.db")
         transient: list[Provider] = []
@@ -340,8 +353,6 @@ class Watcher:
         return options, transient
 
     def _model(self, spec: ModelSpec, transient: list[Provider]) -> Provider:
-        from skilleval.engine.factory import create_provider
-
         if spec.kind != "gguf":
             made = create_provider(spec, home=self.home, jobs=self.options.jobs)
             transient.append(made)
@@ -390,7 +401,7 @@ class Watcher:
 
     def serve(self) -> None:
         """Watch until :meth:`stop` or Ctrl-C (KeyboardInterrupt propagates to the caller)."""
-        from watchdog.observers import Observer
+        from watchdog.observers import Observer  # lazy: start-up time
 
         observer = Observer()
         handler = _forwarder(self)
@@ -436,7 +447,7 @@ class Watcher:
 
 
 def _forwarder(watcher: Watcher) -> FileSystemEventHandler:
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler  # lazy: start-up time
 
     class Forward(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:

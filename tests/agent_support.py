@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import fakes
+
 from skilleval.agent import AgentRun, CommandTool, MockCase, MockTool, run_agent
-from skilleval.engine.base import Completion, ModelIdentity, Request
+from skilleval.engine.base import Completion
 from skilleval.plugins.registry import default_registry
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.suite.yamlio import parse_yaml
@@ -18,33 +19,13 @@ KINDS = default_registry(entry_points=False).tool_kinds()
 """The built-in tool kinds, as the plugin manager lists them."""
 
 
-class FakeProvider:
-    """Replies from a queue, one per call; records every request."""
+class FakeProvider(fakes.FakeProvider):
+    """The shared fake; an agent that runs out of replies gives a final answer."""
 
-    max_concurrency = 1
+    completion_tokens = 5
 
     def __init__(self, replies: Iterable[str | dict[str, Any] | Completion | Exception]) -> None:
-        self.replies = list(replies)
-        self.requests: list[Request] = []
-
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(kind="fake", name="fake")
-
-    def complete(self, request: Request) -> Completion:
-        self.requests.append(request)
-        reply = self.replies.pop(0) if self.replies else {"action": {"final": "out of replies"}}
-        if isinstance(reply, Exception):
-            raise reply
-        if isinstance(reply, Completion):
-            return reply
-        text = reply if isinstance(reply, str) else json.dumps(reply)
-        return Completion(text=text, prompt_tokens=10, completion_tokens=5, latency_ms=1.0)
-
-    def cache_salt(self, request: Request) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
+        super().__init__(replies, default={"action": {"final": "out of replies"}})
 
 
 def call(tool: str, thought: str = "go", **arguments: Any) -> dict[str, Any]:

@@ -497,7 +497,7 @@ def test_report_command_names_the_unknown_version_without_a_traceback(
 ) -> None:
     path = tmp_path / "results.json"
     path.write_text(json.dumps({"version": 9, "records": []}), encoding="utf-8")
-    assert run_cli(["report", str(path)]) == 3
+    assert run_cli(["report", str(path)]) == 4
     err = capsys.readouterr().err
     assert "version 9" in err
     assert "Traceback" not in err

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.judge.selftest import load_pairs
+from skilleval.runner.judgecheck import load_pairs
 from skilleval.runner.routercheck import load_router_set
 from skilleval.shipped import SOURCE_ROOT, schema_text, shipped_dir, suite_text
 
@@ -32,7 +32,7 @@ def test_a_checkout_reads_the_top_level_folders() -> None:
 # Run from a folder outside the checkout, with the unpacked wheel first on the path.
 _PROBE = """
 import json
-from skilleval.judge.selftest import load_pairs
+from skilleval.runner.judgecheck import load_pairs
 from skilleval.runner.routercheck import load_router_set
 from skilleval.shipped import shipped_dir, suite_text
 from skilleval.suite.schema import load_schema

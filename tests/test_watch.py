@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fakes import COMMIT_SKILL
 
 from skilleval.report.rerun import reuse_lines, reuse_of
 from skilleval.results.load import rebuild_from_jsonl
@@ -25,14 +26,7 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 20.0
 
-SKILL = """
----
-name: commit-message
-description: Write a Conventional Commits message for a described code change.
----
-
-Reply with one line: type(scope): summary.
-"""
+SKILL = COMMIT_SKILL
 
 SKILL_SUITE = """
 version: 1
@@ -308,7 +302,78 @@ def test_reuse_counts_come_from_the_records_and_the_run_totals(tmp_path: Path) -
     assert (reuse.other_calls, reuse.other_hits) == (2, 0)
     assert "    judge model: 4 made, 1 from the cache" in reuse_lines(reuse)
     run = replace(run, judge=JudgeInfo(same_as_generator=True))
-    assert reuse_of(run).judge_calls is None
+    # A judge sharing the model still counts its own calls, as results.json does.
+    assert "    judging: 4 made, 1 from the cache" in reuse_lines(reuse_of(run))
+    assert reuse_of(replace(run, judge=None)).judge_calls is None
+
+
+def test_watch_counts_judge_calls_as_the_run_does(tmp_path: Path) -> None:
+    """The judge's calls are on their own line, equal to results.json's ``calls``."""
+    write(tmp_path / "skill" / "SKILL.md", SKILL)
+    suite = write(
+        tmp_path / "suite.yaml",
+        """
+        version: 1
+        skill: skill/SKILL.md
+        model: echo
+        tests:
+          - id: a
+            should_trigger: true
+            prompt: "Write a commit message for a fix"
+            assert: [{type: llm-rubric, value: It is a commit message.}]
+        """,
+    )
+    lines: list[str] = []
+    watcher = Watcher([suite], WatchOptions(home=tmp_path / "home"), echo=lines.append)
+    try:
+        watcher.start()
+        edit(suite, "It is a commit message.", "It is a commit message for git.")
+        watcher.handle([suite])
+        (outcome,) = watcher.run_once()
+    finally:
+        watcher.close()
+    assert outcome.run is not None
+    calls = outcome.run.run.calls
+    assert calls is not None
+    assert calls.judge_calls
+    text = lines[-1]
+    assert (
+        f"judging: {calls.judge_calls} made, {calls.judge_cache_hits or 0} from the cache" in text
+    )
+    assert f"model calls: {calls.model_calls} made, {calls.cache_hits} from the cache" in text
+    assert "routing and judging" not in text
+
+
+def test_still_invalid_shows_the_diagnostics_of_the_latest_save(tmp_path: Path) -> None:
+    suite = write(
+        tmp_path / "suite.yaml",
+        """
+        version: 1
+        model: echo
+        tests:
+          - prompt: hi
+            assert: [{type: contans, value: hi}]
+          - prompt: there
+            assert: [{type: contains, value: there}]
+        """,
+    )
+    lines: list[str] = []
+    watcher = Watcher([suite], WatchOptions(home=tmp_path / "home"), echo=lines.append)
+    try:
+        watcher.start()
+        assert "1 error;" in lines[-1]
+        edit(suite, "type: contains, value: there", "type: equalz, value: there")
+        watcher.handle([suite])
+        watcher.run_once()
+        assert "still invalid: 2 errors" in lines[-1]
+        assert "'contans'" in lines[-1]
+        assert "'equalz'" in lines[-1]
+        edit(suite, "  - prompt: there", "  - prompt: everyone")
+        watcher.handle([suite])
+        watcher.run_once()
+        assert "still invalid: the same 2 errors" in lines[-1]
+    finally:
+        watcher.close()
 
 
 # -- saving ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 
 from skilleval.errors import SuiteError
-from skilleval.judge.selftest import load_pairs
+from skilleval.runner.judgecheck import load_pairs
 from skilleval.runner.routercheck import load_router_set
 
 

@@ -40,7 +40,7 @@ from skilleval.trajectory import ToolContext, ToolResult, args_match, result_tex
 from skilleval.userfile import display_path, lookup_problem
 from skilleval.util import fileref
 from skilleval.util.process import run_process
-from skilleval.util.pyfile import import_file
+from skilleval.util.pyfile import import_file, imports_allowed
 
 COMMAND_TIMEOUT_S = 10.0
 COMMAND_MAX_OUTPUT = 16_000
@@ -294,6 +294,8 @@ def python(ref: str, ctx: ToolContext) -> PythonTool | None:
         looked = ", ".join(display_path(p) for p in candidates) or "no plugin folders are set"
         ctx.error(f"python tool file not found: {target} (looked in {looked})")
         return None
+    if not imports_allowed():
+        return PythonTool(ref, _not_imported)  # validate --no-plugins: the file is not run
     try:
         module = import_file(path)
     except Exception as exc:
@@ -305,3 +307,7 @@ def python(ref: str, ctx: ToolContext) -> PythonTool | None:
         ctx.error(f"{target} has no function {fn_name!r}")
         return None
     return PythonTool(ref, fn)
+
+
+def _not_imported(_arguments: dict[str, Any], _workspace: Path | None) -> Any:
+    raise RuntimeError("this tool's file was not imported (validate --no-plugins)")

@@ -13,9 +13,30 @@ from typing import NoReturn
 
 import click
 
-from skilleval import __version__
-from skilleval.errors import DiagnosticsError, ProviderError, SkillevalError, UsageError
+from skilleval.cli import (
+    cache_cmd,
+    compare_cmd,
+    history_cmd,
+    judge_check_cmd,
+    lint_cmd,
+    overfit_cmd,
+    plugins_cmd,
+    power_cmd,
+    report_cmd,
+    router_check_cmd,
+    run_cmd,
+    validate_cmd,
+    watch_cmd,
+)
+from skilleval.errors import (
+    DiagnosticsError,
+    InvalidInputError,
+    ProviderError,
+    SkillevalError,
+    UsageError,
+)
 from skilleval.exitcodes import ExitCode
+from skilleval.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -24,43 +45,52 @@ def cli() -> None:
     """Test agent skills and prompts with YAML suites, on a local model."""
 
 
-def _register() -> None:
-    from skilleval.cli import compare_cmd, plugins_cmd, report_cmd, run_cmd, validate_cmd
-
-    cli.add_command(run_cmd.run)
-    cli.add_command(validate_cmd.validate)
-    cli.add_command(plugins_cmd.plugins)
-
-    from skilleval.cli import judge_check_cmd, router_check_cmd
-
-    cli.add_command(judge_check_cmd.judge_check)
-    cli.add_command(router_check_cmd.router_check)
-    cli.add_command(report_cmd.report)
-    cli.add_command(compare_cmd.compare)
-
-    from skilleval.cli import cache_cmd
-
-    cli.add_command(cache_cmd.cache)
-
-    from skilleval.cli import lint_cmd, overfit_cmd
-
-    cli.add_command(lint_cmd.lint)
-    cli.add_command(overfit_cmd.overfit)
-
-    from skilleval.cli import power_cmd
-
-    cli.add_command(power_cmd.power)
-
-    from skilleval.cli import history_cmd
-
-    cli.add_command(history_cmd.history)
-
-    from skilleval.cli import watch_cmd
-
-    cli.add_command(watch_cmd.watch)
+cli.add_command(run_cmd.run)
+cli.add_command(validate_cmd.validate)
+cli.add_command(plugins_cmd.plugins)
+cli.add_command(judge_check_cmd.judge_check)
+cli.add_command(router_check_cmd.router_check)
+cli.add_command(report_cmd.report)
+cli.add_command(compare_cmd.compare)
+cli.add_command(cache_cmd.cache)
+cli.add_command(lint_cmd.lint)
+cli.add_command(overfit_cmd.overfit)
+cli.add_command(power_cmd.power)
+cli.add_command(history_cmd.history)
+cli.add_command(watch_cmd.watch)
 
 
-_register()
+EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
+    (DiagnosticsError, ExitCode.INVALID),
+    (InvalidInputError, ExitCode.INVALID),
+    (UsageError, ExitCode.USAGE),
+    (ProviderError, ExitCode.RUNTIME),
+    (SkillevalError, ExitCode.RUNTIME),
+    (OSError, ExitCode.RUNTIME),
+)
+"""The error boundary: the first row whose type matches an exception gives its exit code.
+
+The rule the README's table states: a command line that is wrong, including a path it names
+that is missing, unreadable or of the wrong kind, or an output that cannot be written, is 2;
+a file that was read and is invalid (a suite, a tests file, a skill, a plugin, a results
+file) is 4; a failure while running (a model, a full disk) is 3. Any other exception is a bug
+in skilleval and keeps its traceback.
+"""
+
+
+def exit_code_for(exc: BaseException) -> ExitCode | None:
+    """The exit code for an exception a user can cause; None for a bug."""
+    return next((code for kind, code in EXIT_CODES if isinstance(exc, kind)), None)
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, DiagnosticsError):
+        n = len(exc.diagnostics)
+        return f"{exc}\n{n} error{'s' if n != 1 else ''}"
+    if isinstance(exc, OSError) and not isinstance(exc, SkillevalError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"error: {exc.strerror or exc}{where}"
+    return f"error: {exc}"
 
 
 def run_cli(argv: Sequence[str]) -> int:
@@ -69,10 +99,7 @@ def run_cli(argv: Sequence[str]) -> int:
         code = cli.main(
             list(argv), "skilleval", auto_envvar_prefix="SKILLEVAL", standalone_mode=False
         )
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        return ExitCode.INTERRUPTED
-    except KeyboardInterrupt:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         return ExitCode.INTERRUPTED
     except click.exceptions.Exit as exc:
@@ -80,20 +107,12 @@ def run_cli(argv: Sequence[str]) -> int:
     except click.ClickException as exc:
         exc.show()
         return ExitCode.USAGE
-    except DiagnosticsError as exc:
-        click.echo(str(exc), err=True)
-        n = len(exc.diagnostics)
-        click.echo(f"{n} error{'s' if n != 1 else ''}", err=True)
-        return ExitCode.INVALID
-    except UsageError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return ExitCode.USAGE
-    except ProviderError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return ExitCode.RUNTIME
-    except SkillevalError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return ExitCode.RUNTIME
+    except Exception as exc:
+        mapped = exit_code_for(exc)
+        if mapped is None:
+            raise
+        click.echo(_message(exc), err=True)
+        return mapped
     return int(code or 0)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from skilleval.cli.options import emit_json, json_option
+from skilleval.engine.cache import ResponseCache
 from skilleval.runner.rundir import home_dir
 
 
@@ -24,8 +25,6 @@ def cache() -> None:
 @json_option
 def info(path: Path | None, as_json: bool) -> None:
     """Show where the cache is, how many replies it holds and its size."""
-    from skilleval.engine.cache import ResponseCache
-
     target = _path(path)
     if not target.exists():
         data = {"path": str(target), "entries": 0, "size_bytes": 0, "exists": False}
@@ -46,8 +45,6 @@ def info(path: Path | None, as_json: bool) -> None:
 @json_option
 def clear(path: Path | None, as_json: bool) -> None:
     """Delete every cached reply."""
-    from skilleval.engine.cache import ResponseCache
-
     target = _path(path)
     removed = 0
     if target.exists():

@@ -13,8 +13,8 @@ from skilleval.engine.factory import create_provider
 from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
-from skilleval.judge.selftest import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
 from skilleval.plugins import PluginManager
+from skilleval.runner.judgecheck import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.files import Reader
 from skilleval.suite.model_config import ModelSpec, parse_model
@@ -25,6 +25,11 @@ def judge_spec(raw: str, *, key: str = "judge", option: str = "--judge-model") -
 
     ``router-check`` reads its ``--router-model`` the same way, with its own key and option.
     """
+    if raw.strip() == "scripted":
+        raise click.UsageError(
+            f"{option} scripted: the scripted model answers only from the `responses:` a "
+            "suite writes under `model:`; give default, a .gguf path or echo"
+        )
     builtins = PluginManager()
     builtins.load_builtins()
     spec, diags = parse_model(

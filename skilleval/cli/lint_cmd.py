@@ -28,7 +28,11 @@ def _plural(n: int, word: str) -> str:
 
 @click.command()
 @click.argument(
-    "files", metavar="SUITE...", nargs=-1, required=True, type=click.Path(path_type=Path)
+    "files",
+    metavar="SUITE...",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
 @click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
 @plugin_options

@@ -18,7 +18,7 @@ def plugin_options(fn: F) -> F:
         "--plugins-dir",
         "plugins_dir",
         multiple=True,
-        type=click.Path(file_okay=False, path_type=Path),
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="Another folder of plugins (repeatable).",
     )(fn)
     fn = click.option(
@@ -40,3 +40,19 @@ def emit_json(data: Any) -> None:
     """Write exactly one JSON document to stdout."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     sys.stdout.flush()
+
+
+def _refuse_scripted(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and value.strip() == "scripted":
+        raise click.BadParameter(
+            "the scripted model answers from the `responses:` written in a suite's "
+            "`model: {provider: scripted, responses: [...]}`, which a command line cannot give; "
+            "write it in the suite",
+            param=param,
+        )
+    return value
+
+
+def model_option(*names: str, help: str) -> Callable[[F], F]:
+    """A ``--model``-like option: default, a .gguf path or a provider's name, never scripted."""
+    return click.option(*names, callback=_refuse_scripted, help=help)

@@ -7,19 +7,21 @@ from typing import Any
 
 import click
 
-from skilleval.cli.options import emit_json, json_option, plugin_options
+from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
-from skilleval.lint.overfit import FLAGGED, UNCLASSIFIED, overfit_report
+from skilleval.judge.overfit import FLAGGED, UNCLASSIFIED, overfit_report
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 
 
 @click.command()
-@click.argument("suite_file", metavar="SUITE", type=click.Path(path_type=Path))
-@click.option(
+@click.argument(
+    "suite_file", metavar="SUITE", type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@model_option(
     "--judge-model",
-    help="default, a .gguf path, echo or scripted (overrides `judge:`, then `model:`).",
+    help="default, a .gguf path or echo (overrides `judge:`, then `model:`).",
 )
 @click.option("--no-cache", is_flag=True, help="Call the judge even when a cached reply exists.")
 @plugin_options

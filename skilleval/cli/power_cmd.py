@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
 from skilleval import stats
 from skilleval.cli.options import emit_json, json_option, plugin_options
-from skilleval.errors import UsageError
+from skilleval.errors import SkillevalError, UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.results.blocks import Lift
+from skilleval.results.load import load_run, resolve_run
 from skilleval.runner.analysis import lift_tests
 from skilleval.runner.rundir import home_dir
 from skilleval.stats.power import SEARCH_LIMIT
@@ -40,26 +40,26 @@ def _rate(_ctx: click.Context, _param: click.Parameter, value: float | None) -> 
     return value
 
 
-def _results_file(path: Path) -> Path:
-    return path / "results.json" if path.is_dir() else path
+def _lift(results: Path, *, strict: bool) -> Lift | None:
+    """The run's ON/OFF comparison, or None when it has none.
 
-
-def _lift_block(results: Path) -> dict[str, Any] | None:
+    A run named with ``--run`` that cannot be loaded is an error; one found by looking for the
+    suite's last run is passed over, since another version of skilleval may have written it.
+    """
     try:
-        doc = json.loads(results.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        run = load_run(results, on_warning=lambda _message: None)
+    except SkillevalError:
+        if strict:
+            raise
         return None
-    block = doc.get("lift") if isinstance(doc, dict) else None
-    return block if isinstance(block, dict) and block.get("n") else None
+    return run.lift if run.lift is not None and run.lift.n else None
 
 
 def _suite_path(results: Path) -> str | None:
     try:
-        doc = json.loads(results.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return load_run(results, on_warning=lambda _message: None).suite.path
+    except SkillevalError:
         return None
-    suite = doc.get("suite") if isinstance(doc, dict) else None
-    return suite.get("path") if isinstance(suite, dict) else None
 
 
 def _last_run(display: str) -> Path | None:
@@ -67,24 +67,26 @@ def _last_run(display: str) -> Path | None:
     runs = home_dir() / "runs"
     if not runs.is_dir():
         return None
-    found = [p for p in runs.glob("*/results.json") if _suite_path(p) == display]
+    # runs/latest is a link to one of the others.
+    found = [
+        p
+        for p in runs.glob("*/results.json")
+        if not p.parent.is_symlink() and _suite_path(p) == display
+    ]
     return max(found, key=lambda p: p.stat().st_mtime, default=None)
 
 
 def _tie_rate(given: float | None, run: Path | None, display: str) -> TieRate:
     if given is not None:
         return TieRate(given, "given")
-    results = _results_file(run) if run is not None else _last_run(display)
-    if run is not None and (results is None or not results.is_file()):
-        raise UsageError(f"{run}: no results.json to read the tie rate from")
-    block = _lift_block(results) if results is not None else None
-    if results is None or block is None:
+    results = resolve_run(run) if run is not None else _last_run(display)
+    lift = _lift(results, strict=run is not None) if results is not None else None
+    if results is None or lift is None:
         if run is not None:
             raise UsageError(f"{results}: the run has no ON/OFF comparison to take a tie rate from")
         return TieRate(ASSUMED_TIE_RATE, "assumed")
-    tied = int(block.get("a", 0)) + int(block.get("d", 0))
-    compared = int(block["n"])
-    return TieRate(tied / compared, "observed", results, tied, compared)
+    tied = lift.a + lift.d
+    return TieRate(tied / lift.n, "observed", results, tied, lift.n)
 
 
 def _percent(x: float) -> str:
@@ -124,7 +126,9 @@ def render(plan: stats.PowerPlan, tie: TieRate, display: str) -> str:
 
 
 @click.command()
-@click.argument("file", metavar="SUITE", type=click.Path(path_type=Path))
+@click.argument(
+    "file", metavar="SUITE", type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
 @click.option(
     "--win-rate",
     type=float,

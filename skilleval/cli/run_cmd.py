@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
-from skilleval.cli.options import emit_json, json_option, plugin_options
+from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
+from skilleval.report.outputs import check_output_path, write_output
+from skilleval.report.progress import progress_reporter
 from skilleval.results.write import run_json
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
@@ -17,9 +20,14 @@ from skilleval.suite.load import Overrides, load_suite
 
 
 @click.command()
-@click.argument("suite_file", metavar="SUITE", required=False, type=click.Path(path_type=Path))
-@click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
-@click.option(
+@click.argument(
+    "suite_file",
+    metavar="SUITE",
+    required=False,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
+@model_option(
     "--judge-model",
     "judge_model",
     help="The grader for llm-rubric/llm-assert: default, a .gguf path, echo (overrides `judge:`).",
@@ -84,9 +92,6 @@ def run(
         if resume is None:
             raise click.UsageError("give a SUITE to run, or --resume RUN_DIR")
         suite_file = _suite_of(resume)
-    from skilleval.report.outputs import check_output_path, write_output
-    from skilleval.report.progress import progress_reporter
-
     overrides = Overrides(
         model=model,
         judge=judge_model,
@@ -131,17 +136,16 @@ def run(
         emit_json(run_json(run))
     text = terminal.render_terminal(run)
     if quiet:
-        text = text.splitlines()[-1]
-    click.echo(text, err=True)
-    click.echo(f"results: {outcome.run_dir.root}", err=True)
+        click.echo(text.splitlines()[-1], err=True)
+    else:
+        click.echo(text, err=True)
+        click.echo(f"results: {outcome.run_dir.root}", err=True)
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
 
 
 def _suite_of(run_dir: Path) -> Path:
-    import json
-
     manifest = run_dir / "run.json"
     if not manifest.is_file():
         raise click.UsageError(f"{run_dir} is not a skilleval run directory (no run.json)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -11,26 +12,49 @@ from skilleval.cli.options import emit_json, json_option, plugin_options
 from skilleval.errors import DiagnosticsError
 from skilleval.exitcodes import ExitCode
 from skilleval.suite.load import Overrides, load_suite
+from skilleval.util.pyfile import no_user_imports
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument(
+    "files",
+    metavar="SUITE...",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@click.option(
+    "--no-plugins",
+    is_flag=True,
+    help="Run no plugin code: read plugin folders' assertion types from their source, "
+    "import no python tool, leave installed plugins out. For suites you did not write.",
+)
 @plugin_options
 @json_option
 @click.pass_context
 def validate(
     ctx: click.Context,
     files: tuple[Path, ...],
+    no_plugins: bool,
     plugins_dir: tuple[Path, ...],
     no_entry_points: bool,
     as_json: bool,
 ) -> None:
-    """Check suites for every mistake at once, without calling a model (exit 0 or 4)."""
+    """Check suites for every mistake at once, without calling a model (exit 0 or 4).
+
+    Loading a suite imports its plugins and python tools, which runs their code; give
+    --no-plugins to check a suite someone sent you without running any of it.
+    """
     report: list[dict[str, Any]] = []
     for file in files:
-        overrides = Overrides(plugin_dirs=plugins_dir, entry_points=not no_entry_points)
+        overrides = Overrides(
+            plugin_dirs=plugins_dir,
+            entry_points=not no_entry_points,
+            plugin_code=not no_plugins,
+        )
         try:
-            suite, _ = load_suite(file, overrides)
+            with contextlib.nullcontext() if not no_plugins else no_user_imports():
+                suite, _ = load_suite(file, overrides)
         except DiagnosticsError as exc:
             report.append(
                 {

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from skilleval.cli.options import plugin_options
+from skilleval.cli.options import model_option, plugin_options
 from skilleval.exitcodes import ExitCode
 from skilleval.suite.load import Overrides
-from skilleval.watch import Watcher, WatchOptions
+from skilleval.watch import Outcome, Watcher, WatchOptions
 
 
 @click.command()
@@ -21,7 +21,7 @@ from skilleval.watch import Watcher, WatchOptions
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
-@click.option("--model", help="default, a .gguf path, echo or scripted (overrides `model:`).")
+@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
 @click.option(
     "-k",
     "--filter",
@@ -47,6 +47,11 @@ from skilleval.watch import Watcher, WatchOptions
     show_default=True,
     help="Seconds of quiet after a change before re-running (a save fires several events).",
 )
+@click.option(
+    "--once",
+    is_flag=True,
+    help="Check and run each SUITE once, as at start, then exit with the code `run` would give.",
+)
 @plugin_options
 @click.pass_context
 def watch(
@@ -57,6 +62,7 @@ def watch(
     jobs: int,
     no_initial_run: bool,
     debounce: float,
+    once: bool,
     plugins_dir: tuple[Path, ...],
     no_entry_points: bool,
 ) -> None:
@@ -68,10 +74,27 @@ def watch(
     options = WatchOptions(overrides=overrides, filters=filters, jobs=jobs, debounce_s=debounce)
     watcher = Watcher(list(suite_files), options)
     try:
-        watcher.start(initial_run=not no_initial_run)
+        outcomes = watcher.start(initial_run=not no_initial_run)
+        if once:
+            ctx.exit(once_code(outcomes))
         watcher.serve()
     except KeyboardInterrupt:
         click.echo("\nstopped", err=True)
     finally:
         watcher.close()
     ctx.exit(ExitCode.OK)
+
+
+def once_code(outcomes: list[Outcome]) -> ExitCode:
+    """The exit code of ``watch --once``: the worst of the suites' codes, as `run` gives them."""
+    codes = [ExitCode.OK]
+    for outcome in outcomes:
+        if outcome.kind == "invalid":
+            codes.append(ExitCode.INVALID)
+        elif outcome.kind == "no_tests":
+            codes.append(ExitCode.NO_TESTS)
+        elif outcome.kind == "failed":
+            codes.append(ExitCode.RUNTIME)
+        elif outcome.run is not None:
+            codes.append(ExitCode(outcome.run.exit_code))
+    return max(codes)

@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from skilleval import __version__
 from skilleval.engine.base import Completion, ModelIdentity, Request
 from skilleval.engine.openai_provider import OpenAIConfig
 from skilleval.errors import InvalidReplyError, ProviderError
+from skilleval.version import __version__
 
 ResponseFormatStyle = Literal["auto", "json_schema", "json_object"]
 

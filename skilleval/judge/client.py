@@ -6,7 +6,9 @@ twice the token budget, and if the retry fails too the error names what went wro
 ("judge reply truncated at 544 tokens"). Assertions turn that into an error verdict, which is
 neither a pass nor a fail.
 
-Invalid replies never reach the response cache. :class:`SchemaGuard` validates a reply
+A reply is read strictly: a repeated key, ``NaN``, or a float where the schema says integer
+(``"score": 5.0``) makes it invalid, so what the scoring rules would call impossible is
+already refused here. Invalid replies never reach the response cache. :class:`SchemaGuard` validates a reply
 *inside* the cache wrapper and raises when it is invalid, and
 :class:`~skilleval.engine.cache.CachingProvider` stores nothing for a call that raised.
 :class:`JudgeClient` puts the guard in place whatever provider it is handed.
@@ -14,6 +16,7 @@ Invalid replies never reach the response cache. :class:`SchemaGuard` validates a
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -22,8 +25,15 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skilleval.engine.base import Completion, Message, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider
-from skilleval.errors import InvalidReplyError, ProviderError, TruncatedError
-from skilleval.util.jsontext import json_error, loads_strict
+from skilleval.errors import (
+    InvalidReply,
+    InvalidReplyError,
+    JudgeError,
+    ProviderError,
+    TruncatedError,
+)
+from skilleval.judge.prompts import repair_message
+from skilleval.util.jsontext import json_error, reject_constant
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -38,32 +48,6 @@ RETRY_FACTOR: Final = 2
 _CLIP: Final = 160
 
 
-class JudgeError(ProviderError):
-    """The judge gave no usable reply.
-
-    Attributes:
-        kind: ``truncated`` (the reply hit its token budget), ``invalid`` (it did not parse
-            or match the schema) or ``provider`` (the model could not be called at all).
-        attempts: How many calls were made (2 after a repair retry).
-        max_tokens: The budget of the last call.
-    """
-
-    def __init__(self, message: str, *, kind: ErrorKind, attempts: int, max_tokens: int) -> None:
-        super().__init__(message)
-        self.kind: ErrorKind = kind
-        self.attempts = attempts
-        self.max_tokens = max_tokens
-
-
-class InvalidReply(InvalidReplyError):
-    """A schema-constrained reply that does not parse or does not match its schema."""
-
-    def __init__(self, problem: str, text: str) -> None:
-        super().__init__(f"judge reply is invalid: {problem}")
-        self.problem = problem
-        self.text = text
-
-
 def _clip(text: str, limit: int = _CLIP) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -76,16 +60,54 @@ def _describe_error(error: ValidationError) -> str:
     return f"at {where}: {_clip(error.message, 120)}"
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        twice = next(key for i, key in enumerate(keys) if key in keys[:i])
+        raise ValueError(f"the key {twice!r} appears twice")
+    return dict(pairs)
+
+
+def parse_reply(text: str) -> Any:
+    """A judge reply as strict JSON.
+
+    Stricter than :func:`json.loads` twice over: ``NaN`` and ``Infinity`` are refused, and so
+    is an object that repeats a key, which ``json.loads`` would read as its last value
+    (``{"score": 1, "pass": false, "score": 5, "pass": true}`` would grade as 5 and pass).
+
+    Raises:
+        ValueError: The text is not strict JSON (:class:`json.JSONDecodeError` when it
+            does not parse at all).
+    """
+    return json.loads(text, parse_constant=reject_constant, object_pairs_hook=_unique_keys)
+
+
+@functools.cache
+def _validator_class() -> Any:
+    # lazy: start-up time
+    from jsonschema import Draft202012Validator, validators
+
+    # JSON Schema counts 5.0 as an integer; the scoring rules do not, so neither does the
+    # guard. Otherwise a reply the grader must call impossible would pass into the cache.
+    strict = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return validators.extend(Draft202012Validator, type_checker=strict)  # type: ignore[no-untyped-call]
+
+
 def reply_problem(text: str, schema: Mapping[str, Any]) -> str | None:
-    """Why ``text`` is not a JSON value matching ``schema``; None when it is one."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
+    """Why ``text`` is not a JSON value matching ``schema``; None when it is one.
+
+    The JSON must be strict (:func:`parse_reply`) and an ``integer`` must be written as one.
+    """
+    from jsonschema.exceptions import best_match  # lazy: start-up time
 
     try:
-        value = loads_strict(text)
-    except ValueError as exc:
-        return f"not JSON ({json_error(exc)}): {_clip(text, 80)!r}"
-    error = best_match(Draft202012Validator(dict(schema)).iter_errors(value))
+        value = parse_reply(text)
+    except (ValueError, RecursionError) as exc:
+        problem = json_error(exc) if isinstance(exc, ValueError) else "nested too deeply"
+        return f"not JSON ({problem}): {_clip(text, 80)!r}"
+    error = best_match(_validator_class()(dict(schema)).iter_errors(value))
     return None if error is None else _describe_error(error)
 
 
@@ -139,7 +161,7 @@ class _Attempt:
 
 
 class JudgeClient:
-    """A grader model behind the :class:`~skilleval.assertions.api.Judge` protocol.
+    """A grader model behind the :class:`~skilleval.api.Judge` protocol.
 
     Every call is greedy (temperature 0, top_p 1) with a fixed seed, whatever the generator's
     decoding mode, so the same reply to the same output is graded the same way every time.
@@ -184,8 +206,6 @@ class JudgeClient:
         budget = max_tokens * RETRY_FACTOR
         if first.kind != "truncated":
             # Greedy decoding would repeat the same invalid reply; the note changes the prompt.
-            from skilleval.judge.prompts import repair_message
-
             convo = (*convo, Message(**repair_message(first.problem)))
         second = self._attempt(convo, schema, budget)
         if second.ok:
@@ -231,7 +251,7 @@ class JudgeClient:
         if problem is not None:
             return _Attempt(kind="invalid", problem=problem)
         self._count("replies")
-        return _Attempt(value=json.loads(completion.text), ok=True)
+        return _Attempt(value=parse_reply(completion.text), ok=True)
 
     def _count(self, name: str) -> None:
         with self._lock:

@@ -13,19 +13,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from skilleval.errors import PromptProblem
+
 if TYPE_CHECKING:
     import jinja2
 
 ROLES: Final = ("system", "user", "assistant")
 
 
-class PromptProblem(ValueError):
-    """A ``rubricPrompt`` that cannot be used; the message says why."""
-
-
 @functools.cache
 def _env() -> jinja2.Environment:
-    import jinja2
+    import jinja2  # lazy: start-up time
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("skilleval.judge", "templates"),
@@ -131,7 +129,7 @@ def _as_messages(override: Any) -> list[Mapping[str, Any]]:
 
 
 def _custom(override: Any, variables: Mapping[str, Any]) -> list[dict[str, str]]:
-    from skilleval.suite import template
+    from skilleval.suite import template  # lazy: start-up time (jinja2)
 
     messages = _as_messages(override)
     try:

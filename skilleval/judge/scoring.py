@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from skilleval.errors import ImpossibleReply
 from skilleval.judge.schemas import SCORES, TRUTH
 
 Require = Literal["all", "any"]
@@ -19,10 +20,6 @@ Truth = Literal["TRUE", "FALSE", "UNKNOWN"]
 
 DEFAULT_THRESHOLD = 0.5
 """The lowest mapped score an ``llm-rubric`` pass needs when the assertion sets none."""
-
-
-class ImpossibleReply(ValueError):
-    """A reply that parses, and may match its schema, but cannot be a grade."""
 
 
 def map_score(score: int) -> float:

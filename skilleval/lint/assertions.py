@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from skilleval import expr
 from skilleval.errors import RegexError, RegexTimeoutError
 from skilleval.lint.checks import CANNOT_FAIL, CANNOT_PASS, UNSCORED_TEST
 from skilleval.lint.finding import Finding
@@ -161,8 +162,6 @@ def _word_count(value: Any) -> tuple[Always, str] | None:
 
 
 def _constant_expr(source: str) -> tuple[Always, str] | None:
-    from skilleval import expr
-
     try:
         compiled = expr.compile_expr(source)
     except expr.ExprError:

@@ -6,22 +6,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Diagnostic, DiagnosticsError, SkillevalError
+from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
 from skilleval.lint import assertions, design, leakage, rawtext
 from skilleval.lint.checks import BAD_IGNORE, INVALID_SUITE, MISSING_FILE, find_check
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES, LintView, from_document, from_suite
+from skilleval.plugins.registry import Registry
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.yamlio import Document, load_yaml
-
-_MISSING_PREFIXES = (
-    "file not found",
-    "no file matches",
-    "skill not found",
-    "cannot read",
-    "expected a file, found a directory",
-)
-"""How the loader words a reference to a file that is not there."""
 
 
 def lint_suite(path: Path, overrides: Overrides | None = None) -> list[Diagnostic]:
@@ -70,13 +62,11 @@ def _cuts_in(file: Path) -> Iterator[Finding]:
 
 
 def _from_loader(diag: Diagnostic) -> Finding:
-    check = MISSING_FILE if diag.message.startswith(_MISSING_PREFIXES) else INVALID_SUITE
+    check = MISSING_FILE if diag.code in FILE_CODES else INVALID_SUITE
     return Finding(check, diag.where, diag.message)
 
 
 def _builtin_tiers() -> dict[str, str]:
-    from skilleval.plugins.registry import Registry
-
     registry = Registry()
     registry.load_builtins()
     tiers: dict[str, str] = {spec.name: spec.tier for spec in registry}

@@ -21,6 +21,7 @@ from skilleval.lint.checks import MISSING_FILE, RUBRIC_CUT_BY_COMMENT
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES
 from skilleval.suite.yamlio import Document, PathKey, display_path
+from skilleval.userfile import lookup_problem
 from skilleval.util import fileref
 from skilleval.util.fileref import PREFIX, is_ref
 
@@ -118,6 +119,10 @@ def missing_files(doc: Document, base: Path) -> Iterator[Finding]:
             entries = [(v, (key, i)) for i, v in enumerate(raw) if isinstance(v, str)]
         for value, at in entries:
             target = base / value
+            problem = lookup_problem(target)
+            if problem is not None:
+                yield Finding(MISSING_FILE, doc.at(at), problem)
+                continue
             if key != "plugins" and target.is_dir():
                 target = target / "SKILL.md"
             if not target.exists():
@@ -130,7 +135,10 @@ def missing_files(doc: Document, base: Path) -> Iterator[Finding]:
     for value, where in _refs(doc):
         raw = fileref.parse(value).path
         target = fileref.resolve(raw, base)
-        if glob.has_magic(raw):
+        problem = lookup_problem(target)
+        if problem is not None:
+            yield Finding(MISSING_FILE, where, problem)
+        elif glob.has_magic(raw):
             if not glob.glob(str(target), recursive=True):
                 yield Finding(MISSING_FILE, where, f"no file matches {value}")
         elif not target.exists():

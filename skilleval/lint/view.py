@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Location, SkillevalError
+from skilleval.lint.ngrams import words
 from skilleval.suite import template
 from skilleval.suite.model import Suite, TestCase
 from skilleval.suite.skills import Skill, load_skill
 from skilleval.suite.yamlio import Document, PathKey, load_yaml
+from skilleval.userfile import lookup_problem
 from skilleval.util.fileref import is_ref
 
 MODEL_TYPES = frozenset({"llm-rubric", "llm-assert"})
@@ -81,8 +83,6 @@ class LintTest:
 
     def locate(self, phrase: Sequence[str]) -> Location:
         """Where the words of ``phrase`` are written: the var or template that holds them."""
-        from skilleval.lint.ngrams import words
-
         needle = f" {' '.join(phrase)} "
         for piece in self.pieces:
             if needle in f" {' '.join(words(piece.text))} ":
@@ -278,6 +278,8 @@ def from_document(path: Path, doc: Document, known_tiers: Mapping[str, str]) -> 
 
 def _skill_near(suite_path: Path, raw: str) -> Skill | None:
     path = suite_path.parent / raw
+    if lookup_problem(path) is not None:
+        return None  # the missing-file check reports it
     if path.is_dir():
         path = path / "SKILL.md"
     try:

@@ -3,7 +3,7 @@
 Order of loading: the built-ins (:mod:`skilleval.plugins.builtins`), then installed packages
 (the entry-point groups below), then every ``*.py`` in each plugin folder. All three are
 scanned the same way, for the marks that :mod:`skilleval.plugins.markers` and
-:func:`~skilleval.assertions.api.assertion` attach. A name defined twice within a kind is an
+:func:`~skilleval.api.assertion` attach. A name defined twice within a kind is an
 error naming both places.
 """
 
@@ -20,10 +20,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
 
-from skilleval.assertions.api import MARK as ASSERTION_MARK
-from skilleval.assertions.api import AssertionType
+from skilleval.api import MARK as ASSERTION_MARK
+from skilleval.api import AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.builtins import BUILTIN_MODULES, BUILTIN_PACKAGES
+from skilleval.plugins.declared import declared_assertions
 from skilleval.plugins.markers import (
     KIND_LABELS,
     MARK,
@@ -35,6 +36,7 @@ from skilleval.plugins.markers import (
 )
 from skilleval.userfile import lookup_problem
 from skilleval.util.pyfile import import_plugin_file
+from skilleval.util.usercode import raised_at, user_output
 
 ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
 """Installed packages name a module in either group; ``skilleval.assertions`` is the older
@@ -137,8 +139,9 @@ class PluginManager:
                 dist = ep.dist.name if ep.dist else "?"
                 version = ep.dist.version if ep.dist else "?"
                 try:
-                    module = ep.load()
-                except Exception as exc:
+                    with user_output():
+                        module = ep.load()
+                except (Exception, SystemExit) as exc:
                     # Loading runs the plugin's code, which may raise anything.
                     raise PluginError(
                         [
@@ -152,8 +155,14 @@ class PluginManager:
                     self.scan(module, f"entry point '{ep.name}' ({dist} {version})")
                     self.sources.append(str(getattr(module, "__file__", ep.value)))
 
-    def load_folder(self, folder: Path, *, where: Location | None = None) -> None:
-        """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped)."""
+    def load_folder(
+        self, folder: Path, *, where: Location | None = None, run_code: bool = True
+    ) -> None:
+        """Import every ``*.py`` in ``folder`` (sorted; ``_``-prefixed files are skipped).
+
+        With ``run_code`` False, nothing is imported: each file's assertion types are read
+        from its source (:func:`~skilleval.plugins.declared.declared_assertions`).
+        """
         problem = lookup_problem(folder)
         if problem is not None:
             raise PluginError([Diagnostic(where or Location(str(folder)), problem)])
@@ -164,7 +173,12 @@ class PluginManager:
         for file in sorted(folder.glob("*.py")):
             if file.name.startswith("_"):
                 continue
-            module = import_plugin_file(file)
+            if not run_code:
+                self.sources.append(str(file))
+                for spec in declared_assertions(file):
+                    self.add(spec)
+                continue
+            module = _import_guarded(file)
             self.sources.append(str(file))
             self.scan(module, str(file))
 
@@ -240,3 +254,20 @@ def _location(plugin: Plugin) -> Location:
     if code is None:
         return Location(plugin.origin)
     return Location(code.co_filename, code.co_firstlineno, 1)
+
+
+def _import_guarded(file: Path) -> ModuleType:
+    """Import a plugin file with its prints sent to stderr; ``sys.exit()`` in it is a PluginError."""
+    try:
+        with user_output():
+            return import_plugin_file(file)
+    except SystemExit as exc:
+        at = raised_at(exc, str(file.resolve()))
+        raise PluginError(
+            [
+                Diagnostic(
+                    Location(str(file), at.line if at else 1, 1),
+                    f"plugin called sys.exit({exc.code!r}) while it was imported",
+                )
+            ]
+        ) from None

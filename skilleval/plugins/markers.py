@@ -1,7 +1,7 @@
 """What a plugin declares: the kinds of extension, their registrations, and the markers.
 
 Every extension point works the same way. A decorator (:func:`provider`, :func:`reporter`,
-:func:`tool_kind`, or :func:`~skilleval.assertions.api.assertion`) only attaches a declaration
+:func:`tool_kind`, or :func:`~skilleval.api.assertion`) only attaches a declaration
 to the function; nothing is registered at import time. A
 :class:`~skilleval.plugins.manager.PluginManager` scans modules for the marks, so the
 built-ins, installed packages and plugin folders all go through the same path.

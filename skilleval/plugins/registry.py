@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.api import NEGATION_PREFIX, AssertionType
+from skilleval.api import NEGATION_PREFIX, AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS, PluginManager
 from skilleval.util.pyfile import import_plugin_file
@@ -136,13 +136,20 @@ class Registry(PluginManager):
 
 
 def default_registry(
-    folders: Iterable[tuple[Path, Location | None]] = (), *, entry_points: bool = True
+    folders: Iterable[tuple[Path, Location | None]] = (),
+    *,
+    entry_points: bool = True,
+    run_code: bool = True,
 ) -> Registry:
-    """Built-ins, then installed plugins, then folders: the manager a run uses."""
+    """Built-ins, then installed plugins, then folders: the manager a run uses.
+
+    With ``run_code`` False no plugin code runs: installed plugins are left out, and the
+    folders' assertion types are read from their source, not imported.
+    """
     registry = Registry()
     registry.load_builtins()
-    if entry_points:
+    if entry_points and run_code:
         registry.load_entry_points()
     for folder, where in folders:
-        registry.load_folder(folder, where=where)
+        registry.load_folder(folder, where=where, run_code=run_code)
     return registry

@@ -20,7 +20,6 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from skilleval import __version__
 from skilleval.report import charts, view
 from skilleval.report.history import History
 from skilleval.report.view import Row
@@ -35,6 +34,7 @@ from skilleval.results.model import (
     Trigger,
 )
 from skilleval.results.records import Record, TriggerOutcome
+from skilleval.version import __version__
 
 TEMPLATE = "report.html.j2"
 

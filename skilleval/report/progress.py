@@ -87,7 +87,7 @@ def progress_reporter(
         yield _ignore
         return
 
-    from rich.console import Console
+    from rich.console import Console  # lazy: start-up time
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

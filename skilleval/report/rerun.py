@@ -30,20 +30,22 @@ class Reuse:
 
     arms: tuple[ArmReuse, ...]
     model_calls: int
-    """Every call that reached a model: generation, routing, and a judge sharing the model."""
+    """Calls that reached the model under test: generation and routing (``calls.model_calls``)."""
     cache_hits: int
     judge_calls: int | None = None
-    """Calls to a separate judge model (``judge:``), when the run counted them."""
+    """Calls the judge made (``calls.judge_calls``), when the run had a judge."""
     judge_hits: int | None = None
+    separate_judge: bool = False
+    """The judge is a model of its own (``judge:``) rather than the model under test."""
 
     @property
     def other_calls(self) -> int:
-        """Routing and judge calls that reached the model."""
+        """Routing calls that reached the model."""
         return max(0, self.model_calls - sum(a.made for a in self.arms))
 
     @property
     def other_hits(self) -> int:
-        """Routing and judge calls that the cache answered."""
+        """Routing calls that the cache answered."""
         return max(0, self.cache_hits - sum(a.reused for a in self.arms))
 
 
@@ -65,14 +67,16 @@ def reuse_of(run: Run) -> Reuse:
         if rec.test_id not in recomputed[rec.arm]:
             recomputed[rec.arm].append(rec.test_id)
     calls = run.calls
-    # A judge that is the generator is already in model_calls; count only a separate one.
-    separate = run.judge is not None and run.judge.same_as_generator is False
+    # The judge keeps its own counters even when it is the model under test, so its calls
+    # are never in model_calls: they are shown on a line of their own, as results.json has them.
+    judged = run.judge is not None and calls is not None
     return Reuse(
         arms=tuple(ArmReuse(a, reused[a], tuple(recomputed[a]), made[a]) for a in reused),
         model_calls=calls.model_calls if calls else sum(made.values()),
         cache_hits=calls.cache_hits if calls else sum(reused.values()),
-        judge_calls=calls.judge_calls if separate and calls else None,
-        judge_hits=(calls.judge_cache_hits or 0) if separate and calls else None,
+        judge_calls=(calls.judge_calls or 0) if judged and calls else None,
+        judge_hits=(calls.judge_cache_hits or 0) if judged and calls else None,
+        separate_judge=run.judge is not None and run.judge.same_as_generator is False,
     )
 
 
@@ -87,13 +91,10 @@ def reuse_lines(reuse: Reuse) -> list[str]:
             line += f": {ids}{more}"
         out.append(line)
     if reuse.other_calls or reuse.other_hits:
-        out.append(
-            f"    routing and judging: {reuse.other_calls} made, {reuse.other_hits} from the cache"
-        )
+        out.append(f"    routing: {reuse.other_calls} made, {reuse.other_hits} from the cache")
     if reuse.judge_calls is not None:
-        out.append(
-            f"    judge model: {reuse.judge_calls} made, {reuse.judge_hits or 0} from the cache"
-        )
+        label = "judge model" if reuse.separate_judge else "judging"
+        out.append(f"    {label}: {reuse.judge_calls} made, {reuse.judge_hits or 0} from the cache")
     return out
 
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal, TypeVar, Union
 
+from skilleval.errors import DecodeError
+
 T = TypeVar("T")
 
 OMIT_FALSE = "false"
@@ -112,14 +114,6 @@ def _rounded(value: Any, digits: int | None) -> Any:
 
 
 # --------------------------------------------------------------------------- reading
-
-
-class DecodeError(ValueError):
-    """The data does not have the shape of the results model; ``path`` says where."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path or '(root)'}: {message}")
-        self.path = path
 
 
 def decode(cls: type[T], data: Any, path: str = "") -> T:

@@ -18,13 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from skilleval import __version__
-from skilleval.errors import SkillevalError
-from skilleval.results.codec import DecodeError, decode
+from skilleval.errors import DecodeError, InvalidInputError, UsageError
+from skilleval.results.codec import decode
 from skilleval.results.model import RESULTS_VERSION, Calls, Run, SuiteInfo, Timing
 from skilleval.results.records import ARMS, Record
 from skilleval.results.summary import summarize
 from skilleval.suite.schema import load_schema
+from skilleval.version import __version__
 
 JSON_NAME = "results.json"
 JSONL_NAME = "results.jsonl"
@@ -53,7 +53,7 @@ def resolve_run(path: Path | str) -> Path:
         ``results.json`` when it exists beside or inside ``path``, else ``results.jsonl``.
 
     Raises:
-        SkillevalError: Nothing readable is there.
+        UsageError: Nothing readable is there.
     """
     given = Path(path)
     target = _follow_latest(given)
@@ -63,7 +63,7 @@ def resolve_run(path: Path | str) -> Path:
             return sibling
         return target
     if not target.is_dir():
-        raise SkillevalError(
+        raise UsageError(
             f"no run at {given}: expected a run directory, a results.json or a results.jsonl"
         )
     for name in (JSON_NAME, JSONL_NAME):
@@ -71,7 +71,7 @@ def resolve_run(path: Path | str) -> Path:
             return target / name
     if (target / "latest").exists() or (target / "LATEST").is_file():
         return resolve_run(target / "latest")
-    raise SkillevalError(f"{given} holds no {JSON_NAME} or {JSONL_NAME}: it is not a run directory")
+    raise UsageError(f"{given} holds no {JSON_NAME} or {JSONL_NAME}: it is not a run directory")
 
 
 def _follow_latest(path: Path) -> Path:
@@ -95,7 +95,8 @@ def load_run(path: Path | str, *, on_warning: Warn | None = None) -> Run:
         saying why, and no ``environment`` or ``gate``.
 
     Raises:
-        SkillevalError: The path holds no run, the file is not a skilleval results file, it
+        UsageError: The path holds no run, or it cannot be read.
+        InvalidInputError: The file is not a skilleval results file, it
             was written in a results format version this skilleval does not know, or it
             departs from ``results.schema.json`` (the message names where).
     """
@@ -106,13 +107,13 @@ def load_run(path: Path | str, *, on_warning: Warn | None = None) -> Run:
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise SkillevalError(f"cannot read {source}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
     except (ValueError, RecursionError) as exc:
         sibling = source.with_name(JSONL_NAME)
         if sibling.is_file():
             warn(f"{source} is not valid JSON ({exc}); rebuilding the run from {sibling}")
             return rebuild_from_jsonl(sibling, warn)
-        raise SkillevalError(f"{source} is not valid JSON: {exc}") from None
+        raise InvalidInputError(f"{source} is not valid JSON: {exc}") from None
     return parse_run(data, source)
 
 
@@ -120,14 +121,14 @@ def parse_run(data: Any, source: Path | str) -> Run:
     """Check JSON data against the results format and build the typed run from it.
 
     Raises:
-        SkillevalError: As for :func:`load_run`.
+        InvalidInputError: As for :func:`load_run`.
     """
     check_version(data, source)
     problems = validate_document(data)
     if problems:
         shown = problems[:SHOWN_PROBLEMS]
         more = len(problems) - len(shown)
-        raise SkillevalError(
+        raise InvalidInputError(
             f"{source} is not a valid skilleval results file ({len(problems)} "
             f"problem{'s' if len(problems) != 1 else ''}):\n  "
             + "\n  ".join(shown)
@@ -136,27 +137,27 @@ def parse_run(data: Any, source: Path | str) -> Run:
     try:
         return decode(Run, data)
     except DecodeError as exc:
-        raise SkillevalError(f"{source} is not a valid skilleval results file: {exc}") from None
+        raise InvalidInputError(f"{source} is not a valid skilleval results file: {exc}") from None
 
 
 def check_version(data: Any, source: Path | str) -> None:
     """Refuse anything but a results document in a format version this skilleval reads.
 
     Raises:
-        SkillevalError: Naming the version found, and what to do about it.
+        InvalidInputError: Naming the version found, and what to do about it.
     """
     if not isinstance(data, dict) or "records" not in data:
-        raise SkillevalError(f"{source} is not a skilleval results file")
+        raise InvalidInputError(f"{source} is not a skilleval results file")
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool):
         if version == RESULTS_VERSION:
             return
         if version > RESULTS_VERSION:
-            raise SkillevalError(
+            raise InvalidInputError(
                 f"{source} uses results format version {version}, written by a newer skilleval; "
                 f"skilleval {__version__} reads version {RESULTS_VERSION}: upgrade skilleval"
             )
-    raise SkillevalError(
+    raise InvalidInputError(
         f"{source} uses an unknown results format version {version!r}; "
         f"skilleval {__version__} reads version {RESULTS_VERSION}"
     )
@@ -192,7 +193,7 @@ def read_records(path: Path, warn: Warn) -> list[Record]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise SkillevalError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     found: dict[tuple[str, str, int], Record] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():

@@ -12,8 +12,8 @@ three ways:
   the workspace as the turn left it; the test's own assertions grade the last answer, the
   whole trajectory and the final workspace. All of them count towards the result.
 
-Assertions see the steps as :attr:`~skilleval.assertions.api.Check.trajectory` and the folder
-as :attr:`~skilleval.assertions.api.Check.workspace`. The record's ``messages`` are the
+Assertions see the steps as :attr:`~skilleval.api.Check.trajectory` and the folder
+as :attr:`~skilleval.api.Check.workspace`. The record's ``messages`` are the
 agent's full transcript and ``extra.agent`` holds the steps, per-turn answers and totals, so
 reports show the trajectory.
 
@@ -29,7 +29,7 @@ from typing import Any
 from skilleval.agent.loop import run_agent
 from skilleval.agent.records import AgentRun, TurnResult
 from skilleval.agent.workspace import create_workspace, sigterm_as_interrupt
-from skilleval.assertions.api import Judge, Stats
+from skilleval.api import Judge, Stats
 from skilleval.engine.base import Provider
 from skilleval.results.records import AssertionResult, Message, Record
 from skilleval.runner import grade as grading

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skilleval.assertions.api import Judge
+from skilleval.api import Judge
 from skilleval.engine.base import Completion, Provider
 from skilleval.results.codec import decode
 from skilleval.results.model import Calls

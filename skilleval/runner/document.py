@@ -6,8 +6,7 @@ import datetime as dt
 import platform
 from collections.abc import Sequence
 
-from skilleval import __version__
-from skilleval.assertions.api import Judge
+from skilleval.api import Judge
 from skilleval.engine.base import Provider
 from skilleval.errors import ProviderError
 from skilleval.results.codec import decode
@@ -32,6 +31,7 @@ from skilleval.runner.calls import calls
 from skilleval.runner.gate import decide
 from skilleval.runner.rundir import RunDir
 from skilleval.suite.model import Suite, TestCase
+from skilleval.version import __version__
 
 
 def build_run(

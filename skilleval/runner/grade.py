@@ -7,24 +7,42 @@ becomes 1 − score. An assertion that raises, or that says it could not be eval
 The scoring rule: a test passes when every assertion with weight > 0 passes; when the test
 sets ``threshold``, it passes when its weighted score reaches the threshold instead. An
 error in any assertion with weight > 0 makes the whole result an ``error``.
+
+A user's check (a plugin's assertion type, or ``python``) runs guarded: in a thread of its
+own with a wall-clock limit (:data:`TIME_LIMIT`, :data:`MODEL_TIME_LIMIT` for the model tier,
+whose time includes the judge's), its prints sent to stderr, on its own deep copy of the
+test's vars, config and options. Whatever it raises, ``SystemExit`` included, and whatever it
+returns that is not a valid verdict, is an ``error`` naming the file and line.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
-from skilleval.assertions.api import Check, Judge, Stats, Verdict
+from skilleval.api import Check, Judge, Stats, Verdict
+from skilleval.assertions.normalize import normalize_result
 from skilleval.engine.base import Completion
+from skilleval.errors import CannotEvaluate
 from skilleval.expr import compile_expr
 from skilleval.results.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
 from skilleval.trajectory import Step
 from skilleval.util.jsontext import loads_or_none
+from skilleval.util.usercode import call_limited, raised_at
+
+TIME_LIMIT: Final = 60.0
+"""Seconds one call of a user's deterministic check may take before it is an ``error``."""
+MODEL_TIME_LIMIT: Final = 600.0
+"""Seconds for a user's model-tier check, which waits for the judge on a CPU."""
+USER_CODE_TYPES: Final = frozenset({"python"})
+"""Built-in types that run the suite author's code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +88,7 @@ def apply_transform(
 ) -> Any:
     """Run a transform; returns the new value (a string, or any JSON-like value)."""
     if transform.kind == "jmespath":
-        import jmespath
+        import jmespath  # lazy: start-up time
 
         return jmespath.search(transform.source, loads_or_none(output))
     env = {
@@ -109,12 +127,10 @@ def _evaluate(
     transformed: Any,
     judge: Judge | None,
 ) -> Verdict:
-    from skilleval.assertions.normalize import normalize_result
-
     try:
         value = template.render_value(entry.value, test.vars)
     except template.TemplateProblem as exc:
-        return Verdict.failed_with_error(exc.message)
+        return Verdict.errored(exc.message)
     if entry.transform is not None:
         try:
             transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
@@ -122,19 +138,20 @@ def _evaluate(
             # Python's 4,300-digit limit) is this assertion's error, not the run's end.
             output = _as_text(transformed)
         except Exception as exc:
-            return Verdict.failed_with_error(f"transform failed: {exc}")
+            return Verdict.errored(f"transform failed: {exc}")
+    user = runs_user_code(entry)
     check = Check(
         output=output,
         value=value,
-        vars=test.vars,
+        vars=_private(test.vars, own=user),
         prompt=subject.prompt,
         messages=subject.messages,
         threshold=entry.threshold,
-        config=entry.config,
-        options=entry.options,
+        config=_private(entry.config, own=user),
+        options=_private(entry.options, own=user),
         stats=subject.stats,
         raw_output=subject.output,
-        transformed=transformed,
+        transformed=copy.deepcopy(transformed) if user else transformed,
         test_id=test.id,
         arm=subject.arm,
         trial=subject.trial,
@@ -145,11 +162,57 @@ def _evaluate(
         trajectory=subject.trajectory,
         workspace=subject.workspace,
     )
-    try:
-        raw = entry.spec.fn(check)
-    except Exception as exc:
-        return Verdict.failed_with_error(f"{entry.spec.name} raised {type(exc).__name__}: {exc}")
-    return normalize_result(raw, entry.threshold)
+    if not user:
+        try:
+            raw = entry.spec.fn(check)
+        except CannotEvaluate as exc:
+            return Verdict.errored(str(exc))
+        except Exception as exc:
+            return Verdict.errored(f"{entry.spec.name} raised {type(exc).__name__}: {exc}")
+        return normalize_result(raw, entry.threshold)
+    limit = time_limit(entry)
+    called = call_limited(lambda: entry.spec.fn(check), limit)
+    if called.timed_out:
+        return Verdict.errored(
+            f"{entry.spec.name} was stopped after {limit:g} s, its time limit "
+            f"({entry.spec.defined_at})"
+        )
+    if called.raised is not None:
+        return _raised(entry, called.raised)
+    return normalize_result(called.value, entry.threshold)
+
+
+def runs_user_code(entry: AssertionEntry) -> bool:
+    """Whether the assertion runs code a user wrote: a plugin type, or ``python``."""
+    return entry.spec.origin != "builtin" or entry.spec.name in USER_CODE_TYPES
+
+
+def time_limit(entry: AssertionEntry) -> float:
+    """The wall-clock limit of one call of a user's check (see the module docstring)."""
+    return MODEL_TIME_LIMIT if entry.spec.tier == "model" else TIME_LIMIT
+
+
+def _raised(entry: AssertionEntry, exc: BaseException) -> Verdict:
+    name = entry.spec.name
+    if isinstance(exc, CannotEvaluate):
+        return Verdict.errored(str(exc))
+    code = getattr(entry.spec.fn, "__code__", None)
+    at = raised_at(exc, code.co_filename if code is not None else None)
+    where = f" at {at}" if at else ""
+    if isinstance(exc, SystemExit):
+        return Verdict.errored(
+            f"{name} called sys.exit({exc.code!r}){where}; a check must return a verdict"
+        )
+    return Verdict.errored(f"{name} raised {type(exc).__name__}{where}: {exc}")
+
+
+def _private(mapping: Mapping[str, Any], *, own: bool) -> Mapping[str, Any]:
+    """A read-only view of ``mapping``; with ``own``, of a deep copy (for a user's check).
+
+    Everything a check receives is shared with the checks after it (and the other trials),
+    so a check that changed it would change what they see.
+    """
+    return MappingProxyType(copy.deepcopy(dict(mapping)) if own else dict(mapping))
 
 
 def to_result(entry: AssertionEntry, verdict: Verdict) -> AssertionResult:
@@ -195,8 +258,7 @@ def grade(
             output = _as_text(transformed)  # may fail as above; then every assertion errs
         except Exception as exc:
             failed = tuple(
-                to_result(e, Verdict.failed_with_error(f"transform failed: {exc}"))
-                for e in test.asserts
+                to_result(e, Verdict.errored(f"transform failed: {exc}")) for e in test.asserts
             )
             return score(failed, test.threshold)
     entries = test.asserts if only is None else only

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from skilleval.assertions.api import Judge
+from skilleval.api import Judge
 from skilleval.engine.base import Provider
+from skilleval.engine.cache import CachingProvider, ResponseCache
+from skilleval.engine.factory import create_provider
+from skilleval.judge import JudgeClient
 from skilleval.runner.options import RunOptions
 from skilleval.suite.model import Suite
 
@@ -13,9 +16,6 @@ from skilleval.suite.model import Suite
 def build_provider(suite: Suite, options: RunOptions) -> Provider:
     if options.provider is not None:
         return options.provider
-    from skilleval.engine.cache import CachingProvider, ResponseCache
-    from skilleval.engine.factory import create_provider
-
     inner = create_provider(suite.model, home=options.home, jobs=options.jobs)
     cache = ResponseCache(options.home / "cache.db") if options.use_cache else None
     return CachingProvider(inner, cache)
@@ -27,8 +27,6 @@ def build_judge(
     """The grader for model-tier assertions; the generator's model unless ``judge:`` is set."""
     if not force and not any(a.spec.tier == "model" for t in suite.tests for a in t.every_assert):
         return None
-    from skilleval.judge import JudgeClient
-
     if options.judge_provider is not None:
         return JudgeClient(options.judge_provider, seed=suite.decoding.seed)
     if suite.judge is None or suite.judge == suite.model:

@@ -15,10 +15,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from skilleval.assertions.api import Judge
+from skilleval.api import Judge
 from skilleval.engine.base import Provider
-from skilleval.errors import SkillevalError
+from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
+from skilleval.judge.overfit import overfit_report
 from skilleval.results.codec import decode
 from skilleval.results.model import Overfit
 from skilleval.results.records import Record
@@ -35,10 +36,6 @@ from skilleval.runner.schedule import run_jobs
 from skilleval.suite.model import Suite, TestCase
 
 __all__ = ["NoTestsSelected", "Progress", "RunOptions", "RunOutcome", "run_suite"]
-
-
-class NoTestsSelected(Exception):
-    """The filters matched nothing."""
 
 
 def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
@@ -134,8 +131,6 @@ def _overfit(
     suite: Suite, options: RunOptions, generator: Provider, judge: Judge | None
 ) -> Overfit | None:
     """The overfitting judge's report on the eval itself: informational, never a gate."""
-    from skilleval.lint.overfit import overfit_report
-
     grader = judge or build_judge(suite, options, generator, force=True)
     if grader is None:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from skilleval.assertions.api import Judge
+from skilleval.api import Judge
 from skilleval.engine.base import Completion, Provider
 from skilleval.errors import ProviderError
 from skilleval.results.records import Message, Record

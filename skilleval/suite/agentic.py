@@ -21,7 +21,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from skilleval.errors import Diagnostic, Location
+from skilleval.errors import Diagnostic, Location, missing_file
 from skilleval.plugins.markers import ToolKindType
 from skilleval.suite.agent_config import (
     DEFAULT_MAX_STEPS,
@@ -240,7 +240,7 @@ def _file_copy(
         return None
     if not src.exists():
         message = f"file not found: {raw_src} (looked for {display_path(src)})"
-        diags.append(Diagnostic(doc.at(src_at), message))
+        diags.append(missing_file(doc.at(src_at), message, str(src)))
         return None
     if not (src.is_file() or src.is_dir()):
         diags.append(Diagnostic(doc.at(src_at), f"expected a regular file or a folder: {raw_src}"))

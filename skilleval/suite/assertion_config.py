@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.api import AssertionType
+from skilleval.api import AssertionType
 from skilleval.errors import DiagnosticsError, Location, PluginError, TemplateProblem
 from skilleval.plugins.registry import UNSUPPORTED
 from skilleval.suite import template

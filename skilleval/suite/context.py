@@ -24,6 +24,8 @@ class Overrides:
     seed: int | None = None
     plugin_dirs: tuple[Path, ...] = ()
     entry_points: bool = True
+    plugin_code: bool = True
+    """False: run no plugin code; plugin folders' assertion types are read from source."""
 
 
 @dataclass
@@ -53,6 +55,10 @@ class Loader:
 
     def error(self, where: Location, message: str) -> None:
         self.diags.append(Diagnostic(where, message))
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        """Keep a diagnostic built elsewhere (one with a code, such as a missing file's)."""
+        self.diags.append(diagnostic)
 
     def absorb(self, exc: DiagnosticsError) -> None:
         self.diags.extend(exc.diagnostics)

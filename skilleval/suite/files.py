@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Diagnostic, Location, SuiteError
+from skilleval.errors import Diagnostic, Location, SuiteError, missing_file
 from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
 from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
 from skilleval.util import fileref
@@ -34,12 +34,18 @@ class Reader:
         if glob.has_magic(raw):
             found = sorted(Path(p) for p in glob.glob(str(target), recursive=True))
             if not found:
-                raise SuiteError([Diagnostic(where, f"no file matches {ref}")])
+                raise SuiteError([missing_file(where, f"no file matches {ref}", str(target))])
             self.files.update(p.resolve() for p in found)
             return found
         if not exists(target, where):
             raise SuiteError(
-                [Diagnostic(where, f"file not found: {ref} (looked for {display_path(target)})")]
+                [
+                    missing_file(
+                        where,
+                        f"file not found: {ref} (looked for {display_path(target)})",
+                        str(target),
+                    )
+                ]
             )
         self.files.add(target.resolve())
         return [target]

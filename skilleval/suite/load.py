@@ -96,10 +96,13 @@ def _registry(loader: _Loader, doc: Document) -> Registry:
         if isinstance(rel, str) and rel:  # anything else is a schema error, reported next
             folders.append((loader.base / rel, doc.at(["plugins", i])))
     folders.extend((p, None) for p in loader.overrides.plugin_dirs)
-    registry = default_registry(entry_points=loader.overrides.entry_points)
+    run_code = loader.overrides.plugin_code
+    registry = default_registry(
+        entry_points=loader.overrides.entry_points and run_code, run_code=run_code
+    )
     for folder, where in folders:
         try:
-            registry.load_folder(folder, where=where)
+            registry.load_folder(folder, where=where, run_code=run_code)
         except PluginError as exc:
             # The other files are still checked; types this folder would have added are
             # not reported as unknown (see compile_assertion).

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from skilleval.assertions.api import AssertionType
+from skilleval.api import AssertionType
 from skilleval.errors import Location
 from skilleval.suite.defaults import defaults
 from skilleval.suite.gate import GateConfig

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skilleval.assertions.api import NEGATION_PREFIX
+from skilleval.api import NEGATION_PREFIX
 from skilleval.errors import Diagnostic
 from skilleval.plugins.registry import Registry
 from skilleval.suite.schema import violations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skilleval.errors import DiagnosticsError, Location
+from skilleval.errors import DiagnosticsError, Location, missing_file
 from skilleval.suite.context import Loader
 from skilleval.suite.skills import Skill, load_skill
 from skilleval.suite.yamlio import Document, display_path
@@ -21,7 +21,11 @@ def skill_file(loader: Loader, raw: str, where: Location) -> Skill | None:
     if path.is_dir():
         path = path / "SKILL.md"
     if not path.exists():
-        loader.error(where, f"skill not found: {raw} (looked for {display_path(path)})")
+        loader.add(
+            missing_file(
+                where, f"skill not found: {raw} (looked for {display_path(path)})", str(path)
+            )
+        )
         return None
     try:
         skill = load_skill(path, where)

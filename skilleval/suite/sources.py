@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skilleval.assertions.api import NEGATION_PREFIX
+from skilleval.api import NEGATION_PREFIX
 from skilleval.errors import DiagnosticsError
 from skilleval.plugins.registry import UNSUPPORTED
 from skilleval.suite import files as filerefs

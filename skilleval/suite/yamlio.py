@@ -173,7 +173,7 @@ def _to_float(text: str) -> float:
 
 
 def _to_timestamp(text: str) -> str:
-    from ruamel.yaml.constructor import SafeConstructor
+    from ruamel.yaml.constructor import SafeConstructor  # lazy: start-up time
     from ruamel.yaml.nodes import ScalarNode
 
     stamp = SafeConstructor().construct_yaml_timestamp(ScalarNode(f"{_TAG}timestamp", text))
@@ -255,7 +255,7 @@ class _Builder:
 
     def run(self, get_event: Any) -> Any:
         """Build the document from libyaml's events (the hot loop: common cases inlined)."""
-        from ruamel.yaml import events as ev
+        from ruamel.yaml import events as ev  # lazy: start-up time
 
         scalar_event, alias_event = ev.ScalarEvent, ev.AliasEvent
         map_start, seq_start = ev.MappingStartEvent, ev.SequenceStartEvent
@@ -592,7 +592,7 @@ def _colon_hint(lines: list[str], mark: Any) -> str:
 
 
 def _yaml_error(exc: Exception, display: str, text: str) -> Diagnostic:
-    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.error import MarkedYAMLError  # lazy: start-up time
 
     if not isinstance(exc, MarkedYAMLError) or exc.problem_mark is None:
         return Diagnostic(Location(display, 1, 1), f"invalid YAML: {exc}")
@@ -643,7 +643,7 @@ def parse_yaml(
     Raises:
         SuiteError: A syntax error or a limit, or (when ``strict``) any problem.
     """
-    from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # libyaml, no stubs
+    from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # libyaml, no stubs  # lazy: start-up time
 
     doc = Document(None, display, file, text)
     if len(text) > MAX_YAML_BYTES:
@@ -673,7 +673,7 @@ def parse_yaml(
             # libyaml reads YAML 1.1, which refuses a few things 1.2 allows (a `:` inside a
             # plain scalar in a flow collection: `{x: file://a.txt}`); ruamel's Python
             # parser reads 1.2, and words real syntax errors as users have seen them.
-            from ruamel.yaml import YAML
+            from ruamel.yaml import YAML  # lazy: start-up time
 
             doc = Document(None, display, file, text, problems=list(controls))
             events = YAML(typ="rt", pure=True).parse(clean)

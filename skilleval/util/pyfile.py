@@ -8,10 +8,13 @@ staleness check (whole-second mtime and size) can miss a quick edit. The module 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from types import ModuleType
 
@@ -20,6 +23,22 @@ from skilleval.userfile import read_bytes
 
 _modules: dict[Path, tuple[int, ModuleType]] = {}
 _lock = threading.Lock()
+_allowed: ContextVar[bool] = ContextVar("skilleval_user_imports_allowed", default=True)
+
+
+def imports_allowed() -> bool:
+    """False inside :func:`no_user_imports`: a user's Python file must not be run."""
+    return _allowed.get()
+
+
+@contextlib.contextmanager
+def no_user_imports() -> Iterator[None]:
+    """Refuse to run users' Python files (``validate --no-plugins``) while inside."""
+    token = _allowed.set(False)
+    try:
+        yield
+    finally:
+        _allowed.reset(token)
 
 
 def _execute(path: Path, name: str, shown: str) -> ModuleType:
@@ -29,6 +48,8 @@ def _execute(path: Path, name: str, shown: str) -> ModuleType:
         SuiteError: The file cannot be read (missing, a FIFO, too large …).
         SyntaxError: The file does not compile; anything the module raises is passed on.
     """
+    if not imports_allowed():
+        raise ImportError(f"not importing {shown}: running users' code is turned off")
     source = read_bytes(path, Location(shown))
     module = ModuleType(name)
     module.__file__ = str(path)

@@ -13,7 +13,7 @@ from agent_support import FakeProvider, agent, call, command_tool, final
 
 from skilleval.agent import MockCase, MockTool, PythonTool
 from skilleval.agent.calls import call_tool
-from skilleval.assertions.api import Check
+from skilleval.api import Check
 from skilleval.assertions.builtin import agentic as trajectory_checks
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.trajectory import args_match

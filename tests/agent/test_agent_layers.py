@@ -66,7 +66,7 @@ def test_the_agent_runtime_takes_only_typed_config_from_the_config_layer(path: P
 
 @pytest.mark.parametrize(
     "path",
-    files("assertions/api.py", "assertions/builtin/agentic.py", "assertions/builtin/workspace.py"),
+    files("api.py", "assertions/builtin/agentic.py", "assertions/builtin/workspace.py"),
     ids=lambda p: p.name,
 )
 def test_the_agentic_checks_import_nothing_of_the_agent_runner_or_judge(path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from agent_support import FakeProvider, agent, call, doc_of, final, messages, write
 
 from skilleval.agent import AgentRun, CommandTool, create_workspace
-from skilleval.assertions.api import Check
+from skilleval.api import Check
 from skilleval.assertions.builtin import workspace as workspace_checks
 from skilleval.errors import Location, PathEscape
 from skilleval.suite.agent_config import EnvironmentConfig, FileCopy, SetupCommand, ToolConfig

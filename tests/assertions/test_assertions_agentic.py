@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from agent_support import write
 
-from skilleval.assertions.api import Check, Verdict
+from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin import agentic
 from skilleval.assertions.builtin import workspace as workspace_checks
 from skilleval.plugins.registry import Registry

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from skilleval.assertions.api import MARK, AssertionType, Check, Stats, Verdict
+from skilleval.api import MARK, AssertionType, Check, Stats, Verdict
 from skilleval.assertions.builtin import length, perf, python, regex, structured, text
 from skilleval.assertions.normalize import normalize_result
 from skilleval.util import jsontext
@@ -727,7 +727,7 @@ def test_python_bad_returns_are_errors(code: str, error: str) -> None:
 
 
 def test_python_returning_a_verdict_keeps_it() -> None:
-    code = "from skilleval.assertions.api import Verdict\nreturn Verdict(True, 'mine', score=0.5)"
+    code = "from skilleval.api import Verdict\nreturn Verdict(True, 'mine', score=0.5)"
     assert run(python.python, "x", code) == Verdict(True, "mine", score=0.5)
 
 

@@ -26,15 +26,43 @@ def _power(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
     return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
 
 
-def _write_run(name: str, suite_path: str, a: int, b: int, c: int, d: int) -> Path:
-    run = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / name
-    run.mkdir(parents=True)
-    doc = {
-        "suite": {"path": suite_path},
-        "lift": {"n": a + b + c + d, "a": a, "b": b, "c": c, "d": d},
-    }
-    (run / "results.json").write_text(json.dumps(doc), encoding="utf-8")
-    return run
+def _paired_suite(folder: Path, a: int, b: int, c: int, d: int) -> Path:
+    """A suite whose real run compares a+b+c+d tests: a pass ON and OFF, b only ON, c only
+    OFF, d neither (the scripted model answers ``yes`` where a test is to pass)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    skill = folder / "skill" / "SKILL.md"
+    skill.parent.mkdir(exist_ok=True)
+    skill.write_text((SUITE.parent / "skill" / "SKILL.md").read_text(encoding="utf-8"))
+    ids = [f"{kind}{i}" for kind, n in zip("abcd", (a, b, c, d), strict=True) for i in range(n)]
+    passes = {"on": [t for t in ids if t[0] in "ab"], "off": [t for t in ids if t[0] in "ac"]}
+    rules = [
+        f"    - {{arm: {arm}, id: {test}, output: 'yes'}}"
+        for arm, tests in passes.items()
+        for test in tests
+    ]
+    tests = [
+        f"  - {{id: {t}, should_trigger: true, prompt: 'case {t}', "
+        "assert: [{type: equals, value: 'yes'}]}"
+        for t in ids
+    ]
+    suite = folder / "suite.yaml"
+    suite.write_text(
+        "version: 1\ntype: capability\nskill: skill/SKILL.md\n"
+        "model:\n  provider: scripted\n  default: 'no'\n  responses:\n"
+        + "\n".join(rules)
+        + "\ntests:\n"
+        + "\n".join(tests)
+        + "\n",
+        encoding="utf-8",
+    )
+    return suite
+
+
+def _write_run(suite: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """Run ``suite`` for real on its scripted model; return its run directory."""
+    run_cli(["run", str(suite), "--json", "-q"])
+    run = json.loads(capsys.readouterr().out)["run_id"]
+    return Path(os.environ["SKILLEVAL_HOME"]) / "runs" / run
 
 
 def test_assumes_a_tie_rate_without_a_run(capsys: pytest.CaptureFixture[str]) -> None:
@@ -47,27 +75,52 @@ def test_assumes_a_tie_rate_without_a_run(capsys: pytest.CaptureFixture[str]) ->
     assert out["tests_to_add"] == plan.tests_needed - 5  # type: ignore[operator]
 
 
-def test_observes_the_tie_rate_in_the_suites_last_run(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_cli(["power", "--json", str(SUITE), "--tie-rate", "0.5"]) == 0
-    display = json.loads(capsys.readouterr().out)["suite"]
-    _write_run("other-suite", "elsewhere.yaml", 0, 1, 1, 0)
-    _write_run("this-suite", display, 6, 3, 1, 0)
-    out = _power(capsys, "--win-rate", "0.9")
+def test_observes_the_tie_rate_in_the_suites_last_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = _paired_suite(tmp_path / "other", 0, 1, 1, 0)
+    this = _paired_suite(tmp_path / "this", 4, 3, 1, 2)
+    _write_run(other, capsys)
+    this_run = _write_run(this, capsys)
+    assert run_cli(["power", "--json", str(this), "--win-rate", "0.9"]) == 0
+    out = json.loads(capsys.readouterr().out)
     assert out["tie_rate_source"] == "observed"
     assert out["tie_rate"] == 0.6
-    assert out["run"].endswith("this-suite/results.json")  # type: ignore[union-attr]
-    expected = stats.plan_power(5, win_rate=0.9, tie_rate=0.6)
+    assert out["run"] == str(this_run / "results.json")
+    expected = stats.plan_power(10, win_rate=0.9, tie_rate=0.6)
     assert out["tests_needed"] == expected.tests_needed
 
 
-def test_given_tie_rate_and_run_option(capsys: pytest.CaptureFixture[str]) -> None:
+def test_given_tie_rate_and_run_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _power(capsys, "--tie-rate", "0")["tie_rate_source"] == "given"
-    run = _write_run("explicit", "whatever.yaml", 1, 4, 0, 0)
+    run = _write_run(_paired_suite(tmp_path / "explicit", 1, 4, 0, 0), capsys)
     out = _power(capsys, "--run", str(run))
     assert out["tie_rate"] == 0.2
-    empty = _write_run("no-lift", "whatever.yaml", 0, 0, 0, 0)
-    assert run_cli(["power", str(SUITE), "--run", str(empty)]) == 2
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(
+        "version: 1\nmodel: echo\ntests:\n  - prompt: hi\n    assert: [{type: contains, value: hi}]\n",
+        encoding="utf-8",
+    )
+    no_lift = _write_run(plain, capsys)
+    assert run_cli(["power", str(SUITE), "--run", str(no_lift)]) == 2
     assert "no ON/OFF comparison" in capsys.readouterr().err
+
+
+def test_a_damaged_run_is_refused_and_a_damaged_last_run_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _paired_suite(tmp_path / "s", 1, 1, 0, 0)
+    run = _write_run(suite, capsys)
+    (run / "results.json").write_text('{"version": 1, "records": [', encoding="utf-8")
+    (run / "results.jsonl").unlink()
+    assert run_cli(["power", str(suite), "--run", str(run)]) == 4
+    assert "is not valid JSON" in capsys.readouterr().err
+    assert _power_of(suite, capsys)["tie_rate_source"] == "assumed"
+
+
+def _power_of(suite: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    assert run_cli(["power", "--json", str(suite)]) == 0
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
 
 
 def test_text_output_says_what_to_do(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from skilleval.cli import run_cli
-from skilleval.errors import SkillevalError
-from skilleval.results.codec import DecodeError, decode
+from skilleval.errors import DecodeError, SkillevalError
+from skilleval.results.codec import decode
 from skilleval.results.load import load_run, parse_run
 from skilleval.results.model import Run
 from skilleval.results.schema import results_schema
@@ -170,8 +170,9 @@ def test_report_on_damaged_results_says_what_is_wrong_without_a_traceback(
         code = run_cli(["report", str(target), "-o", str(tmp_path / "out.md")])
         err = capsys.readouterr().err
         assert "Traceback" not in err, (path, err)
-        assert code in (0, 3), (path, code, err)
-        if code == 3:
+        # A damaged results file is invalid input (4), not a model failure (3).
+        assert code in (0, 4), (path, code, err)
+        if code == 4:
             refused += 1
             assert "error: " in err, (path, err)
             assert "is not a valid skilleval results file" in err or "results" in err, err
@@ -186,7 +187,7 @@ def test_report_on_truncated_and_non_json_files(
     target = tmp_path / "results.json"
     for text in ("", "{", "[]", "null", '{"version": 1, "records": "x"}', "[" * 5000):
         target.write_text(text, encoding="utf-8")
-        assert run_cli(["report", str(target)]) == 3
+        assert run_cli(["report", str(target)]) == 4
         err = capsys.readouterr().err
         assert "Traceback" not in err
         assert err.startswith("error: ")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 import pytest
+from fakes import FakeProvider
 
-from skilleval.engine.base import Completion, ModelIdentity, Request
+from skilleval.engine.base import Completion, Request
 from skilleval.errors import ProviderError, SuiteError
 from skilleval.runner.arms import NONE
 from skilleval.runner.routercheck import RouterSet, load_router_set, run_router_check
@@ -84,30 +84,23 @@ def test_a_skill_may_not_be_called_none() -> None:
 # --- the check, with fake routers ----------------------------------------------------------------
 
 
-@dataclass
-class Oracle:
+class Oracle(FakeProvider):
     """Routes every request to its expected label, except those listed in ``wrong``."""
 
-    router_set: RouterSet
-    wrong: frozenset[str] = frozenset()
-    max_concurrency: int = 1
+    name = "oracle"
 
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(kind="echo", name="oracle")
+    def __init__(self, router_set: RouterSet, wrong: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        self.router_set = router_set
+        self.wrong = wrong
 
-    def complete(self, request: Request) -> Completion:
+    def reply(self, request: Request) -> Completion:
         case = next(c for c in self.router_set.cases if c.id == request.test_id)
         assert request.choices == (*sorted(s.name for s in self.router_set.skills), NONE)
         label = case.expect
         if case.id in self.wrong:
             label = NONE if case.should_trigger else self.router_set.skills[0].name
         return Completion(label, choice_scores={label: -0.5})
-
-    def cache_salt(self, request: Request) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
 
 
 def test_a_perfect_router_scores_one() -> None:
@@ -133,20 +126,11 @@ def test_misses_and_false_triggers_are_counted_apart() -> None:
     assert report.near_miss_false_triggers == 1 / nears
 
 
-class Failing:
-    max_concurrency = 1
+class Failing(FakeProvider):
+    name = "missing.gguf"
 
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(kind="gguf", name="missing.gguf")
-
-    def complete(self, request: Request) -> Completion:
+    def reply(self, request: Request) -> Completion:
         raise ProviderError("model file not found: missing.gguf")
-
-    def cache_salt(self, request: Request) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
 
 
 def test_a_router_that_cannot_run_aborts_the_check() -> None:

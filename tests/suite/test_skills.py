@@ -7,18 +7,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fakes import COMMIT_SKILL
 
 from skilleval.cli import run_cli
 from skilleval.suite.skills import load_skill
 
-SKILL = """
----
-name: commit-message
-description: Write a Conventional Commits message for a described code change.
----
-
-Reply with one line: type(scope): summary.
-"""
+SKILL = COMMIT_SKILL
 
 OTHER = """
 ---

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import regex as engine
 
-from skilleval.assertions.api import Check, Verdict
+from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin import regex, workspace
 from skilleval.errors import ExprRuntimeError, RegexError, RegexTimeoutError
 from skilleval.expr import compile_expr

@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from skilleval.assertions.api import Check
+from skilleval.api import Check
 
 CLIP = 80
 """Longest excerpt of an output or value quoted in a reason."""

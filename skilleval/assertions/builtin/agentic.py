@@ -1,6 +1,6 @@
 """Checks on what an agent did: the tools it called, its step count, queries over its steps.
 
-They read :attr:`~skilleval.assertions.api.Check.trajectory`, the steps of the agent loop
+They read :attr:`~skilleval.api.Check.trajectory`, the steps of the agent loop
 (:class:`~skilleval.trajectory.Step`). A test that runs no agent loop has none, and these
 checks give an ``error`` verdict there, not a fail: they cannot be evaluated.
 
@@ -18,7 +18,7 @@ from typing import Any
 import jmespath
 from jmespath.exceptions import JMESPathError
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, dump, json_difference, quote
 from skilleval.assertions.builtin.structured import check_query
 from skilleval.trajectory import Step, args_match
@@ -68,7 +68,7 @@ _LISTED = 5
 
 def _steps(check: Check) -> tuple[Step, ...] | Verdict:
     if check.trajectory is None:
-        return Verdict.failed_with_error("this test has no trajectory (it runs no agent loop)")
+        return Verdict.errored("this test has no trajectory (it runs no agent loop)")
     return check.trajectory
 
 
@@ -235,7 +235,7 @@ def trajectory(check: Check) -> Verdict:
     try:
         result = jmespath.search(query, [s.to_json() for s in steps])
     except JMESPathError as exc:
-        return Verdict.failed_with_error(f"query {quote(query)} failed: {clip(str(exc))}")
+        return Verdict.errored(f"query {quote(query)} failed: {clip(str(exc))}")
     shown = f"query {quote(query)} gives {dump(result)}"
     if isinstance(check.value, Mapping):
         difference = json_difference(result, check.value["equals"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.expr import ExprSyntaxError, compile_expr
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import as_text, quote
 
 _COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}
@@ -102,7 +102,7 @@ def levenshtein(check: Check) -> Verdict:
     reference = as_text(check.value)
     limit = DEFAULT_MAX_DISTANCE if check.threshold is None else check.threshold
     if len(check.output) * len(reference) > MAX_CELLS:
-        return Verdict.failed_with_error(
+        return Verdict.errored(
             f"levenshtein on texts of {len(check.output):,} and {len(reference):,} characters"
             f" is too slow to compute; the limit is {MAX_CELLS:,} for their lengths"
             " multiplied (two texts of 100,000 characters)"

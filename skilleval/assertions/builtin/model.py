@@ -11,17 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip
-from skilleval.errors import ProviderError
+from skilleval.errors import ImpossibleReply, PromptProblem, ProviderError
+from skilleval.judge import prompts, schemas
 from skilleval.judge.scoring import (
     AssertGrade,
-    ImpossibleReply,
     RubricGrade,
     StatementVerdict,
     grade_rubric,
     grade_statements,
 )
+from skilleval.suite import template
 
 _TEXT_OR_LIST: Final[dict[str, Any]] = {
     "type": ["string", "array"],
@@ -95,19 +96,17 @@ def _as_items(value: Any, noun: str) -> tuple[list[str], str | None]:
 
 def _judge_failed(exc: ProviderError) -> Verdict:
     kind = getattr(exc, "kind", "provider")
-    return Verdict.failed_with_error(str(exc), details={"error_kind": kind})
+    return Verdict.errored(str(exc), details={"error_kind": kind})
 
 
 def _impossible(exc: ImpossibleReply, reply: Any) -> Verdict:
-    return Verdict.failed_with_error(
+    return Verdict.errored(
         f"judge reply is impossible: {exc}",
         details={"error_kind": "impossible", "judge_reply": reply},
     )
 
 
 def _reference(check: Check) -> tuple[str, str | None]:
-    from skilleval.suite import template
-
     raw = check.options.get("reference")
     if raw is None:
         return "", None
@@ -138,20 +137,18 @@ def llm_rubric(check: Check) -> Verdict:
     The judge sees the prompt, the output, the rubric and the optional ``reference``;
     ``rubricPrompt`` replaces the packaged judge prompt.
     """
-    from skilleval.judge import prompts, schemas
-
     if check.judge is None:
-        return Verdict.failed_with_error(NO_JUDGE)
+        return Verdict.errored(NO_JUDGE)
     items, problem = _as_items(check.value, "rubric")
     if problem is not None:
-        return Verdict.failed_with_error(problem)
+        return Verdict.errored(problem)
     if check.threshold is not None and not 0.0 <= check.threshold <= 1.0:
-        return Verdict.failed_with_error(
+        return Verdict.errored(
             f"llm-rubric threshold must be between 0 and 1, not {check.threshold:g}"
         )
     reference, problem = _reference(check)
     if problem is not None:
-        return Verdict.failed_with_error(problem)
+        return Verdict.errored(problem)
     listed = items if isinstance(check.value, list) else []
     variables = prompts.rubric_variables(
         output=check.output,
@@ -162,8 +159,8 @@ def llm_rubric(check: Check) -> Verdict:
     )
     try:
         messages = prompts.rubric_messages(variables, check.options.get("rubricPrompt"))
-    except prompts.PromptProblem as exc:
-        return Verdict.failed_with_error(str(exc))
+    except PromptProblem as exc:
+        return Verdict.errored(str(exc))
     schema = schemas.rubric_schema(len(listed))
     try:
         reply = check.judge.complete_json(messages, schema, schemas.rubric_budget(len(listed)))
@@ -225,18 +222,16 @@ def llm_assert(check: Check) -> Verdict:
     passed and is recorded apart from FALSE (``details.unknown``). ``require: all`` (the
     default) passes when every statement is TRUE, ``require: any`` when one is.
     """
-    from skilleval.judge import prompts, schemas
-
     if check.judge is None:
-        return Verdict.failed_with_error(NO_JUDGE)
+        return Verdict.errored(NO_JUDGE)
     statements, problem = _as_items(check.value, "statement")
     if problem is not None:
-        return Verdict.failed_with_error(problem)
+        return Verdict.errored(problem)
     require = check.options.get("require", "all")
     if require not in ("all", "any"):
-        return Verdict.failed_with_error(f"require must be all or any, not {require!r}")
+        return Verdict.errored(f"require must be all or any, not {require!r}")
     if check.threshold is not None:
-        return Verdict.failed_with_error("llm-assert takes no threshold; use require: all | any")
+        return Verdict.errored("llm-assert takes no threshold; use require: all | any")
     messages = prompts.assert_messages(
         output=check.output, statements=statements, prompt=check.prompt, vars_=check.vars
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 
 _LIMIT: dict[str, Any] = {"type": "number", "minimum": 0}
 
@@ -34,9 +34,7 @@ def latency(check: Check) -> Verdict:
     """
     limit = _limit(check)
     if limit is None:
-        return Verdict.failed_with_error(
-            "latency needs a limit in milliseconds as value or threshold"
-        )
+        return Verdict.errored("latency needs a limit in milliseconds as value or threshold")
     took = check.stats.latency_ms
     note = ", recorded when the output was first generated (served from cache)"
     return Verdict.of(
@@ -63,8 +61,8 @@ def cost(check: Check) -> Verdict:
     """
     limit = _limit(check)
     if limit is None:
-        return Verdict.failed_with_error("cost needs a limit in US dollars as value or threshold")
+        return Verdict.errored("cost needs a limit in US dollars as value or threshold")
     spent = check.cost
     if spent is None:
-        return Verdict.failed_with_error("cost is not known for this provider")
+        return Verdict.errored("cost is not known for this provider")
     return Verdict.of(float(spent) <= limit, f"cost was ${float(spent):.6g} (max ${limit:g})")

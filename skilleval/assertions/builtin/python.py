@@ -17,7 +17,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.normalize import normalize_result
 from skilleval.suite.template import is_template
 from skilleval.util import fileref
@@ -151,13 +151,13 @@ def python(check: Check) -> Verdict:
     if fileref.is_ref(source):
         fn = _load_function(source, check.base_dir)
         if isinstance(fn, str):
-            return Verdict.failed_with_error(fn)
+            return Verdict.errored(fn)
         label = getattr(fn, "__name__", DEFAULT_FUNCTION)
         result = fn(check.output, context)
     else:
         inline = _compile_inline(source)
         if isinstance(inline, str):
-            return Verdict.failed_with_error(inline)
+            return Verdict.errored(inline)
         label = "python"
         result = _run_inline(inline, check.output, context)
     return normalize_result(result, check.threshold, label=label)

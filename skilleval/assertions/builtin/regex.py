@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import RegexError, RegexTimeoutError
 from skilleval.suite.template import is_template
@@ -35,9 +35,9 @@ def regex(check: Check) -> Verdict:
     try:
         found = saferegex.search(pattern, check.output)
     except RegexError as exc:
-        return Verdict.failed_with_error(f"bad regex: {exc}")
+        return Verdict.errored(f"bad regex: {exc}")
     except RegexTimeoutError as exc:
-        return Verdict.failed_with_error(str(exc))
+        return Verdict.errored(str(exc))
     if found is None:
         return Verdict.of(False, f"output has no match for {shown}")
     return Verdict.of(True, f"output matches {shown} with {quote(found.group(0))}")

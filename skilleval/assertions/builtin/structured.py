@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing.exceptions import Unresolvable
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import (
     clip,
     dump,
@@ -98,9 +98,9 @@ def is_json(check: Check) -> Verdict:
     try:
         error = _schema_error(_validator(check.value), data)
     except SchemaError as exc:
-        return Verdict.failed_with_error(f"invalid JSON Schema: {clip(exc.message)}")
+        return Verdict.errored(f"invalid JSON Schema: {clip(exc.message)}")
     except Unresolvable as exc:
-        return Verdict.failed_with_error(f"schema reference cannot be resolved: {exc}")
+        return Verdict.errored(f"schema reference cannot be resolved: {exc}")
     if error is None:
         return Verdict.of(True, "output is JSON matching the schema")
     return Verdict.of(False, f"output JSON does not match the schema {_describe(error)}")
@@ -146,9 +146,9 @@ def contains_json(check: Check) -> Verdict:
                 )
             errors.append(error)
     except SchemaError as exc:
-        return Verdict.failed_with_error(f"invalid JSON Schema: {clip(exc.message)}")
+        return Verdict.errored(f"invalid JSON Schema: {clip(exc.message)}")
     except Unresolvable as exc:
-        return Verdict.failed_with_error(f"schema reference cannot be resolved: {exc}")
+        return Verdict.errored(f"schema reference cannot be resolved: {exc}")
     count = "1 JSON fragment" if len(fragments) == 1 else f"{len(fragments)} JSON fragments"
     return Verdict.of(
         False,
@@ -212,11 +212,11 @@ def jmespath_(check: Check) -> Verdict:
     """
     query = _query_of(check.value)
     if query is None:
-        return Verdict.failed_with_error("jmespath needs a query string or {query, equals}")
+        return Verdict.errored("jmespath needs a query string or {query, equals}")
     try:
         compiled = _compile(query)
     except jmespath_errors.JMESPathError as exc:
-        return Verdict.failed_with_error(_query_error(exc))
+        return Verdict.errored(_query_error(exc))
     data = transformed_object(check)
     if data is None:
         try:
@@ -226,7 +226,7 @@ def jmespath_(check: Check) -> Verdict:
     try:
         result = compiled.search(data)
     except jmespath_errors.JMESPathError as exc:
-        return Verdict.failed_with_error(
+        return Verdict.errored(
             f"query {quote(query)} cannot run on this output: {clip(lower_first(str(exc)))}"
         )
     shown = f"query {quote(query)} gives {dump(result)}"

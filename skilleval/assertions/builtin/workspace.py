@@ -1,6 +1,6 @@
 """Checks on an agent's workspace: files it left, and commands run there after it finished.
 
-They read :attr:`~skilleval.assertions.api.Check.workspace`, the folder the agent worked in.
+They read :attr:`~skilleval.api.Check.workspace`, the folder the agent worked in.
 A test that runs no agent loop has none, and these checks give an ``error`` verdict there.
 Every path is relative to the workspace and resolved inside it
 (:func:`~skilleval.util.workpath.resolve_inside`): one that leads out is an error, not a fail.
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skilleval.assertions.api import Check, Verdict, assertion
+from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import PathEscape, RegexError, RegexTimeoutError
 from skilleval.suite.template import is_template
@@ -73,7 +73,7 @@ _LISTED = 5
 
 def _workspace(check: Check) -> Path | Verdict:
     if check.workspace is None:
-        return Verdict.failed_with_error("this test has no workspace")
+        return Verdict.errored("this test has no workspace")
     return check.workspace
 
 
@@ -84,7 +84,7 @@ def _inside(check: Check, rel: str) -> Path | Verdict:
     try:
         return resolve_inside(root, rel)
     except PathEscape as exc:
-        return Verdict.failed_with_error(str(exc))
+        return Verdict.errored(str(exc))
 
 
 # -- files ------------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ def _read(path: Path, rel: str) -> str | Verdict:
         with path.open("rb") as fh:
             raw = fh.read(FILE_LIMIT)
     except OSError as exc:
-        return Verdict.failed_with_error(f"cannot read {rel}: {exc.strerror or exc}")
+        return Verdict.errored(f"cannot read {rel}: {exc.strerror or exc}")
     return raw.decode("utf-8", errors="replace")
 
 
@@ -227,14 +227,14 @@ def file_matches(check: Check) -> Verdict:
     try:
         compiled = saferegex.compile(pattern, saferegex.MULTILINE)
     except RegexError as exc:
-        return Verdict.failed_with_error(f"invalid regex {quote(pattern)}: {exc}")
+        return Verdict.errored(f"invalid regex {quote(pattern)}: {exc}")
     text = _read(path, rel)
     if isinstance(text, Verdict):
         return text
     try:
         found = saferegex.search(compiled, text)
     except RegexTimeoutError as exc:
-        return Verdict.failed_with_error(f"{rel}: {exc}")
+        return Verdict.errored(f"{rel}: {exc}")
     if found is None:
         return Verdict.of(
             False, f"{rel} has no match for /{clip(pattern, 60)}/; it has {_glimpse(text)}"
@@ -307,9 +307,9 @@ def run_command(check: Check) -> Verdict:
     try:
         found = saferegex.search(str(pattern), done.stdout, saferegex.MULTILINE)
     except RegexError as exc:
-        return Verdict.failed_with_error(f"invalid stdout regex {quote(str(pattern))}: {exc}")
+        return Verdict.errored(f"invalid stdout regex {quote(str(pattern))}: {exc}")
     except RegexTimeoutError as exc:
-        return Verdict.failed_with_error(f"stdout: {exc}")
+        return Verdict.errored(f"stdout: {exc}")
     if found is None:
         return Verdict.of(
             False,

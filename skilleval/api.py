@@ -11,7 +11,9 @@ import time: a :class:`~skilleval.plugins.registry.Registry` scans modules for t
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,7 +110,9 @@ class Verdict:
     """The outcome of one assertion on one output.
 
     ``error`` set means the assertion could not be evaluated: it is neither a pass nor a
-    fail, and it is reported apart from both.
+    fail, and it is reported apart from both (:meth:`errored` builds one). ``passed`` must be
+    a bool and ``score`` a finite number from 0 to 1; a check that returns anything else gets
+    an ``error`` verdict saying so.
     """
 
     passed: bool
@@ -130,9 +134,19 @@ class Verdict:
         """A verdict whose reason describes what was found, whichever way it went."""
         return cls(passed=passed, reason=reason, **kw)
 
+    @property
+    def status(self) -> Literal["pass", "fail", "error"]:
+        """``error`` when the assertion could not be evaluated, else ``pass`` or ``fail``."""
+        if self.error is not None:
+            return "error"
+        return "pass" if self.passed else "fail"
+
     @classmethod
-    def failed_with_error(cls, message: str, **kw: Any) -> Verdict:
-        """An unscored verdict: the assertion could not be evaluated."""
+    def errored(cls, message: str, **kw: Any) -> Verdict:
+        """The assertion could not be evaluated (the ``error`` status): neither a pass nor a fail.
+
+        Raising :class:`~skilleval.errors.CannotEvaluate` from a check means the same.
+        """
         return cls(passed=False, reason=message, error=message, **kw)
 
 
@@ -193,14 +207,23 @@ class AssertionType:
         if len(params) != 1:
             return f"assertion type '{self.name}' must take exactly one argument (a Check), not {len(params)}"
         if self.value_schema is not None:
-            from jsonschema import Draft202012Validator  # lazy: start-up time
-            from jsonschema.exceptions import SchemaError
-
-            try:
-                Draft202012Validator.check_schema(dict(self.value_schema))
-            except SchemaError as exc:
-                return f"assertion type '{self.name}' has an invalid value schema: {exc.message}"
+            problem = _schema_problem(json.dumps(self.value_schema, sort_keys=True, default=str))
+            if problem is not None:
+                return f"assertion type '{self.name}' has an invalid value schema: {problem}"
         return None
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_problem(schema_json: str) -> str | None:
+    """Why a JSON Schema is invalid, or None. Cached: every load registers the built-ins."""
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(json.loads(schema_json))
+    except SchemaError as exc:
+        return str(exc.message)
+    return None
 
 
 def assertion(

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 
 from skilleval.cli import run_cli
 from skilleval.errors import TruncatedError, UsageError
-from skilleval.lint.overfit import (
+from skilleval.judge.overfit import (
     BLOCK_SCHEMA,
     budget,
     collect_items,

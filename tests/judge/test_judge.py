@@ -10,51 +10,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import FakeProvider
 
-from skilleval.assertions.api import Check, Verdict
+from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.cli import run_cli
-from skilleval.engine.base import Completion, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider, ResponseCache
 from skilleval.engine.llama import gguf_spec
 from skilleval.errors import InvalidReplyError, ProviderError, SuiteError
 from skilleval.judge import JudgeClient, SchemaGuard
-from skilleval.judge.schemas import assert_budget, rubric_budget
+from skilleval.judge.client import reply_problem
+from skilleval.judge.schemas import assert_budget, rubric_budget, rubric_schema
 from skilleval.judge.scoring import map_score
-from skilleval.judge.selftest import load_pairs, run_judge_check
+from skilleval.runner.judgecheck import load_pairs, run_judge_check
 
 
-class FakeModel:
-    """A provider that answers from a queue of canned replies and records every request.
+class FakeModel(FakeProvider):
+    """The shared fake, named as a judge."""
 
-    Each reply is a JSON-able value (sent as JSON), a raw string, a ``(text, finish_reason)``
-    pair, or an exception to raise.
-    """
-
-    max_concurrency = 1
+    name = "fake-judge"
 
     def __init__(self, *replies: Any) -> None:
-        self.replies = list(replies)
-        self.requests: list[Request] = []
-
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(kind="fake", name="fake-judge")
-
-    def complete(self, request: Request) -> Completion:
-        self.requests.append(request)
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
-        if not isinstance(text, str):
-            text = json.dumps(text)
-        return Completion(text=text, finish_reason=finish, completion_tokens=len(text) // 4)
-
-    def cache_salt(self, request: Request) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
+        super().__init__(replies)
 
 
 def rubric_reply(score: int = 4, passed: bool = True, **extra: Any) -> dict[str, Any]:
@@ -329,6 +306,47 @@ def test_errors_are_never_cached(tmp_path: Path) -> None:
         verdict = rubric(JudgeClient(CachingProvider(model, cache)))
         assert verdict.error is not None
         assert len(model.requests) == 2  # asked again each run: nothing was stored
+    assert cache.info().entries == 0
+
+
+DUPLICATED = '{"reason": "x", "score": 1, "pass": false, "score": 5, "pass": true}'
+
+
+def test_a_reply_that_repeats_a_key_is_rejected_not_read_by_its_last_value() -> None:
+    model = FakeModel(DUPLICATED, DUPLICATED)
+    verdict = rubric(JudgeClient(model))
+    assert verdict.status == "error"
+    assert verdict.error == (
+        "judge reply invalid after a repair retry: not JSON (the key 'score' appears twice): "
+        + repr(DUPLICATED)
+    )
+    assert len(model.requests) == 2  # the repair retry was asked for, and refused too
+
+
+def test_a_repeated_key_is_repaired_by_the_retry() -> None:
+    verdict = rubric(JudgeClient(FakeModel(DUPLICATED, rubric_reply(2, passed=False))))
+    assert verdict.status == "fail"
+    assert verdict.score == map_score(2)
+
+
+def test_reply_problem_names_a_repeated_key_and_a_float_score() -> None:
+    schema = rubric_schema()
+    assert "the key 'score' appears twice" in (reply_problem(DUPLICATED, schema) or "")
+    assert reply_problem('{"reason": "x", "score": 5.0, "pass": true}', schema) == (
+        "at $.score: 5.0 is not of type 'integer'"
+    )
+    assert reply_problem('{"reason": "x", "score": 5, "pass": true}', schema) is None
+
+
+def test_an_impossible_reply_is_an_error_and_is_never_cached(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    impossible = '{"reason": "x", "score": 5.0, "pass": true}'
+    for _ in range(2):
+        model = FakeModel(impossible, impossible)
+        verdict = rubric(JudgeClient(CachingProvider(model, cache)))
+        assert verdict.status == "error"
+        assert "is not of type 'integer'" in (verdict.error or "")
+        assert len(model.requests) == 2  # asked again each time: nothing was stored
     assert cache.info().entries == 0
 
 

@@ -22,13 +22,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from skilleval.assertions.api import Check, Verdict
+from skilleval.api import Check, Verdict
+from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.errors import Diagnostic
 from skilleval.shipped import suite_text
 from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
 
 if TYPE_CHECKING:
-    from skilleval.assertions.api import Judge
+    from skilleval.api import Judge
 
 PairType = Literal["llm-rubric", "llm-assert"]
 Progress = Callable[["PairOutcome", int, int], None]
@@ -231,8 +232,6 @@ def _pair(reader: ItemReader) -> Pair | None:
 
 def grade_output(judge: Judge, pair: Pair, output: str) -> Verdict:
     """Grade ``output`` for ``pair`` with the assertion type the pair names."""
-    from skilleval.assertions.builtin.model import llm_assert, llm_rubric
-
     fn = llm_rubric if pair.type == "llm-rubric" else llm_assert
     options = {"reference": pair.reference} if pair.reference is not None else {}
     check = Check(

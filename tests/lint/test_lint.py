@@ -18,7 +18,7 @@ from skilleval.lint.assertions import always
 from skilleval.lint.ngrams import Source, common_run, normalise, similarity, words
 from skilleval.lint.view import LintAssert
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "lint"
 BROKEN = sorted(DATA.glob("SE*.yaml"))
 MARK = re.compile(r"#\s*expect-next-line:\s*(SE\d{3})")

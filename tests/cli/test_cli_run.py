@@ -13,7 +13,7 @@ import pytest
 
 from skilleval.cli import run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write(path: Path, text: str) -> Path:

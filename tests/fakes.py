@@ -1,0 +1,75 @@
+"""Fakes shared by the tests: one provider base, and the SKILL.md text several tests use.
+
+Import them as ``from fakes import FakeProvider, COMMIT_SKILL`` (``tests/`` is on the path).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from skilleval.engine.base import Completion, ModelIdentity, Request
+
+COMMIT_SKILL = """
+---
+name: commit-message
+description: Write a Conventional Commits message for a described code change.
+---
+
+Reply with one line: type(scope): summary.
+"""
+"""A small real skill: the one the commit-message example is built around."""
+
+
+class FakeProvider:
+    """A provider that answers from a queue of canned replies and records every request.
+
+    Each reply is a :class:`Completion`, an exception to raise, a raw string, a
+    ``(text, finish_reason)`` pair, or any other JSON-able value (sent as JSON). When the
+    queue is empty, ``default`` is the reply. Subclasses override :meth:`reply` instead.
+    """
+
+    max_concurrency = 1
+    name = "fake"
+    completion_tokens: int | None = None
+    """Tokens counted for each reply; None counts one per four characters."""
+
+    def __init__(self, replies: Iterable[Any] = (), *, default: Any = None) -> None:
+        self.replies = list(replies)
+        self.default = default
+        self.requests: list[Request] = []
+
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(kind="fake", name=self.name)
+
+    def complete(self, request: Request) -> Completion:
+        self.requests.append(request)
+        return self.reply(request)
+
+    def reply(self, request: Request) -> Completion:
+        if not self.replies and self.default is None:
+            raise AssertionError(f"the fake provider has no reply left for {request.test_id!r}")
+        reply = self.replies.pop(0) if self.replies else self.default
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(reply, Completion):
+            return reply
+        text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
+        if not isinstance(text, str):
+            text = json.dumps(text)
+        return Completion(
+            text=text,
+            finish_reason=finish,
+            prompt_tokens=10,
+            completion_tokens=self.completion_tokens
+            if self.completion_tokens is not None
+            else len(text) // 4,
+            latency_ms=1.0,
+        )
+
+    def cache_salt(self, request: Request) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
