@@ -29,7 +29,7 @@ def history(ctx: click.Context, file: Path, as_json: bool) -> None:
     suite = display_path(file)
     found = collect(runs_dir, suite)
     if not found.runs and not file.is_file():
-        raise UsageError(f"{file}: no such suite, and no runs of it in {runs_dir}")
+        raise UsageError(f"{file}: no such suite, and no runs of it recorded")
     if as_json:
         emit_json(found.to_json() | {"runs_dir": str(runs_dir)})
     else:

@@ -197,7 +197,7 @@ def test_no_runs_yet_is_not_an_error_but_a_missing_suite_is(
     assert run_cli(["history", str(suite)]) == 0
     assert "suite.yaml: no finished runs recorded" in capsys.readouterr().err
     assert run_cli(["history", "missing.yaml"]) == 2
-    assert "missing.yaml: no such suite, and no runs of it" in capsys.readouterr().err
+    assert "missing.yaml: no such suite, and no runs of it recorded" in capsys.readouterr().err
 
 
 def test_json_stdout_is_one_document(capsys: pytest.CaptureFixture[str]) -> None:
