@@ -133,7 +133,7 @@ def test_summary_numbers_equal_the_results(page: Any, report: tuple[dict[str, An
             assert text == view.signed_pct(expected)
         else:
             assert text == view.pct(expected, 1), name
-    assert page.find_element(By.ID, "verdict").text == view.verdict(typed(doc)).label
+    assert page.find_element(By.ID, "verdict").text == view.verdict(typed(doc)).headline
     on = doc["summary"]["arms"]["on"]
     assert metrics["arms.on.passed"].text == str(on["passed"])
 
@@ -189,6 +189,40 @@ def test_planted_script_in_an_output_does_not_run(
     assert "<script>document.title='pwned';window.__pwned=1</script>" in "\n".join(outputs)
     assert page.execute_script("return window.__pwned === undefined")
     assert page.title != "pwned"
+
+
+@pytest.fixture(scope="module")
+def history_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of the third of three real runs of one suite, written by `skilleval run`."""
+    folder = tmp_path_factory.mktemp("browser-history")
+    home = folder / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKILLEVAL_HOME", str(home))
+        for _ in range(3):
+            skill_doc(folder, None)
+    return home / "runs" / "latest" / "report.html"
+
+
+def test_history_chart_draws_every_run(driver: Any, history_report: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(history_report.as_uri())
+    errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert errors == []
+    chart = driver.find_element(By.ID, "history-chart")
+    assert chart.is_displayed()
+    assert chart.size["width"] > 300
+    assert chart.size["height"] > 80
+    for arm in ("off", "on", "routed"):
+        group = chart.find_element(By.CSS_SELECTOR, f'g[data-arm="{arm}"]')
+        points = group.find_elements(By.TAG_NAME, "circle")
+        assert len(points) == 3
+        assert all(p.size["width"] > 0 for p in points)
+        line = group.find_element(By.TAG_NAME, "polyline")
+        assert driver.execute_script("return getComputedStyle(arguments[0]).fill", line) == "none"
+    rows = driver.find_elements(By.CSS_SELECTOR, "#history-runs tbody tr")
+    assert len(rows) == 3
+    assert rows[0].get_attribute("class") == "current"  # newest first in the table
 
 
 def test_screenshot_for_people_to_look_at(page: Any) -> None:

@@ -16,6 +16,7 @@ import click
 from skilleval.cli import (
     cache_cmd,
     compare_cmd,
+    history_cmd,
     judge_check_cmd,
     lint_cmd,
     overfit_cmd,
@@ -55,6 +56,7 @@ cli.add_command(cache_cmd.cache)
 cli.add_command(lint_cmd.lint)
 cli.add_command(overfit_cmd.overfit)
 cli.add_command(power_cmd.power)
+cli.add_command(history_cmd.history)
 cli.add_command(watch_cmd.watch)
 
 

@@ -1,4 +1,5 @@
-"""Geometry for the HTML report's inline SVG charts: the lift interval and pass@k curves.
+"""Geometry for the HTML report's inline SVG charts: the lift interval, pass@k curves and
+the suite's history.
 
 Coordinates are computed here, in SVG user units, so the template only draws them.
 """
@@ -9,14 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from skilleval.report import view
+from skilleval.report.history import SATURATION_RUNS, SHOWN_IN_REPORT, History
 from skilleval.results.model import Fraction, Lift, Reliability, ReliabilityPoint
 
-_VERDICT_TONE: Mapping[str, view.Tone] = {
-    "helps": "good",
-    "hurts": "bad",
-    "no evidence": "neutral",
-    "underpowered": "warn",
-}
+_VERDICT_TONE: Mapping[str, view.Tone] = view.LIFT_TONE
 
 
 # --------------------------------------------------------------------------- lift
@@ -144,3 +141,84 @@ def curves(reliability: Mapping[str, Reliability] | None) -> list[dict[str, Any]
             }
         )
     return charts
+
+
+# --------------------------------------------------------------------------- history
+
+
+_HIST_W, _HIST_H = 640, 200
+_HL, _HR, _HT, _HB = 46, 16, 14, 34
+HISTORY_SHOWN = SHOWN_IN_REPORT
+
+
+def _history_xy(index: int, value: float, count: int) -> tuple[float, float]:
+    span = _HIST_W - _HL - _HR
+    x = _HL + (span / 2 if count <= 1 else index / (count - 1) * span)
+    y = _HT + (1 - value) * (_HIST_H - _HT - _HB)
+    return round(x, 2), round(y, 2)
+
+
+def _tick(started_at: str | None, one_day: bool) -> str:
+    """A run's axis label: its time when every run is of one day, else its date."""
+    if not started_at:
+        return "?"
+    return started_at[11:16] if one_day else started_at[5:10]
+
+
+def history_chart(history: History | None, current: str) -> dict[str, Any] | None:
+    """Pass rate per arm over the suite's runs, oldest on the left; None without earlier runs.
+
+    Args:
+        history: The suite's runs up to and including ``current``.
+        current: The run the report is about, marked on the chart.
+    """
+    if history is None or len(history.runs) < 2:
+        return None
+    runs = history.runs[-HISTORY_SHOWN:]
+    count = len(runs)
+    one_day = len({(r.started_at or "")[:10] for r in runs}) == 1
+    series = []
+    for arm in history.arms:
+        points = []
+        for i, run in enumerate(runs):
+            rate = run.pass_rates.get(arm)
+            if rate is None:
+                continue
+            x, y = _history_xy(i, rate, count)
+            points.append({"x": x, "y": y, "rate": rate, "run_id": run.run_id})
+        series.append(
+            {"arm": arm, "points": points, "path": " ".join(f"{p['x']},{p['y']}" for p in points)}
+        )
+    return {
+        "width": _HIST_W,
+        "height": _HIST_H,
+        "left": _HL,
+        "right": _HIST_W - _HR,
+        "bottom": _HIST_H - _HB,
+        "grid": [
+            {"y": _history_xy(0, v, count)[1], "label": f"{v:.0%}"}
+            for v in (0.0, 0.25, 0.5, 0.75, 1.0)
+        ],
+        "xticks": [
+            {
+                "x": _history_xy(i, 0, count)[0],
+                "label": _tick(run.started_at, one_day),
+                "current": run.run_id == current,
+            }
+            for i, run in enumerate(runs)
+        ],
+        "series": series,
+        "runs": [
+            {
+                "run": run,
+                "current": run.run_id == current,
+                "lift_tone": view.LIFT_TONE.get(run.lift_verdict or "", "neutral"),
+            }
+            for run in reversed(runs)
+        ],
+        "shown": count,
+        "total": len(history.runs),
+        "arms": history.arms,
+        "saturated": list(history.saturated),
+        "saturation_runs": SATURATION_RUNS,
+    }

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from skilleval.plugins.markers import reporter
 from skilleval.report.csvout import render_csv
+from skilleval.report.history import SHOWN_IN_REPORT, collect
 from skilleval.report.junit import render_junit
 from skilleval.report.markdown import render_markdown
 from skilleval.results.model import Run
 from skilleval.results.write import dumps_records, dumps_run
+from skilleval.runner.rundir import home_dir
 from skilleval.util.scrub import without_surrogates
 
 
@@ -38,10 +40,13 @@ def write_jsonl(results: Run, dest: Path) -> None:
 
 @reporter("html", suffix=".html")
 def write_html(results: Run, dest: Path) -> None:
-    """A self-contained HTML report."""
+    """A self-contained HTML report, with the suite's earlier runs from the runs folder."""
     from skilleval.report.html import render_html  # lazy: start-up time (jinja2 via html)
 
-    _write(dest, render_html(results))
+    suite = results.suite.path
+    runs = home_dir() / "runs"
+    past = collect(runs, suite, upto=results, limit=SHOWN_IN_REPORT) if suite else None
+    _write(dest, render_html(results, past))
 
 
 @reporter("junit", suffix=".xml")

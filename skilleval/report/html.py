@@ -21,6 +21,7 @@ import jinja2
 import markupsafe
 
 from skilleval.report import charts, view
+from skilleval.report.history import History
 from skilleval.report.view import Row
 from skilleval.results.model import (
     ArmSummary,
@@ -68,20 +69,21 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_html(run: Run) -> str:
+def render_html(run: Run, history: History | None = None) -> str:
     """Render a run as a standalone HTML page.
 
     Args:
         run: The run's results; the optional skill, judge, lift, trigger, reliability and
             overfit blocks are shown when present.
+        history: The suite's runs up to this one; charted when there are earlier runs.
 
     Returns:
         The page, as text.
     """
-    return _environment().get_template(TEMPLATE).render(**context(run))
+    return _environment().get_template(TEMPLATE).render(**context(run, history))
 
 
-def context(run: Run) -> dict[str, Any]:
+def context(run: Run, history: History | None = None) -> dict[str, Any]:
     """Everything the template shows, already computed and formatted."""
     all_rows = _by_test(view.rows(run), view.arms(run))
     skill_name = run.skill.name if run.skill is not None else None
@@ -93,6 +95,8 @@ def context(run: Run) -> dict[str, Any]:
         "title": view.suite_name(run),
         "suite": run.suite,
         "verdict": view.verdict(run),
+        "headline_facts": view.headline_facts(run),
+        "judge_grades_itself": view.judge_grades_itself(run),
         "notes": list(run.notes),
         "run_id": run.run_id,
         "status": run.status,
@@ -114,6 +118,7 @@ def context(run: Run) -> dict[str, Any]:
         "curves": charts.curves(run.reliability),
         "trigger": _trigger_view(run.trigger, skill_name),
         "overfit": _overfit_view(run.overfit),
+        "history": charts.history_chart(history, run.run_id),
         "rows": row_views,
         "anchors": _anchors(row_views),
         "failing_count": sum(1 for r in all_rows if r.status != "pass"),
@@ -189,9 +194,7 @@ def _meter(name: str, tally: Tally | ArmSummary) -> dict[str, Any]:
 
 
 def _rate_tone(rate: float | None) -> view.Tone:
-    if rate is None:
-        return "neutral"
-    return "good" if rate >= 0.9 else "warn" if rate >= 0.6 else "bad"
+    return view.rate_tone(rate)
 
 
 def _arm_cards(run: Run) -> list[dict[str, Any]]:

@@ -76,7 +76,7 @@ def _properties(parent: ET.Element, run: Run, arm: str) -> None:
         "model": view.model_label(model),
         "model_sha256": model.sha256 if isinstance(model, ModelInfo) else None,
         "decoding": view.decoding_label(run),
-        "verdict": view.verdict(run).label,
+        "verdict": view.verdict(run).headline,
         "skill": run.skill.name if run.skill is not None else None,
     }
     node = ET.SubElement(parent, "properties")

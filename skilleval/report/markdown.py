@@ -17,7 +17,7 @@ from skilleval.results.model import ArmSummary, Lift, Reliability, Run, Tally, T
 MAX_FAILING = 25
 """Failing test × arm rows listed before the rest are summarised as a count."""
 
-_ICON = {"PASSED": "✅", "FAILED": "❌", "INTERRUPTED": "⚠️", "INCOMPLETE": "⚠️"}
+_ICON = {"PASSED": "✅", "FAILED": "❌", "REPORTED": "ℹ️", "INTERRUPTED": "⚠️", "INCOMPLETE": "⚠️"}
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 
 
@@ -142,8 +142,10 @@ def render_markdown(run: Run) -> str:
     """
     verdict = view.verdict(run)
     env = run.environment
+    facts_line = "".join(f" · {md(f.text)}" for f in view.headline_facts(run))
     lines = [
-        f"## {_ICON.get(verdict.label, '')} skilleval {verdict.label}: {code(view.suite_name(run))}",
+        f"## {_ICON.get(verdict.label, '')} skilleval {verdict.headline}: "
+        f"{code(view.suite_name(run))}{facts_line}",
         "",
     ]
     facts = [
@@ -172,7 +174,7 @@ def render_markdown(run: Run) -> str:
             + (f" (score {view.num(o.score)})" if o.score is not None else "")
             + f", {len(o.items)} item(s) flagged · {md(o.reason, 300)}"
         )
-    if run.judge and run.judge.same_as_generator:
+    if view.judge_grades_itself(run):
         extras.append("**Judge**: the model under test grades its own outputs")
     for line in extras:
         lines += [line, ""]

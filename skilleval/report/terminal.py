@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from skilleval.results.model import Lift, Run, TestRow, Trigger
+from skilleval.report import view
+from skilleval.results.model import Lift, Reliability, Run, TestRow, Trigger
 from skilleval.results.records import Record
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
@@ -145,15 +146,8 @@ def render_terminal(run: Run) -> str:
     if run.trigger:
         out.extend(_trigger_lines(run.trigger))
     for arm, rel in (run.reliability or {}).items():
-        shown = " ".join(
-            f"k={p.k}: pass@k {p.pass_at_k.value if p.pass_at_k is not None else None}"
-            for p in rel.aggregate[:3]
-        )
-        out.append(
-            f"[{arm}] reliability {shown}"
-            + (f" · flaky: {', '.join(rel.flaky)}" if rel.flaky else "")
-        )
-    if run.judge and run.judge.same_as_generator:
+        out.append(_reliability_line(arm, rel))
+    if view.judge_grades_itself(run):
         out.append(
             "warning: the judge is the generator model; set `judge:` to grade with another model"
         )
@@ -172,13 +166,35 @@ def render_terminal(run: Run) -> str:
                 else ""
             )
         )
+    out.append(headline(run))
+    return "\n".join(out)
+
+
+def headline(run: Run) -> str:
+    """The last line: the verdict, the trigger recall and the lift verdict, then the reasons."""
+    verdict = view.verdict(run)
     gate = run.gate
     if gate is None:
-        out.append("run INCOMPLETE: " + ("; ".join(run.notes) or "the run did not finish"))
-        return "\n".join(out)
-    verdict = "PASSED" if gate.passed else "FAILED"
-    if run.status == "interrupted":
-        verdict = "INTERRUPTED"
-    detail = "; ".join(gate.reasons)
-    out.append(f"{gate.type} gate {verdict}" + (f": {detail}" if detail else ""))
-    return "\n".join(out)
+        return f"run {verdict.label}: {verdict.detail}"
+    shown = verdict.headline if verdict.note else f"{gate.type} gate {verdict.label}"
+    facts = "".join(f" · {f.text}" for f in view.headline_facts(run))
+    return shown + facts + (f": {verdict.detail}" if verdict.detail else "")
+
+
+def _reliability_line(arm: str, rel: Reliability) -> str:
+    """pass@1, then pass@k and pass^k at the same k: the largest k both were computed for."""
+    both = [
+        (p.k, p.pass_at_k.value, p.pass_hat_k.value, p.tests_counted)
+        for p in rel.aggregate
+        if p.pass_at_k is not None and p.pass_hat_k is not None
+    ]
+    flaky = f" · flaky: {', '.join(rel.flaky)}" if rel.flaky else ""
+    if not both:
+        return f"[{arm}] reliability: no test ran enough trials" + flaky
+    (k1, at1, _, _), (k, at, hat, counted) = both[0], both[-1]
+    parts = [f"pass@{k1} {at1:.2f}"] if k1 != k else []
+    parts += [f"pass@{k} {at:.2f}", f"pass^{k} {hat:.2f}"]
+    return (
+        f"[{arm}] reliability {' · '.join(parts)}"
+        f" ({counted} test{'s' if counted != 1 else ''})" + flaky
+    )

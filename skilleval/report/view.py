@@ -183,19 +183,88 @@ class Verdict:
     label: str
     tone: Tone
     detail: str
+    note: str = ""
+    """Why the label means less than it seems: ``capability suite, no gate``."""
+
+    @property
+    def headline(self) -> str:
+        """The label with its note: ``REPORTED (capability suite, no gate)``."""
+        return f"{self.label} ({self.note})" if self.note else self.label
+
+
+REPORTED = "REPORTED"
+NO_GATE = "capability suite, no gate"
 
 
 def verdict(run: Run) -> Verdict:
-    """PASSED, FAILED, INTERRUPTED or INCOMPLETE, with the gate's reasons."""
+    """PASSED, FAILED, REPORTED, INTERRUPTED or INCOMPLETE, with the gate's reasons.
+
+    A capability suite with no ``gate:`` condition checks nothing: it exits 0 unless results
+    are errors. Its run is REPORTED, never PASSED, so that a report does not read as a pass.
+    """
     gate = run.gate
     if run.status == "incomplete" or gate is None:
         return Verdict("INCOMPLETE", "warn", "; ".join(run.notes) or "the run did not finish")
     detail = "; ".join(gate.reasons)
     if run.status == "interrupted":
         return Verdict("INTERRUPTED", "warn", detail or "the run was interrupted")
+    if gate.passed and gate.type == "capability" and not gate.checks:
+        return Verdict(REPORTED, "neutral", detail, NO_GATE)
     if gate.passed:
         return Verdict("PASSED", "good", detail)
     return Verdict("FAILED", "bad", detail)
+
+
+LIFT_TONE: dict[str, Tone] = {
+    "helps": "good",
+    "hurts": "bad",
+    "no evidence": "neutral",
+    "underpowered": "warn",
+}
+
+
+def rate_tone(rate: float | None) -> Tone:
+    """Green from 90%, amber from 60%, red below; neutral without a denominator."""
+    if rate is None:
+        return "neutral"
+    return "good" if rate >= 0.9 else "warn" if rate >= 0.6 else "bad"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A figure the headline carries beside the verdict."""
+
+    key: str
+    name: str
+    value: str
+    tone: Tone
+
+    @property
+    def text(self) -> str:
+        return f"{self.name} {self.value}"
+
+
+def headline_facts(run: Run) -> list[Fact]:
+    """The trigger recall and the lift verdict, when the run measured them.
+
+    They stand next to the verdict because a run can pass its gate while the skill never
+    fires (recall 0) or while nothing shows that it helps.
+    """
+    facts = []
+    trigger = run.trigger
+    if trigger is not None:
+        wanted = trigger.tp + trigger.fn
+        shown = "—" if trigger.recall is None else f"{trigger.recall:.2f} ({trigger.tp}/{wanted})"
+        facts.append(Fact("trigger-recall", "trigger recall", shown, rate_tone(trigger.recall)))
+    if run.lift is not None:
+        verdict_ = run.lift.verdict
+        facts.append(Fact("lift", "lift", verdict_, LIFT_TONE.get(verdict_, "neutral")))
+    return facts
+
+
+def judge_grades_itself(run: Run) -> bool:
+    """The model under test graded the model-tier assertions (its own outputs)."""
+    return run.judge is not None and run.judge.same_as_generator
 
 
 def model_label(identity: ModelInfo | ModelError | None) -> str:

@@ -77,7 +77,7 @@ def build_run(
             registry=tuple(decode(RegistryEntry, dict(e)) for e in suite.registry_listing),
         ),
         skill=skill_info(suite),
-        judge=judge_info(suite, judge),
+        judge=judge_info(suite, judge, provider),
         arms=tuple(arms),
         primary_arm=primary,
         records=tuple(records),
@@ -121,11 +121,31 @@ def skill_info(suite: Suite) -> SkillInfo | None:
     )
 
 
-def judge_info(suite: Suite, judge: Judge | None) -> JudgeInfo | None:
+def judge_info(
+    suite: Suite, judge: Judge | None, generator: Provider | None = None
+) -> JudgeInfo | None:
     """What the report records about the judge, as the judge describes itself."""
     if judge is None:
         return None
     describe = getattr(judge, "describe", None)
     described = describe() if callable(describe) else {"greedy": True}
-    same = suite.judge is None or suite.judge == suite.model
+    same = grades_itself(suite, judge, generator)
     return decode(JudgeInfo, {**described, "same_as_generator": same})
+
+
+def grades_itself(suite: Suite, judge: Judge, generator: Provider | None) -> bool:
+    """Whether the judge is the model under test, so that it grades its own outputs.
+
+    It is when it shares the generator's provider, or when its model has the same identity
+    (the same GGUF bytes under another spelling of the path, the same endpoint and model
+    name). A judge given as its own provider is not, whatever `judge:` says.
+    """
+    own = getattr(judge, "provider", None)
+    if generator is None or own is None:
+        return suite.judge is None or suite.judge == suite.model
+    if own is generator:
+        return True
+    try:
+        return bool(own.identity().key() == generator.identity().key())
+    except ProviderError:
+        return suite.judge == suite.model

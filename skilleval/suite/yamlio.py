@@ -68,20 +68,39 @@ class Document:
     """Where ``data`` sits inside the file (a JSONL line, a list item …)."""
     problems: list[Diagnostic] = field(default_factory=list)
     """Mistakes found while reading that did not stop it (duplicate keys, bad tags …)."""
+    aliases: dict[PathKey, PathKey] = field(default_factory=dict)
+    """Each alias (``*name``) by its path, to the path of its anchor (``&name``)."""
 
     def at(self, path: Sequence[str | int] = ()) -> Location:
-        """The position of the node at ``path``, or of its nearest known ancestor."""
-        full = self.base + tuple(path)
+        """The position of the node at ``path``, or of its nearest known ancestor.
+
+        Inside an alias the anchor's own nodes answer, as they are where the text is.
+        """
+        return self._at(self.base + tuple(path), 0)
+
+    def _at(self, full: PathKey, hops: int) -> Location:
         for end in range(len(full), -1, -1):
             loc = self.values.get(full[:end])
-            if loc is not None:
-                return loc
+            if loc is None:
+                continue
+            anchor = self.aliases.get(full[:end]) if end < len(full) else None
+            if anchor is not None and hops < MAX_DEPTH:
+                return self._at(anchor + full[end:], hops + 1)
+            return loc
         return Location(self.display, 1, 1)
 
     def key_at(self, path: Sequence[str | int]) -> Location:
         """The position of the key that holds ``path`` (its value's position otherwise)."""
         full = self.base + tuple(path)
-        return self.keys.get(full) or self.at(path)
+        found = self.keys.get(full)
+        for end in range(len(full) - 1, -1, -1):
+            if found is not None:
+                break
+            anchor = self.aliases.get(full[:end])
+            if anchor is not None:
+                found = self.keys.get(anchor + full[end:])
+                break
+        return found or self.at(path)
 
     def sub(self, path: Sequence[str | int]) -> Document:
         """A view of the node at ``path`` that shares this file's positions."""
@@ -96,6 +115,7 @@ class Document:
             self.values,
             self.keys,
             self.base + tuple(path),
+            aliases=self.aliases,
         )
 
 
@@ -365,7 +385,8 @@ class _Builder:
                     )
                     value, size = None, 1
                 else:
-                    value, size, _ = found
+                    value, size, anchor_path = found
+                    self.doc.aliases[self.child_path()] = anchor_path
                 self.count(size, where)
                 path = self.child_path()
                 values[path] = where

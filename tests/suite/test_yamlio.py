@@ -66,6 +66,15 @@ def test_every_key_and_value_has_its_position() -> None:
     assert doc.at(["tests", 0]) == Location("s.yaml", 2, 5)
 
 
+def test_nodes_reached_through_an_alias_have_their_anchors_positions() -> None:
+    text = "a: &shared\n  - type: regex\n    value: x\nb: *shared\n"
+    doc = parse_yaml(text, "t.yaml")
+    assert doc.data["b"] == doc.data["a"]
+    assert doc.at(["b"]) == Location("t.yaml", 4, 4)
+    assert doc.at(["b", 0, "value"]) == Location("t.yaml", 3, 12)
+    assert doc.key_at(["b", 0, "value"]) == Location("t.yaml", 3, 5)
+
+
 def test_merge_keys_merge_and_explicit_keys_win() -> None:
     doc = parse_yaml(
         "base: &base {prompt: hi, vars: {x: 1}}\n"
