@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+import fakes
 import pytest
 
 from skilleval.engine.base import Completion, Message, ModelIdentity, Provider, Request
@@ -24,21 +25,22 @@ ROOT = Path(__file__).resolve().parent.parent
 IDENTITY = ModelIdentity(kind="gguf", name="fake.gguf", sha256="ab" * 32, size=1)
 
 
-class FakeProvider:
+class FakeProvider(fakes.FakeProvider):
     """Answers ``reply <trial>``; can be told to fail or truncate."""
 
-    max_concurrency = 1
-
     def __init__(self, *, fail: bool = False, truncate: bool = False) -> None:
+        super().__init__()
         self.fail = fail
         self.truncate = truncate
-        self.calls = 0
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
 
     def identity(self) -> ModelIdentity:
         return IDENTITY
 
-    def complete(self, request: Request) -> Completion:
-        self.calls += 1
+    def reply(self, request: Request) -> Completion:
         if self.fail:
             raise ProviderError("model exploded")
         return Completion(
@@ -50,12 +52,6 @@ class FakeProvider:
             tokens_evaluated=5,
             choice_scores={"a": -0.5, "b": -2.0} if request.choices else None,
         )
-
-    def cache_salt(self, request: Request) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
 
 
 def _request(**kw: object) -> Request:

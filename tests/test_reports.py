@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import COMMIT_SKILL
 
 from skilleval.cli import run_cli
 from skilleval.errors import SkillevalError, UsageError
@@ -73,14 +74,7 @@ tests:
         value: Rome.
 """
 
-SKILL = """
----
-name: commit-message
-description: Write a Conventional Commits message for a described code change.
----
-
-Reply with one line: type(scope): summary.
-"""
+SKILL = COMMIT_SKILL
 
 OTHER = """
 ---
