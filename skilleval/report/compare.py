@@ -8,194 +8,36 @@ B's pass rate is lower than A's. On a regression suite that is exit code 1.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
 
-from tabulate import tabulate
-
-from skilleval.exitcodes import ExitCode
 from skilleval.report import view
+from skilleval.report.compare_model import (
+    Change,
+    Comparison,
+    Delta,
+    RunRef,
+    SettingChange,
+    TestChange,
+    TierChange,
+)
+from skilleval.report.compare_text import render_text
 from skilleval.report.view import Row
 from skilleval.results.model import ArmSummary, Run, Tally, Trigger
 from skilleval.results.summary import summarize
 
-Change = Literal[
-    "newly_failing", "newly_passing", "still_failing", "unchanged", "only_in_a", "only_in_b"
+__all__ = [
+    "Change",
+    "Comparison",
+    "Delta",
+    "RunRef",
+    "SettingChange",
+    "TestChange",
+    "TierChange",
+    "compare",
+    "render_text",
 ]
 
 _EPS = 1e-9
-
-
-@dataclass(frozen=True, slots=True)
-class TestChange:
-    """One test × arm in A and in B."""
-
-    __test__ = False  # the name starts with "Test"; keep pytest from collecting it
-
-    test_id: str
-    arm: str
-    change: Change
-    before: str | None
-    """A's status (pass, fail, error), or None when A did not run it."""
-    after: str | None
-    output_changed: bool
-    outputs_a: tuple[str, ...] = ()
-    outputs_b: tuple[str, ...] = ()
-    reasons_b: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "test_id": self.test_id,
-            "arm": self.arm,
-            "change": self.change,
-            "before": self.before,
-            "after": self.after,
-            "output_changed": self.output_changed,
-        }
-        if self.output_changed:
-            out |= {"outputs_a": list(self.outputs_a), "outputs_b": list(self.outputs_b)}
-        if self.reasons_b:
-            out["reasons_b"] = list(self.reasons_b)
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """One figure in A and in B."""
-
-    name: str
-    before: float | None
-    after: float | None
-
-    @property
-    def change(self) -> float | None:
-        if self.before is None or self.after is None:
-            return None
-        return round(self.after - self.before, 6)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "a": self.before, "b": self.after, "change": self.change}
-
-
-@dataclass(frozen=True, slots=True)
-class RunRef:
-    """Which run one side of the comparison is."""
-
-    run_id: str
-    suite: str | None
-    status: str
-    model: str | None
-    verdict: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "suite": self.suite,
-            "status": self.status,
-            "model": self.model,
-            "verdict": self.verdict,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class TierChange:
-    """One arm's pass rate (overall or one tier) over the shared tests, in A and in B."""
-
-    arm: str
-    tier: str
-    a: float | None
-    b: float | None
-    change: float | None
-    a_counts: tuple[int, int]
-    b_counts: tuple[int, int]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "arm": self.arm,
-            "tier": self.tier,
-            "a": self.a,
-            "b": self.b,
-            "change": self.change,
-            "a_counts": list(self.a_counts),
-            "b_counts": list(self.b_counts),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SettingChange:
-    """A setting that differs between the runs."""
-
-    name: str
-    a: str | int
-    b: str | int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "a": self.a, "b": self.b}
-
-
-@dataclass
-class Comparison:
-    """Everything ``skilleval compare`` reports."""
-
-    a: RunRef
-    b: RunRef
-    primary_arm: str | None
-    shared_tests: int
-    tests: list[TestChange]
-    tiers: list[TierChange]
-    lift: list[Delta] | None
-    lift_verdicts: tuple[str | None, str | None] | None
-    trigger: list[Delta] | None
-    settings: list[SettingChange]
-    warnings: list[str] = field(default_factory=list)
-    regressions: list[str] = field(default_factory=list)
-    gating: bool = True
-    """B's suite is a regression suite, so a regression fails the exit code."""
-
-    @property
-    def regressed(self) -> bool:
-        return bool(self.regressions)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        return ExitCode.GATE_FAILED if self.regressed and self.gating else ExitCode.OK
-
-    def by_change(self, change: Change) -> list[TestChange]:
-        return [t for t in self.tests if t.change == change]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "a": self.a.to_json(),
-            "b": self.b.to_json(),
-            "warnings": self.warnings,
-            "primary_arm": self.primary_arm,
-            "shared_tests": self.shared_tests,
-            "regressed": self.regressed,
-            "regressions": self.regressions,
-            "gating": self.gating,
-            "exit_code": int(self.exit_code),
-            "counts": {
-                c: len(self.by_change(c))
-                for c in ("newly_failing", "newly_passing", "still_failing", "unchanged")
-            }
-            | {"output_changed": sum(1 for t in self.tests if t.output_changed)},
-            "tests": [
-                t.to_json() for t in self.tests if t.change != "unchanged" or t.output_changed
-            ],
-            "tiers": [t.to_json() for t in self.tiers],
-            "lift": None
-            if self.lift is None
-            else {
-                "figures": [d.to_json() for d in self.lift],
-                "verdict": {"a": self.lift_verdicts[0], "b": self.lift_verdicts[1]}
-                if self.lift_verdicts
-                else None,
-            },
-            "trigger": None if self.trigger is None else [d.to_json() for d in self.trigger],
-            "settings": [c.to_json() for c in self.settings],
-        }
 
 
 def _ref(run: Run) -> RunRef:
@@ -414,85 +256,3 @@ def compare(a: Run, b: Run) -> Comparison:
         regressions=regressions,
         gating=suite_type != "capability",
     )
-
-
-# --------------------------------------------------------------------------- text
-
-
-def _snippet(before: str, after: str, width: int = 6) -> list[str]:
-    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=1)
-    lines = [d for d in diff if not d.startswith(("---", "+++", "@@"))]
-    cut = [f"      {line[:117] + '…' if len(line) > 118 else line}" for line in lines[:width]]
-    if len(lines) > width:
-        cut.append(f"      … {len(lines) - width} more changed line(s)")
-    return cut
-
-
-def _delta_row(d: Delta, as_pct: bool = True) -> list[str]:
-    fmt = (lambda v: view.pct(v, 1)) if as_pct else view.num
-    return [
-        d.name,
-        fmt(d.before),
-        fmt(d.after),
-        view.signed_pct(d.change) if as_pct else view.num(d.change),
-    ]
-
-
-def render_text(c: Comparison) -> str:
-    """The human report of a comparison."""
-    out = [
-        f"A  {c.a.run_id}  {c.a.suite or ''}  ({c.a.verdict})",
-        f"B  {c.b.run_id}  {c.b.suite or ''}  ({c.b.verdict})",
-    ]
-    out += [f"warning: {w}" for w in c.warnings]
-    for s in c.settings:
-        out.append(f"changed: {s.name} {s.a} → {s.b}")
-    out.append("")
-    table = [
-        [t.arm, t.tier, view.pct(t.a, 1), view.pct(t.b, 1), view.signed_pct(t.change)]
-        for t in c.tiers
-        if t.a is not None or t.b is not None
-    ]
-    if table:
-        out.append(f"pass rates over the {c.shared_tests} shared test(s):")
-        out.append(tabulate(table, headers=["arm", "tier", "A", "B", "change"], tablefmt="simple"))
-        out.append("")
-    if c.lift is not None:
-        verdicts = c.lift_verdicts or (None, None)
-        out.append(f"lift: verdict {verdicts[0] or '—'} → {verdicts[1] or '—'}")
-        rows = [_delta_row(d) for d in c.lift[:3]] + [_delta_row(c.lift[3], as_pct=False)]
-        out.append(tabulate(rows, headers=["", "A", "B", "change"], tablefmt="simple"))
-        out.append("")
-    if c.trigger is not None:
-        out.append("trigger:")
-        out.append(
-            tabulate(
-                [_delta_row(d) for d in c.trigger],
-                headers=["", "A", "B", "change"],
-                tablefmt="simple",
-            )
-        )
-        out.append("")
-    for change, title in (("newly_failing", "newly failing"), ("newly_passing", "newly passing")):
-        found = c.by_change(change)  # type: ignore[arg-type]
-        out.append(f"{title} ({len(found)})" + (":" if found else ""))
-        for t in found:
-            out.append(f"  {t.test_id} [{t.arm}] {t.before} → {t.after}")
-            out += [f"      {r}" for r in t.reasons_b]
-    changed = [t for t in c.tests if t.output_changed]
-    out.append(f"changed outputs ({len(changed)})" + (":" if changed else ""))
-    for t in changed[:20]:
-        out.append(f"  {t.test_id} [{t.arm}]")
-        out += _snippet("\n".join(t.outputs_a), "\n".join(t.outputs_b))
-    if len(changed) > 20:
-        out.append(f"  … and {len(changed) - 20} more")
-    only_a, only_b = c.by_change("only_in_a"), c.by_change("only_in_b")
-    if only_a or only_b:
-        out.append(f"only in A: {len(only_a)} · only in B: {len(only_b)}")
-    out.append("")
-    if c.regressed:
-        tail = "" if c.gating else " (capability suite: reported only)"
-        out.append("REGRESSION" + tail + ": " + "; ".join(c.regressions))
-    else:
-        out.append("no regression")
-    return "\n".join(out)
