@@ -3,7 +3,8 @@
 Building from events is where hostile input is refused: nesting deeper than
 :data:`~skilleval.suite.yamldoc.MAX_DEPTH` or more than
 :data:`~skilleval.suite.yamldoc.MAX_NODES` nodes once aliases are expanded raises
-:class:`Stop` with one positioned diagnostic; mistakes that leave the rest readable
+:class:`~skilleval.errors.SuiteError` with that one positioned diagnostic
+(after the problems found so far); mistakes that leave the rest readable
 (a duplicate key, an unknown tag, a bad merge key) are collected in the document's problems.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from skilleval.errors import Diagnostic, Location
+from skilleval.errors import Diagnostic, Location, SuiteError
 from skilleval.suite.yamldoc import MAX_DEPTH, MAX_NODES, Document, PathKey
 from skilleval.suite.yamlscalars import (
     KNOWN_TAGS,
@@ -24,10 +25,10 @@ from skilleval.suite.yamlscalars import (
     to_timestamp,
 )
 
-__all__ = ["Builder", "Stop"]
+__all__ = ["build"]
 
 
-class Stop(Exception):
+class _Stop(Exception):
     """A limit was hit: building stops with this one diagnostic."""
 
     def __init__(self, diag: Diagnostic) -> None:
@@ -56,7 +57,7 @@ _HIDDEN = "\0"
 """The path step of nodes outside the data (keys, merge sources, duplicates' values)."""
 
 
-class Builder:
+class _Builder:
     def __init__(self, text: str, display: str, doc: Document, line_offset: int) -> None:
         self.text = text
         self.display = display
@@ -78,7 +79,7 @@ class Builder:
     def count(self, n: int, where: Location) -> None:
         self.nodes += n
         if self.nodes > MAX_NODES:
-            raise Stop(
+            raise _Stop(
                 Diagnostic(
                     where,
                     f"document too large: more than {MAX_NODES:,} nodes once aliases are "
@@ -191,7 +192,7 @@ class Builder:
                 mark = event.start_mark
                 where = Location(display, mark.line + offset, mark.column + 1)
                 if len(stack) >= MAX_DEPTH:
-                    raise Stop(
+                    raise _Stop(
                         Diagnostic(
                             where,
                             f"nesting too deep: more than {MAX_DEPTH} levels of mappings and lists",
@@ -226,7 +227,7 @@ class Builder:
             elif kind is doc_start:
                 self.documents += 1
                 if self.documents > 1:
-                    raise Stop(
+                    raise _Stop(
                         Diagnostic(
                             self.loc(event.start_mark),
                             "a second YAML document (after a `---` line): a file holds one",
@@ -351,3 +352,15 @@ class Builder:
                     out[key] = value
                     self.doc.keys[(*frame.path, key)] = where
                     self.doc.values[(*frame.path, key)] = where
+
+
+def build(text: str, display: str, doc: Document, line_offset: int, get_event: Any) -> Any:
+    """The plain value of the one document in ``get_event``'s events; its positions go in ``doc``.
+
+    Raises:
+        SuiteError: A limit was hit (the problems found so far, then the limit).
+    """
+    try:
+        return _Builder(text, display, doc, line_offset).run(get_event)
+    except _Stop as stop:
+        raise SuiteError([*doc.problems, stop.diag]) from None

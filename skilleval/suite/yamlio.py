@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location, SuiteError
-from skilleval.suite.yamlbuild import Builder, Stop
+from skilleval.suite.yamlbuild import build
 from skilleval.suite.yamldoc import MAX_DEPTH, MAX_NODES, MAX_YAML_BYTES, Document, PathKey
 from skilleval.suite.yamlsyntax import CONTROL, control_characters, shift, yaml_error
 from skilleval.userfile import display_path, read_text, size_text
@@ -88,8 +88,8 @@ def parse_yaml(
     parser = CParser(clean)
     try:
         try:
-            doc.data = Builder(clean, display, doc, line_offset).run(parser.get_event)
-        except Stop:
+            doc.data = build(clean, display, doc, line_offset, parser.get_event)
+        except SuiteError:
             raise
         except Exception as fast_error:  # libyaml raises several unrelated classes
             if len(clean) > _PURE_REPARSE_CHARS:
@@ -103,9 +103,7 @@ def parse_yaml(
 
             doc = Document(None, display, file, text, problems=list(controls))
             events = YAML(typ="rt", pure=True).parse(clean)
-            doc.data = Builder(clean, display, doc, line_offset).run(events.__next__)
-    except Stop as stop:
-        raise SuiteError([*doc.problems, stop.diag]) from None
+            doc.data = build(clean, display, doc, line_offset, events.__next__)
     except SuiteError:
         raise
     except Exception as exc:  # ruamel raises many unrelated classes for bad input
