@@ -8,8 +8,11 @@ from typing import Any
 import click
 
 from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
+from skilleval.engine.cache import CachingProvider, open_cache
+from skilleval.engine.factory import create_provider
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.judge import JudgeClient
 from skilleval.judge.overfit import FLAGGED, UNCLASSIFIED, overfit_report
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
@@ -51,10 +54,6 @@ def overfit(
             f"{suite.display} has no `skill:`: the overfitting judge compares a suite with "
             "the SKILL.md it tests"
         )
-    from skilleval.engine.cache import CachingProvider, open_cache
-    from skilleval.engine.factory import create_provider
-    from skilleval.judge import JudgeClient
-
     home = home_dir()
     spec = suite.judge or suite.model
 
