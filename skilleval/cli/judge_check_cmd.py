@@ -7,15 +7,12 @@ from typing import Any
 
 import click
 
-from skilleval.cli.options import emit_json, json_option
-from skilleval.engine.cache import CachingProvider, open_cache
-from skilleval.engine.factory import create_provider
+from skilleval.cli.options import cached_provider, emit_json, fitness_options, json_option
 from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
 from skilleval.plugins import PluginManager
 from skilleval.runner.judgecheck import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
-from skilleval.runner.rundir import home_dir
 from skilleval.suite.files import Reader
 from skilleval.suite.model_config import ModelSpec, parse_model
 
@@ -47,21 +44,7 @@ def judge_spec(raw: str, *, key: str = "judge", option: str = "--judge-model") -
 
 
 @click.command("judge-check")
-@click.option(
-    "--judge-model",
-    default="default",
-    show_default=True,
-    metavar="default|PATH.gguf|echo",
-    help="The judge to test: the embedded model, a GGUF file, or echo (a constant judge).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="The judge's fixed seed.")
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Grade only the first N pairs (a quick look, not a verdict).",
-)
-@click.option("--no-cache", is_flag=True, help="Ask the model again instead of the cache.")
+@fitness_options("judge", "Grade")
 @json_option
 @click.pass_context
 def judge_check(
@@ -96,15 +79,8 @@ def judge_check(
     ctx.exit(ExitCode.RUNTIME if report.aborted else ExitCode.OK)
 
 
-def _client(judge_model: str, seed: int, no_cache: bool) -> Any:
-    home = home_dir()
-    provider = create_provider(judge_spec(judge_model), home=home)
-    cache = None if no_cache else open_cache(home / "cache.db", _warn)
-    return JudgeClient(CachingProvider(provider, cache, _warn), seed=seed)
-
-
-def _warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+def _client(judge_model: str, seed: int, no_cache: bool) -> JudgeClient:
+    return JudgeClient(cached_provider(judge_spec(judge_model), use_cache=not no_cache), seed=seed)
 
 
 def model_name(describe: dict[str, Any]) -> str:

@@ -7,14 +7,17 @@ from typing import Any
 
 import click
 
-from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
-from skilleval.engine.cache import CachingProvider, open_cache
-from skilleval.engine.factory import create_provider
+from skilleval.cli.options import (
+    cached_provider,
+    emit_json,
+    json_option,
+    model_option,
+    plugin_options,
+)
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
 from skilleval.judge.overfit import FLAGGED, UNCLASSIFIED, overfit_report
-from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 
 
@@ -54,23 +57,13 @@ def overfit(
             f"{suite.display} has no `skill:`: the overfitting judge compares a suite with "
             "the SKILL.md it tests"
         )
-    home = home_dir()
     spec = suite.judge or suite.model
-
-    def warn(message: str) -> None:
-        click.echo(f"warning: {message}", err=True)
-
-    cache = None if no_cache else open_cache(home / "cache.db", warn)
-    judge = JudgeClient(
-        CachingProvider(create_provider(spec, home=home), cache, warn), seed=suite.decoding.seed
-    )
+    judge = JudgeClient(cached_provider(spec, use_cache=not no_cache), seed=suite.decoding.seed)
     try:
         block = overfit_report(suite, judge)
         described = judge.describe()
     finally:
         judge.close()
-        if cache is not None:
-            cache.close()
     if as_json:
         emit_json({"suite": suite.display, "judge": described, "overfit": block})
     else:

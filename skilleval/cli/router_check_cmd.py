@@ -7,9 +7,7 @@ from typing import Any
 import click
 
 from skilleval.cli.judge_check_cmd import judge_spec, model_name
-from skilleval.cli.options import emit_json, json_option
-from skilleval.engine.cache import CachingProvider, open_cache
-from skilleval.engine.factory import create_provider
+from skilleval.cli.options import cached_provider, emit_json, fitness_options, json_option
 from skilleval.errors import ProviderError
 from skilleval.exitcodes import ExitCode
 from skilleval.runner.routercheck import (
@@ -18,25 +16,10 @@ from skilleval.runner.routercheck import (
     load_router_set,
     run_router_check,
 )
-from skilleval.runner.rundir import home_dir
 
 
 @click.command("router-check")
-@click.option(
-    "--router-model",
-    default="default",
-    show_default=True,
-    metavar="default|PATH.gguf|echo",
-    help="The router to test: the embedded model, a GGUF file, or echo (a constant router).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="The router's fixed seed.")
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Route only the first N cases (a quick look, not a verdict).",
-)
-@click.option("--no-cache", is_flag=True, help="Ask the model again instead of the cache.")
+@fitness_options("router", "Route")
 @json_option
 @click.pass_context
 def router_check(
@@ -55,15 +38,8 @@ def router_check(
     Exits 0 when the check ran, whatever the figures, and 3 when the router could not run.
     """
     router_set = load_router_set()
-    home = home_dir()
-
-    def warn(message: str) -> None:
-        click.echo(f"warning: {message}", err=True)
-
-    provider = CachingProvider(
-        create_provider(judge_spec(router_model, key="router", option="--router-model"), home=home),
-        None if no_cache else open_cache(home / "cache.db", warn),
-        warn,
+    provider = cached_provider(
+        judge_spec(router_model, key="router", option="--router-model"), use_cache=not no_cache
     )
     try:
         try:
