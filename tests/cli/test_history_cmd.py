@@ -10,17 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import COMMIT_SKILL
 
 from skilleval.cli import run_cli
 
-SKILL = """
----
-name: commit-message
-description: Write a Conventional Commits message for a described code change.
----
-
-Reply with one line: type(scope): summary.
-"""
+SKILL = COMMIT_SKILL
 
 SUITE = """
 version: 1

@@ -15,19 +15,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from fakes import COMMIT_SKILL
 
 from skilleval.cli import run_cli
 
 REPORTED = "REPORTED (capability suite, no gate)"
 
-SKILL = """
----
-name: commit-message
-description: Write a Conventional Commits message for a described code change.
----
-
-Reply with one line: type(scope): summary.
-"""
+SKILL = COMMIT_SKILL
 
 SKILL_SUITE = """
 version: 1
