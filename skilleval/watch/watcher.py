@@ -1,141 +1,38 @@
-"""``skilleval watch``: re-run a suite when a file it read changes, and say what changed.
-
-How a save becomes a report::
-
-    watchdog event ──handle()──▶ pending paths per suite (debounced)
-                   ──run_once()──▶ re-validate ──▶ run_suite (cache on)
-                                 ──▶ reuse counts, delta against the last run, report.html
-
-A suite is watched through the folders of every file it read (``Suite.files``), plus its plugin
-folders recursively. Only events on those files, or on ``*.py`` files inside a plugin folder,
-count; the run's own output and the cache never trigger another run. The response cache makes
-the re-run incremental: requests whose messages did not change are answered from it.
-
-:class:`Watcher` holds the state and does the work; :meth:`Watcher.serve` is the real observer
-loop around it. Tests drive ``handle()`` and ``run_once()`` directly, or ``serve()`` in a thread.
-"""
+"""The :class:`Watcher`: pending changes per suite, debounced re-runs, providers kept loaded."""
 
 from __future__ import annotations
 
-import contextlib
-import fnmatch
 import json
 import os
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from skilleval.engine.base import ModelSpec, Provider
 from skilleval.engine.cache import CachingProvider, ResponseCache
 from skilleval.engine.factory import create_provider
-from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
+from skilleval.errors import FILE_CODES, DiagnosticsError, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
-from skilleval.report.compare import Comparison, compare
+from skilleval.report.compare import compare
 from skilleval.report.outputs import builtin_formats, write_output
-from skilleval.report.rerun import Reuse, delta_lines, reuse_lines, reuse_of
-from skilleval.results.model import Run
-from skilleval.runner.run import NoTestsSelected, RunOptions, RunOutcome, run_suite
+from skilleval.report.rerun import delta_lines, reuse_lines, reuse_of
+from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
-from skilleval.suite.load import Overrides, load_suite
+from skilleval.suite.load import load_suite
 from skilleval.suite.model import Suite
 from skilleval.suite.yamlio import display_path
+from skilleval.watch.observe import _forwarder, _sync
+from skilleval.watch.state import Echo, Outcome, WatchOptions, _Entry, _stamp
 
 if TYPE_CHECKING:
-    from watchdog.events import FileSystemEventHandler
-    from watchdog.observers.api import BaseObserver, ObservedWatch
-
-    from skilleval.engine.cache import ResponseCache
-
-Echo = Callable[[str], None]
-OutcomeKind = Literal["ran", "invalid", "deleted", "failed", "no_tests"]
+    from watchdog.observers.api import ObservedWatch
 
 REPORT_NAME = "report.html"
-_WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
-
-
-@dataclass(frozen=True, slots=True)
-class WatchOptions:
-    """How to load and run the watched suites."""
-
-    overrides: Overrides = field(default_factory=Overrides)
-    filters: tuple[str, ...] = ()
-    jobs: int = 1
-    home: Path | None = None
-    """Where runs and the cache go; ``home_dir()`` when None."""
-    debounce_s: float = 0.3
-    """Quiet time after the last event before re-running: one save fires several events."""
-    poll_s: float = 1.0
-    """How often the loop re-checks its folders and any deleted file while idle."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one suite did after a change."""
-
-    suite: Path
-    kind: OutcomeKind
-    changed: tuple[Path, ...]
-    run: RunOutcome | None = None
-    reuse: Reuse | None = None
-    comparison: Comparison | None = None
-    """Against the previous good run of the suite in this session; None for the first."""
-    diagnostics: tuple[Diagnostic, ...] = ()
-    seconds: float = 0.0
-
-
-@dataclass
-class _Entry:
-    path: Path
-    files: frozenset[Path]
-    plugin_dirs: tuple[Path, ...] = ()
-    previous: Run | None = None
-    broken: str | None = None
-    """The diagnostics of the last failed load; None while the suite is valid."""
-    awaited: frozenset[str] = frozenset()
-    """Files (or globs) the last failed load looked for and could not read."""
-    missing: set[Path] = field(default_factory=set)
-    pending: set[Path] = field(default_factory=set)
-    stamps: dict[Path, tuple[int, int] | None] = field(default_factory=dict)
-    """Each file's (mtime_ns, size) when last loaded, to catch edits made before watching."""
-
-    def folders(self) -> set[Path]:
-        return {f.parent for f in self.files if f not in self.plugin_dirs}
-
-    def matches(self, path: Path) -> set[Path]:
-        """The watched paths an event on ``path`` stands for (empty if it does not matter)."""
-        hits = {f for f in self.files if f == path or path in f.parents}
-        hits -= set(self.plugin_dirs)
-        if _plugin_source(path) and any(d in path.parents for d in self.plugin_dirs):
-            hits.add(path)
-        if path.parent in self.folders() and any(
-            fnmatch.fnmatch(path.name, Path(target).name) for target in self.awaited
-        ):
-            # A broken suite may be waiting for a file it could not find or read.
-            hits.add(path)
-        return hits
-
-
-def _plugin_source(path: Path) -> bool:
-    # Editors' lock and backup files (.#x.py, x.py~) and bytecode are not plugin sources.
-    return (
-        path.suffix == ".py"
-        and not path.name.startswith((".", "#"))
-        and "__pycache__" not in path.parts
-    )
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def _stderr(text: str) -> None:
@@ -444,41 +341,3 @@ class Watcher:
             back = [p for e in self._entries for p in e.missing - e.pending if p.exists()]
         if back:
             self.handle(back)
-
-
-def _forwarder(watcher: Watcher) -> FileSystemEventHandler:
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler  # lazy: start-up time
-
-    class Forward(FileSystemEventHandler):
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            # Reads fire opened/closed_no_write: loading a suite must not trigger a run.
-            if event.event_type not in _WATCHED_EVENTS:
-                return
-            if event.is_directory and event.event_type in ("modified", "closed"):
-                return
-            paths = [os.fsdecode(event.src_path)]
-            if event.dest_path:
-                paths.append(os.fsdecode(event.dest_path))
-            watcher.handle(paths)
-
-    return Forward()
-
-
-def _sync(
-    observer: BaseObserver,
-    handler: FileSystemEventHandler,
-    scheduled: dict[tuple[Path, bool], ObservedWatch],
-    wanted: dict[Path, bool],
-) -> None:
-    for key in [k for k in scheduled if wanted.get(k[0]) != k[1] or not k[0].is_dir()]:
-        # A folder that went away may have taken its watch with it.
-        with contextlib.suppress(KeyError, OSError):
-            observer.unschedule(scheduled.pop(key))
-    for folder, recursive in wanted.items():
-        if (folder, recursive) in scheduled:
-            continue
-        # Gone between the check and the call: the next pass watches its parent instead.
-        with contextlib.suppress(OSError):
-            scheduled[(folder, recursive)] = observer.schedule(
-                handler, str(folder), recursive=recursive
-            )
