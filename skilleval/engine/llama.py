@@ -24,12 +24,9 @@ import itertools
 import json
 import math
 import os
-import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -44,19 +41,43 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
-from skilleval.errors import InvalidReplyError, ProviderError
-from skilleval.plugins.markers import ConfigContext, ProviderType, provider, registration_of
+from skilleval.engine.llama_checks import (
+    GGUF_MAGIC,
+    check_gguf,
+    check_request,
+    check_schema,
+    native_seed,
+    one_line,
+    pick,
+    runtime_version,
+    token_text,
+    validate_json,
+)
+from skilleval.engine.llama_config import GGUF_SCHEMA, N_BATCH, N_CTX, LlamaConfig
+from skilleval.errors import ProviderError
+from skilleval.plugins.markers import ProviderType, provider, registration_of
+
+__all__ = [
+    "CHATML_TEMPLATE",
+    "GGUF_MAGIC",
+    "GGUF_SCHEMA",
+    "INSTALL_HINT",
+    "N_BATCH",
+    "N_CTX",
+    "SCORE_DIGITS",
+    "SCORING_VERSION",
+    "LlamaConfig",
+    "LlamaProvider",
+    "gguf",
+    "gguf_spec",
+]
 
 INSTALL_HINT = "install with pip install 'skilleval[llama]'"
-GGUF_MAGIC = b"GGUF"
 SCORING_VERSION = 1
 """Part of the cache salt: bump when choice scoring changes so stale scores are not reused."""
 
 SCORE_DIGITS = 6
 """Choice scores are rounded so they print and compare stably."""
-
-# llama.cpp treats this seed value as "pick one at random"; it must never reach it.
-_RANDOM_SEED = 0xFFFFFFFF
 
 # Used when a GGUF carries no chat template of its own.
 CHATML_TEMPLATE = (
@@ -65,74 +86,6 @@ CHATML_TEMPLATE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
-
-
-def _native_seed(seed: int) -> int:
-    return seed % _RANDOM_SEED
-
-
-def _runtime_version() -> str:
-    try:
-        return metadata.version("llama-cpp-python")
-    except metadata.PackageNotFoundError:
-        return "missing"
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
-
-
-N_CTX = 4096
-N_BATCH = 512
-
-
-@dataclass(frozen=True, slots=True)
-class LlamaConfig:
-    """How to load a GGUF model: ``model: {provider: gguf, path, n_ctx, threads, n_batch}``."""
-
-    path: str = "default"
-    """``default`` (the embedded model) or a .gguf file, made absolute against the suite."""
-    n_ctx: int = N_CTX
-    threads: int | None = None
-    """CPU threads; None lets llama.cpp choose."""
-    n_batch: int = N_BATCH
-    label: str = "default"
-    """The path as written, for messages."""
-
-    @classmethod
-    def configure(cls, raw: Mapping[str, Any], ctx: ConfigContext) -> LlamaConfig:
-        written = str(raw.get("path", "default"))
-        path = written
-        if written != "default":
-            p = Path(written).expanduser()
-            path = str(p if p.is_absolute() else ctx.base_dir / p)
-        return cls(
-            path=path,
-            n_ctx=int(raw.get("n_ctx", N_CTX)),
-            threads=raw.get("threads"),
-            n_batch=int(raw.get("n_batch", N_BATCH)),
-            label=written,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "n_ctx": self.n_ctx,
-            "threads": self.threads,
-            "n_batch": self.n_batch,
-        }
-
-
-GGUF_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "minLength": 1, "description": "`default` or a .gguf file."},
-        "n_ctx": {"type": "integer", "minimum": 256},
-        "threads": {"type": "integer", "minimum": 1},
-        "n_batch": {"type": "integer", "minimum": 1},
-    },
-}
 
 
 @provider("gguf", schema=GGUF_SCHEMA, configure=LlamaConfig.configure, implied_by="path")
@@ -207,13 +160,13 @@ class LlamaProvider:
             ProviderError: The embedded model or llama-cpp-python is not installed, or the
                 file is missing or is not a GGUF.
         """
-        _check_gguf(self.path)
+        check_gguf(self.path)
         if importlib.util.find_spec("llama_cpp") is None:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
 
     def cache_salt(self, request: Request) -> str:
         """The runtime version and scoring method, which can change replies for the same file."""
-        return f"llama-cpp-python={_runtime_version()};scoring={SCORING_VERSION}"
+        return f"llama-cpp-python={runtime_version()};scoring={SCORING_VERSION}"
 
     def complete(self, request: Request) -> Completion:
         """Answer one request.
@@ -222,7 +175,7 @@ class LlamaProvider:
             ProviderError: The model cannot be loaded, the prompt does not fit the context, the
                 request is malformed, or a constrained reply does not validate.
         """
-        _check_request(request)
+        check_request(request)
         with self._lock:
             llm = self._load()
             prompt = self._prompt_tokens(request.messages)
@@ -257,7 +210,7 @@ class LlamaProvider:
         if self._llm is not None:
             return self._llm
         path = self.path
-        _check_gguf(path)
+        check_gguf(path)
         # llama.cpp's OpenMP threads spin while they wait. On a machine whose cores are busy
         # (a shared CI runner, parallel test workers) that makes inference 2-4 times slower
         # and erratic, against a few per cent gained on an idle one (bench/README.md).
@@ -287,7 +240,7 @@ class LlamaProvider:
         except (ValueError, RuntimeError, OSError) as exc:
             raise ProviderError(
                 f"could not load {path}: llama.cpp rejected it, so it is probably truncated or "
-                f"corrupt ({_one_line(exc)})"
+                f"corrupt ({one_line(exc)})"
             ) from None
         self.load_ms = (time.perf_counter() - start) * 1000.0
 
@@ -296,8 +249,8 @@ class LlamaProvider:
         template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
         self._formatter = Jinja2ChatFormatter(
             template=template,
-            eos_token=_token_text(llm, eos_id),
-            bos_token=_token_text(llm, bos_id),
+            eos_token=token_text(llm, eos_id),
+            bos_token=token_text(llm, bos_id),
             stop_token_ids=[eos_id],
         )
         # The same formatter renders prompts for counting and scoring and for generation, so
@@ -322,7 +275,7 @@ class LlamaProvider:
         except Exception as exc:
             # Templates can raise anything (jinja2 errors, raise_exception's ValueError).
             raise ProviderError(
-                f"the model's chat template rejected the messages: {_one_line(exc)}"
+                f"the model's chat template rejected the messages: {one_line(exc)}"
             ) from None
         tokens = self._llm.tokenize(
             rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
@@ -366,7 +319,7 @@ class LlamaProvider:
     def _generate(self, llm: Any, prompt: list[int], request: Request) -> Completion:
         grammar = None
         if request.json_schema is not None:
-            _check_schema(request.json_schema)
+            check_schema(request.json_schema)
             grammar = self._grammar(request.json_schema)
         sampled = request.temperature > 0
         start = time.perf_counter()
@@ -384,12 +337,12 @@ class LlamaProvider:
                 min_p=0.0,
                 typical_p=1.0,
                 repeat_penalty=1.0,
-                seed=_native_seed(request.seed),
+                seed=native_seed(request.seed),
                 max_tokens=request.max_tokens,
                 grammar=grammar,
             )
         except (ValueError, RuntimeError) as exc:
-            raise ProviderError(f"llama.cpp failed: {_one_line(exc)}") from None
+            raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
         latency_ms = (time.perf_counter() - start) * 1000.0
 
         choice = out["choices"][0]
@@ -410,7 +363,7 @@ class LlamaProvider:
             tokens_evaluated=evaluated + library_evaluated,
         )
         if request.json_schema is not None and not completion.truncated:
-            _validate_json(text, request.json_schema)
+            validate_json(text, request.json_schema)
         return completion
 
     def _grammar(self, schema: Mapping[str, Any]) -> Any:
@@ -426,7 +379,7 @@ class LlamaProvider:
             except Exception as exc:
                 # The converter raises bare Exceptions and ValueErrors for unsupported schemas.
                 raise ProviderError(
-                    f"json_schema cannot be turned into a grammar: {_one_line(exc)}"
+                    f"json_schema cannot be turned into a grammar: {one_line(exc)}"
                 ) from None
             self._grammars[canonical] = grammar
         return grammar
@@ -466,7 +419,7 @@ class LlamaProvider:
             scores[option] = round(total, SCORE_DIGITS)
         latency_ms = (time.perf_counter() - start) * 1000.0
 
-        picked = _pick(scores, request)
+        picked = pick(scores, request)
         return Completion(
             text=picked,
             finish_reason="stop",
@@ -475,84 +428,4 @@ class LlamaProvider:
             latency_ms=latency_ms,
             choice_scores=scores,
             tokens_evaluated=evaluated,
-        )
-
-
-def _pick(scores: Mapping[str, float], request: Request) -> str:
-    """Greedy: the best score, earliest option on ties. Sampled: softmax(score/T), top_p, seed."""
-    options = list(scores)
-    if request.temperature <= 0:
-        return max(options, key=lambda o: (scores[o], -options.index(o)))
-    top = max(scores.values())
-    weights = {o: math.exp((scores[o] - top) / request.temperature) for o in options}
-    norm = sum(weights.values())
-    ranked = sorted(options, key=lambda o: (-weights[o], options.index(o)))
-    kept: list[str] = []
-    mass = 0.0
-    for option in ranked:
-        kept.append(option)
-        mass += weights[option] / norm
-        if mass >= request.top_p:
-            break
-    rng = random.Random(_native_seed(request.seed))
-    return rng.choices(kept, weights=[weights[o] for o in kept])[0]
-
-
-def _token_text(llm: Any, token: int) -> str:
-    if token < 0:
-        return ""
-    return bytes(llm.detokenize([token], special=True)).decode("utf-8", errors="replace")
-
-
-def _check_gguf(path: Path) -> None:
-    try:
-        with path.open("rb") as fh:
-            magic = fh.read(4)
-    except FileNotFoundError:
-        raise ProviderError(f"model file not found: {path}") from None
-    except IsADirectoryError:
-        raise ProviderError(f"model path is a directory, not a GGUF file: {path}") from None
-    except OSError as exc:
-        raise ProviderError(f"cannot read model file {path}: {exc.strerror or exc}") from None
-    if magic != GGUF_MAGIC:
-        raise ProviderError(f"{path} is not a GGUF file (it does not start with 'GGUF')")
-
-
-def _check_request(request: Request) -> None:
-    if request.max_tokens < 1:
-        raise ProviderError(f"max_tokens must be at least 1, not {request.max_tokens}")
-    if request.choices is not None:
-        if request.json_schema is not None:
-            raise ProviderError("a request can constrain to choices or to a json_schema, not both")
-        if not request.choices:
-            raise ProviderError("choices is empty")
-        if any(not c for c in request.choices):
-            raise ProviderError("choices must be non-empty strings")
-        if len(set(request.choices)) != len(request.choices):
-            raise ProviderError("choices must be distinct")
-
-
-def _check_schema(schema: Mapping[str, Any]) -> None:
-    import jsonschema  # type: ignore[import-untyped,unused-ignore]
-
-    try:
-        jsonschema.validators.validator_for(schema).check_schema(dict(schema))
-    except jsonschema.SchemaError as exc:
-        raise ProviderError(f"json_schema is not a valid JSON Schema: {exc.message}") from None
-
-
-def _validate_json(text: str, schema: Mapping[str, Any]) -> None:
-    import jsonschema  # type: ignore[import-untyped,unused-ignore]
-
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidReplyError(f"constrained reply is not valid JSON: {exc}") from None
-    validator = jsonschema.validators.validator_for(schema)(dict(schema))
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise InvalidReplyError(
-            f"constrained reply does not match its schema at {where}: {error.message} "
-            "(the grammar cannot enforce minimum/maximum and similar keywords; use enum)"
         )

@@ -15,60 +15,40 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import httpx
 
 from skilleval.engine.base import Completion, ModelIdentity, Request, clean_reply
 from skilleval.engine.openai_provider import OpenAIConfig
+from skilleval.engine.openai_wire import (
+    CHOICE_KEY,
+    chat_completions_url,
+    choice_schema,
+    error_detail,
+    is_unknown_model,
+    one_line,
+    rejects_field,
+    rejects_json_schema,
+    reply_usage,
+    retry_after_s,
+    schema_name,
+    snippet,
+)
 from skilleval.errors import InvalidReplyError, ProviderError
 from skilleval.version import __version__
+
+__all__ = ["OpenAIProvider", "ResponseFormatStyle", "chat_completions_url"]
 
 ResponseFormatStyle = Literal["auto", "json_schema", "json_object"]
 
 _BACKOFF_CAP_S = 10.0
 _RETRY_AFTER_CAP_S = 30.0
-_SNIPPET_CHARS = 160
-_CHOICE_KEY = "choice"
-_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
-_VERSION_SEGMENT = re.compile(r"v\d+")
-
-
-def chat_completions_url(base_url: str) -> str:
-    """The chat-completions endpoint for a ``base_url`` as users write it.
-
-    ``http://host:8000``, ``http://host:8000/v1`` and the full endpoint URL all lead to
-    ``http://host:8000/v1/chat/completions``; a path ending in another version segment
-    (``/v2``) or in ``/chat/completions`` is kept.
-
-    Args:
-        base_url: The server URL from the suite.
-
-    Returns:
-        The URL that requests are posted to.
-
-    Raises:
-        ProviderError: The URL is not http or https.
-    """
-    url = base_url.strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ProviderError(
-            f"base_url {base_url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)"
-        )
-    if parts.path.endswith("/chat/completions"):
-        return url
-    last = parts.path.rsplit("/", 1)[-1]
-    if _VERSION_SEGMENT.fullmatch(last):
-        return f"{url}/chat/completions"
-    return f"{url}/v1/chat/completions"
 
 
 class OpenAIProvider:
@@ -185,7 +165,7 @@ class OpenAIProvider:
             ProviderError: The server could not be reached, kept failing, rejected the request,
                 or sent a reply that breaks the requested constraint.
         """
-        schema = _choice_schema(request.choices) if request.choices else request.json_schema
+        schema = choice_schema(request.choices) if request.choices else request.json_schema
         style = self._format
         may_fall_back = schema is not None and self._auto_format and style == "json_schema"
         payload = self._payload(request, schema, style)
@@ -193,14 +173,14 @@ class OpenAIProvider:
         if (
             self._spec.cache_prompt is None
             and "cache_prompt" in payload
-            and _rejects_field(response, "cache_prompt")
+            and rejects_field(response, "cache_prompt")
         ):
             # OpenAI refuses fields it does not know; ask again without it, and never again.
             with self._lock:
                 self._ask_no_prompt_cache = False
             del payload["cache_prompt"]
             response, latency_ms = self._post(payload, may_fall_back)
-        if may_fall_back and _rejects_json_schema(response):
+        if may_fall_back and rejects_json_schema(response):
             with self._lock:
                 self._format = "json_object"
             response, latency_ms = self._post(self._payload(request, schema, "json_object"), False)
@@ -235,7 +215,7 @@ class OpenAIProvider:
                 payload["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {
-                        "name": _schema_name(schema, request),
+                        "name": schema_name(schema, request),
                         "schema": dict(schema),
                         "strict": True,
                     },
@@ -263,21 +243,21 @@ class OpenAIProvider:
                 raise ProviderError(self._unreachable(exc)) from None
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                 failures["connection reset"] += 1
-                last_detail = _one_line(str(exc) or type(exc).__name__)
+                last_detail = one_line(str(exc) or type(exc).__name__)
                 continue
             except httpx.TransportError as exc:
                 raise ProviderError(
-                    f"{self._url}: request failed: {_one_line(str(exc) or type(exc).__name__)}"
+                    f"{self._url}: request failed: {one_line(str(exc) or type(exc).__name__)}"
                 ) from None
             latency_ms = (time.perf_counter() - start) * 1000.0
             status = response.status_code
             # llama-cpp-python reports a rejected response_format as HTTP 500; retrying is futile.
-            if watch_format and _rejects_json_schema(response):
+            if watch_format and rejects_json_schema(response):
                 return response, latency_ms
             if status == 429 or status >= 500:
                 failures[f"HTTP {status}"] += 1
-                last_detail = _error_detail(response)
-                retry_after = _retry_after(response)
+                last_detail = error_detail(response)
+                retry_after = retry_after_s(response)
                 continue
             return response, latency_ms
         raise ProviderError(self._gave_up(failures, last_detail))
@@ -294,7 +274,7 @@ class OpenAIProvider:
         reason = str(exc)
         if "refused" in reason.lower():
             return f"cannot reach {self._url}: connection refused — is the server running?"
-        return f"cannot reach {self._url}: {_one_line(reason or type(exc).__name__)}"
+        return f"cannot reach {self._url}: {one_line(reason or type(exc).__name__)}"
 
     def _gave_up(self, failures: Counter[str], last_detail: str) -> str:
         attempts = sum(failures.values())
@@ -307,10 +287,10 @@ class OpenAIProvider:
 
     def _client_error(self, response: httpx.Response) -> str:
         status = response.status_code
-        detail = _error_detail(response)
+        detail = error_detail(response)
         lowered = detail.lower()
         said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
-        if _is_unknown_model(response, lowered):
+        if is_unknown_model(response, lowered):
             return f"{self._url}: server has no model {self._model!r} ({said})"
         if status == 404:
             return (
@@ -338,13 +318,13 @@ class OpenAIProvider:
             kind = response.headers.get("content-type", "no content-type")
             raise ProviderError(
                 f"{self._url}: reply is not JSON (HTTP {response.status_code}, {kind}): "
-                f"{_snippet(response.text)!r}"
+                f"{snippet(response.text)!r}"
             ) from None
         message, finish_reason = self._first_choice(body)
         content = message.get("content")
         text = content if isinstance(content, str) else ""
         usage = body.get("usage")
-        prompt_tokens, completion_tokens, cached_tokens = _usage(usage)
+        prompt_tokens, completion_tokens, cached_tokens = reply_usage(usage)
         # JSON may carry a lone surrogate ("\ud800"), which no file can hold: scrubbed here.
         completion = clean_reply(
             Completion(
@@ -368,7 +348,7 @@ class OpenAIProvider:
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ProviderError(
                 f"{self._url}: reply has no choices[0]; is this an OpenAI-compatible "
-                f"chat-completions server? Got {_snippet(json.dumps(body))!r}"
+                f"chat-completions server? Got {snippet(json.dumps(body))!r}"
             )
         first = choices[0]
         message = first.get("message")
@@ -384,11 +364,11 @@ class OpenAIProvider:
         except ValueError:
             parsed = stripped
         if isinstance(parsed, dict):
-            parsed = parsed.get(_CHOICE_KEY)
+            parsed = parsed.get(CHOICE_KEY)
         if isinstance(parsed, str) and parsed in options:
             return parsed
         raise InvalidReplyError(
-            f"{self._url}: server ignored the choice constraint: reply {_snippet(text)!r} "
+            f"{self._url}: server ignored the choice constraint: reply {snippet(text)!r} "
             f"is not one of {list(options)}"
         )
 
@@ -401,113 +381,14 @@ class OpenAIProvider:
         except ValueError as exc:
             raise InvalidReplyError(
                 f"{self._url}: server ignored the JSON schema: reply is not JSON ({exc}): "
-                f"{_snippet(text)!r}"
+                f"{snippet(text)!r}"
             ) from None
         try:
             jsonschema.validate(value, schema)
         except jsonschema.SchemaError as exc:
-            raise ProviderError(f"invalid JSON schema: {_one_line(exc.message)}") from None
+            raise ProviderError(f"invalid JSON schema: {one_line(exc.message)}") from None
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
             raise InvalidReplyError(
-                f"{self._url}: server ignored the JSON schema: at {where}: {_snippet(exc.message)}"
+                f"{self._url}: server ignored the JSON schema: at {where}: {snippet(exc.message)}"
             ) from None
-
-
-def _choice_schema(options: tuple[str, ...]) -> dict[str, Any]:
-    # An object rather than a bare string: OpenAI's strict mode requires a top-level object.
-    return {
-        "type": "object",
-        "properties": {_CHOICE_KEY: {"type": "string", "enum": list(options)}},
-        "required": [_CHOICE_KEY],
-        "additionalProperties": False,
-    }
-
-
-def _schema_name(schema: Mapping[str, Any], request: Request) -> str:
-    if request.choices:
-        return _CHOICE_KEY
-    title = schema.get("title")
-    name = _SCHEMA_NAME.sub("_", title).strip("_")[:64] if isinstance(title, str) else ""
-    return name or "reply"
-
-
-def _rejects_json_schema(response: httpx.Response) -> bool:
-    """Whether the server refused ``{"type": "json_schema"}`` but knows ``json_object``."""
-    if response.status_code < 400:
-        return False
-    text = response.text.lower()
-    return "response_format" in text and "json_object" in text
-
-
-def _rejects_field(response: httpx.Response, name: str) -> bool:
-    """Whether the server refused the request for a field it does not know (OpenAI: HTTP 400
-    "Unrecognized request argument supplied: NAME")."""
-    return response.status_code in (400, 422) and name in response.text
-
-
-def _is_unknown_model(response: httpx.Response, detail: str) -> bool:
-    code = ""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        code = str(body["error"].get("code") or "")
-    if code == "model_not_found":
-        return True
-    return (
-        response.status_code in (400, 404)
-        and "model" in detail
-        and ("does not exist" in detail or "not found" in detail)
-    )
-
-
-def _error_detail(response: httpx.Response) -> str:
-    """The server's own words about an error, on one line."""
-    try:
-        body = response.json()
-    except ValueError:
-        return _snippet(response.text)
-    found: Any = body
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            found = error["message"]
-        elif isinstance(error, str) and error:
-            found = error
-        elif body.get("detail"):
-            found = body["detail"]
-        elif body.get("message"):
-            found = body["message"]
-    return _snippet(found if isinstance(found, str) else json.dumps(found))
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "")
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if seconds >= 0 else None
-
-
-def _usage(usage: Any) -> tuple[int, int, int]:
-    if not isinstance(usage, dict):
-        return 0, 0, 0
-    details = usage.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else 0
-    return _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), _int(cached)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _snippet(text: str) -> str:
-    line = _one_line(text)
-    return line if len(line) <= _SNIPPET_CHARS else line[: _SNIPPET_CHARS - 1] + "…"
