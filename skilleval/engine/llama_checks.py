@@ -108,7 +108,7 @@ def check_request(request: Request) -> None:
 
 
 def check_schema(schema: Mapping[str, Any]) -> None:
-    import jsonschema  # type: ignore[import-untyped,unused-ignore]
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]  # lazy: start-up time
 
     try:
         jsonschema.validators.validator_for(schema).check_schema(dict(schema))
@@ -117,7 +117,7 @@ def check_schema(schema: Mapping[str, Any]) -> None:
 
 
 def validate_json(text: str, schema: Mapping[str, Any]) -> None:
-    import jsonschema  # type: ignore[import-untyped,unused-ignore]
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]  # lazy: start-up time
 
     try:
         value = json.loads(text)
