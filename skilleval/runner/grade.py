@@ -31,7 +31,7 @@ from skilleval.engine.base import Completion
 from skilleval.errors import CannotEvaluate
 from skilleval.expr import compile_expr
 from skilleval.results.records import AssertionResult, Status
-from skilleval.suite import template
+from skilleval.suite import template, transforms
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
 from skilleval.trajectory import Step
 from skilleval.util.jsontext import loads_or_none
@@ -84,9 +84,22 @@ def stats_of(completion: Completion) -> Stats:
 
 
 def apply_transform(
-    transform: Transform, output: str, vars_: Mapping[str, Any], stats: Stats
+    transform: Transform,
+    output: str,
+    vars_: Mapping[str, Any],
+    stats: Stats,
+    *,
+    current: Any = None,
+    prompt: str = "",
 ) -> Any:
-    """Run a transform; returns the new value (a string, or any JSON-like value)."""
+    """Run a transform; returns the new value (a string, or any JSON-like value).
+
+    A JavaScript transform gets, as promptfoo's do, ``current`` (an earlier transform's
+    result) when there is one, else the output, and a ``context`` with ``vars`` and ``prompt``.
+    """
+    if transform.kind == "javascript":
+        value = output if current is None else current
+        return transforms.run_javascript(transform, value, {"vars": dict(vars_), "prompt": prompt})
     if transform.kind == "jmespath":
         import jmespath  # lazy: start-up time
 
@@ -133,7 +146,14 @@ def _evaluate(
         return Verdict.errored(exc.message)
     if entry.transform is not None:
         try:
-            transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
+            transformed = apply_transform(
+                entry.transform,
+                output,
+                test.vars,
+                subject.stats,
+                current=transformed,
+                prompt=subject.prompt,
+            )
             # Inside the try: a value that cannot be written as text (an integer over
             # Python's 4,300-digit limit) is this assertion's error, not the run's end.
             output = _as_text(transformed)
@@ -254,7 +274,9 @@ def grade(
     output, transformed = subject.output, None
     if test.transform is not None:
         try:
-            transformed = apply_transform(test.transform, subject.output, test.vars, subject.stats)
+            transformed = apply_transform(
+                test.transform, subject.output, test.vars, subject.stats, prompt=subject.prompt
+            )
             output = _as_text(transformed)  # may fail as above; then every assertion errs
         except Exception as exc:
             failed = tuple(

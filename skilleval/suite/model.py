@@ -30,8 +30,9 @@ SuiteType = Literal["regression", "capability"]
 class Transform:
     """A rewrite of the output before assertions see it."""
 
-    kind: Literal["expr", "jmespath"]
+    kind: Literal["expr", "jmespath", "javascript"]
     source: str
+    """The code; for a JavaScript file, ``file://`` and its absolute path (``:fn`` kept)."""
     where: Location
 
 

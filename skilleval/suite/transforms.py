@@ -1,34 +1,60 @@
-"""``transform:`` on a test or an assertion: an expr, or a JMESPath query, compiled at load."""
+"""``transform:`` on a test or an assertion: an expr, a JMESPath query or JavaScript.
+
+Which language a transform is in is decided at load and never guessed at run time:
+
+* ``{expr: ...}``, ``{jmespath: ...}`` and ``{javascript: ...}`` say it outright;
+* ``file://transform.js`` (or ``file://transform.js:fn``) is a JavaScript file, CommonJS,
+  whose export is called with ``(output, context)``, as in promptfoo;
+* a plain string is expr when it compiles as expr, reads only expr's names (``output``,
+  ``json``, ``vars``, ``stats``) and reads no property of ``output`` (in expr ``output`` is
+  always text, so ``output.countries`` could only mean JavaScript's). Any other string is
+  JavaScript, promptfoo's language for transforms, when it compiles as JavaScript; when it
+  compiles as neither, the error is the one of the language it looks written in.
+"""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import jmespath
 from jmespath.exceptions import JMESPathError
 
 from skilleval import expr
+from skilleval.errors import DiagnosticsError, Location, SkillevalError
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Transform
 from skilleval.suite.yamlio import Document
+from skilleval.userfile import display_path, read_text
+from skilleval.util import fileref, jsengine
 
 # Signs that a transform was written in JavaScript, as promptfoo's are: a method call
 # (never valid in expr), an arrow, strict equality, JSON.*, a statement.
 _JAVASCRIPT = re.compile(r"\.[A-Za-z_]\w*\s*\(|=>|===|!==|\bJSON\.|\bfunction\b|\breturn\b|;\s*$")
+_STRINGS = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
+_OUTPUT_MEMBER = re.compile(r"\boutput\s*\??\.\s*[A-Za-z_$]")
+EXPR_NAMES = frozenset({"output", "json", "vars", "stats"})
+"""The names an expr transform can read."""
+JS_SUFFIXES = (".js", ".cjs")
 
 
 def compile_transform(
-    loader: Loader, raw: Any, doc: Document, at: list[str | int]
+    loader: Loader, raw: Any, doc: Document, at: list[str | int], base: Path | None = None
 ) -> Transform | None:
-    """The transform written at ``at``, or None (with an error when it does not compile)."""
+    """The transform written at ``at``, or None (with an error when it does not compile).
+
+    ``base`` is the folder of the file that wrote it, for ``file://`` (the suite's folder
+    when not given).
+    """
     if raw is None:
         return None
     where = doc.at(at)
+    if isinstance(raw, str) and fileref.is_ref(raw):
+        return _javascript_file(loader, raw, where, base or loader.base)
     if isinstance(raw, str):
-        kind, source = "expr", raw
-    else:
-        kind, source = next(iter(raw.items()))
+        return _plain(loader, raw, where)
+    kind, source = next(iter(raw.items()))
     if kind == "jmespath":
         try:
             jmespath.compile(source)
@@ -36,15 +62,103 @@ def compile_transform(
             loader.error(where, f"transform is not a valid JMESPath query: {exc}")
             return None
         return Transform("jmespath", source, where)
+    if kind == "javascript":
+        return _javascript(loader, source, where)
     try:
         expr.compile_expr(source)
     except expr.ExprSyntaxError as exc:
-        hint = ""
-        if _JAVASCRIPT.search(source):
-            hint = (
-                "; JavaScript transforms are not supported:"
-                " transforms are expr (docs/expr.md) or {jmespath: ...}"
-            )
-        loader.error(where, f"transform: {exc.message} at column {exc.col}{hint}")
+        loader.error(where, f"transform: {exc.message} at column {exc.col}")
         return None
     return Transform("expr", source, where)
+
+
+def _plain(loader: Loader, source: str, where: Location) -> Transform | None:
+    try:
+        compiled = expr.compile_expr(source)
+    except expr.ExprSyntaxError as exc:
+        failure = jsengine.check_inline(source)
+        if failure is None:
+            return Transform("javascript", source, where)
+        if _JAVASCRIPT.search(source):
+            loader.error(where, f"transform: {failure.describe('', inline=True)}")
+        else:
+            loader.error(
+                where,
+                f"transform: {exc.message} at column {exc.col} (a transform is expr,"
+                " JavaScript, or {jmespath: ...}; see docs/expr.md)",
+            )
+        return None
+    if compiled.names <= EXPR_NAMES and not _OUTPUT_MEMBER.search(_STRINGS.sub("''", source)):
+        return Transform("expr", source, where)
+    return _javascript(loader, source, where)
+
+
+def _javascript(loader: Loader, source: Any, where: Location) -> Transform | None:
+    failure = jsengine.check_inline(str(source))
+    if failure is not None:
+        loader.error(where, f"transform: {failure.describe('', inline=True)}")
+        return None
+    return Transform("javascript", str(source), where)
+
+
+def _javascript_file(loader: Loader, ref: str, where: Location, base: Path) -> Transform | None:
+    parsed = fileref.parse(ref)
+    if not parsed.path.endswith(JS_SUFFIXES):
+        loader.error(where, f"transform files must be JavaScript (.js or .cjs, CommonJS): {ref}")
+        return None
+    try:
+        path = loader.reader.paths(ref, base, where)[0]
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return None
+    problem = javascript_file_problem(path, where)
+    if problem is not None:
+        loader.error(*problem)
+        return None
+    target = fileref.PREFIX + str(path.resolve())
+    if parsed.function:
+        target += f":{parsed.function}"
+    return Transform("javascript", target, where)
+
+
+def javascript_file_problem(path: Path, where: Location) -> tuple[Location, str] | None:
+    """The syntax error in a JavaScript file, at its line, or None; the file is not run."""
+    try:
+        source = read_text(path, where=where)
+    except SkillevalError as exc:
+        return where, str(exc)
+    failure = jsengine.check_module(source)
+    if failure is None:
+        return None
+    shown = display_path(path)
+    if failure.kind == "syntax":
+        return Location(shown, failure.line or 0, 1 if failure.line else 0), (
+            f"JavaScript syntax error: {failure.message}"
+        )
+    return where, failure.describe(shown)
+
+
+def run_javascript(transform: Transform, value: Any, context: dict[str, Any]) -> Any:
+    """Run a JavaScript transform on ``value`` (the output, or an earlier transform's result).
+
+    Raises:
+        ValueError: The code failed or returned ``undefined``; the message says where.
+    """
+    if fileref.is_ref(transform.source):
+        parsed = fileref.parse(transform.source)
+        path = Path(parsed.path)
+        shown = display_path(path)
+        try:
+            source = read_text(path)
+        except SkillevalError as exc:
+            raise ValueError(str(exc)) from None
+        outcome = jsengine.call_module(source, parsed.function, [value, context])
+        label, inline = shown, False
+    else:
+        outcome = jsengine.call_inline(transform.source, [value, context])
+        label, inline = str(transform.where), True
+    if outcome.failure is not None:
+        raise ValueError(outcome.failure.describe(label, inline=inline))
+    if outcome.undefined:
+        raise ValueError(f"the JavaScript transform at {transform.where} returned undefined")
+    return outcome.value
