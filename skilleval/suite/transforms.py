@@ -131,10 +131,8 @@ def javascript_file_problem(path: Path, where: Location) -> tuple[Location, str]
     if failure is None:
         return None
     shown = display_path(path)
-    if failure.kind == "syntax":
-        return Location(shown, failure.line or 0, 1 if failure.line else 0), (
-            f"JavaScript syntax error: {failure.message}"
-        )
+    if failure.kind == "syntax" and failure.line:
+        return Location(shown, failure.line, 1), f"JavaScript syntax error: {failure.message}"
     return where, failure.describe(shown)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -287,7 +288,15 @@ def _run(
             return JsOutcome(failure=JsFailure("worker", "the worker process ended unexpectedly"))
         return JsOutcome(failure=JsFailure("timeout", "stopped at the wall-clock deadline"))
     _give_back(worker)
-    return _outcome(reply)
+    outcome = _outcome(reply)
+    failure = outcome.failure
+    lines = body.count("\n") + 1
+    if failure is not None and failure.line is not None and failure.line > lines:
+        # QuickJS reports an unexpected end at the closing line it adds after the body.
+        message = "the code ends early (is a bracket or a string left open?)"
+        moved = dataclasses.replace(failure, line=lines, message=message)
+        outcome = dataclasses.replace(outcome, failure=moved)
+    return outcome
 
 
 def _outcome(reply: Mapping[str, Any]) -> JsOutcome:
