@@ -70,7 +70,14 @@ var __skilleval_logs = [];
 })();
 var __skilleval_state = {settled: false};
 function __skilleval_run(params, body, call, name, args) {
-  var fn = Function.apply(null, params.concat([body]));
+  var fn;
+  try {
+    fn = Function.apply(null, params.concat([body]));
+  } catch (e) {
+    // The code does not compile: told apart from a SyntaxError it throws when it runs.
+    __skilleval_state = {settled: true, compile: e};
+    return;
+  }
   if (call === 'define') {
     __skilleval_state = {settled: true, value: true};
     return;
@@ -107,6 +114,10 @@ function __skilleval_reply() {
   var s = __skilleval_state;
   if (!s.settled) return JSON.stringify({kind: 'pending'});
   if (s.bad) return JSON.stringify({kind: 'bad', message: s.bad});
+  if (s.compile) {
+    return JSON.stringify({kind: 'compile', message: String(s.compile.message || s.compile),
+                           stack: String(s.compile.stack || '')});
+  }
   if ('error' in s) {
     var e = s.error;
     return JSON.stringify({kind: 'rejected', message: String(e && e.name ? e.name + ': ' + e.message : e),

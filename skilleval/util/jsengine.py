@@ -317,6 +317,9 @@ def _outcome(reply: Mapping[str, Any]) -> JsOutcome:
     if kind == "pending":
         message = "returned a promise that never settled (there are no timers or I/O)"
         return JsOutcome(failure=JsFailure("result", message), logs=logs)
+    if kind == "compile":
+        failure = _failure("syntax", f"{result.get('message')}\n{result.get('stack') or ''}")
+        return JsOutcome(failure=failure, logs=logs)
     if kind == "rejected":
         failure = _failure("throw", f"{result.get('message')}\n{result.get('stack') or ''}")
         return JsOutcome(failure=failure, logs=logs)
@@ -335,9 +338,7 @@ def _failure(kind: str, text: str) -> JsFailure:
         number = int(match.group(2)) - _HEADER_LINES
         line = number if number >= 1 else None
         break
-    if kind == "throw" and first.startswith("SyntaxError"):
-        return JsFailure("syntax", first.removeprefix("SyntaxError: "), line)
-    if kind in ("timeout", "memory", "stack", "worker"):
+    if kind in ("syntax", "timeout", "memory", "stack", "worker"):
         return JsFailure(kind, first, line)  # type: ignore[arg-type]
     return JsFailure("throw", first or "an exception", line)
 
