@@ -176,6 +176,7 @@ def _evaluate(
         arm=subject.arm,
         trial=subject.trial,
         where=entry.where,
+        value_where=entry.value_where,
         base_dir=str(entry.base_dir),
         judge=judge if entry.spec.tier == "model" else None,
         cost=subject.cost,

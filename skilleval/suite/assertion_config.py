@@ -116,6 +116,7 @@ def compile_assertion(
         config=dict(entry.get("config") or {}),
         options=options,
         from_default=from_default,
+        value_where=doc.at([*at, "value"]) if "value" in entry else None,
         **written(entry, {"weight": float}),
     )
 

@@ -56,6 +56,8 @@ class AssertionEntry:
     """reference, require, rubricPrompt … (type-specific keys)."""
     from_default: bool = False
     """True when the assertion came from ``defaultTest``."""
+    value_where: Location | None = None
+    """Where ``value:`` is written, when it is."""
 
     @property
     def tier(self) -> str:

@@ -24,7 +24,12 @@ import sys
 import time
 from typing import Any
 
-import _quickjs
+try:
+    import _quickjs
+except ImportError:  # every request is answered with the reason
+    _quickjs = None
+
+MISSING = "the quickjs package is not installed (pip install quickjs)"
 
 ADDRESS_SPACE = 1 << 30
 """A ceiling on this process's memory as a whole, beside QuickJS's own (much lower) limit."""
@@ -185,6 +190,11 @@ def main() -> None:
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     for line in sys.stdin:
+        if _quickjs is None:
+            reply = {"ok": False, "kind": "worker", "error": MISSING, "logs": []}
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+            continue
         try:
             reply = handle(json.loads(line))
         except MemoryError:

@@ -61,6 +61,8 @@ MEMORY_LIMIT: int = 64 * 1024 * 1024
 """Bytes of JavaScript heap one call may use."""
 
 WORKER: Final = Path(__file__).with_name("_jsworker.py")
+WORKER_COMMAND: list[str] = [sys.executable, "-I"]
+"""How the worker is started: this interpreter, isolated from the environment and user site."""
 
 INLINE_PARAMS: Final = ("output", "context")
 """The parameters of an inline check or transform, as promptfoo names them."""
@@ -187,7 +189,7 @@ def _last_statement_semicolon(code: str) -> int:
 class _Worker:
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(WORKER)],
+            [*WORKER_COMMAND, str(WORKER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -206,3 +206,8 @@ def test_file_references_must_name_commonjs_files() -> None:
 
 def test_templates_are_checked_after_rendering() -> None:
     assert check_value("output.includes('{{ word }}'") is None
+
+
+def test_inline_errors_are_placed_at_the_value_when_known() -> None:
+    verdict = run("x", "missing()", value_where=Location("suite.yaml", 8, 16))
+    assert (verdict.error or "").startswith("JavaScript at suite.yaml:8:16, line 1 of the value")

@@ -269,3 +269,18 @@ def test_a_number_from_named_numbers() -> None:
 def test_a_formula_that_gives_no_number_raises(formula: str, message: str) -> None:
     with pytest.raises(JsError, match=message):
         jsengine.evaluate_number(formula, {"a": 1.0})
+
+
+def test_without_quickjs_each_call_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # -S: no site-packages, so the worker cannot import quickjs.
+    monkeypatch.setattr(jsengine, "WORKER_COMMAND", [*jsengine.WORKER_COMMAND, "-S"])
+    monkeypatch.setattr(jsengine, "_idle", [])
+    try:
+        failure = failure_of("1")
+    finally:
+        jsengine._close_all()  # the workers of this test, before the real pool is back
+    assert failure.kind == "worker"
+    assert failure.describe("check.js") == (
+        "JavaScript at check.js could not run: the quickjs package is not installed"
+        " (pip install quickjs)"
+    )

@@ -101,7 +101,8 @@ def javascript(check: Check) -> Verdict:
         label, inline = shown, False
     else:
         outcome = jsengine.call_inline(source, [subject_of(check), context_of(check)])
-        label, inline = (str(check.where) if check.where else "the value"), True
+        where = check.value_where or check.where
+        label, inline = (str(where) if where else "the value"), True
     details = {"console": list(outcome.logs)} if outcome.logs else {}
     if outcome.failure is not None:
         return Verdict.errored(outcome.failure.describe(label, inline=inline), details=details)
