@@ -5,24 +5,29 @@ Which language a transform is in is decided at load and never guessed at run tim
 * ``{expr: ...}``, ``{jmespath: ...}`` and ``{javascript: ...}`` say it outright;
 * ``file://transform.js`` (or ``file://transform.js:fn``) is a JavaScript file, CommonJS,
   whose export is called with ``(output, context)``, as in promptfoo;
-* a plain string is expr when it compiles as expr, reads only expr's names (``output``,
-  ``json``, ``vars``, ``stats``) and reads no property of ``output`` (in expr ``output`` is
-  always text, so ``output.countries`` could only mean JavaScript's). Any other string is
-  JavaScript, promptfoo's language for transforms, when it compiles as JavaScript; when it
-  compiles as neither, the error is the one of the language it looks written in.
+* a plain string is expr when expr's grammar reads it and it uses nothing only JavaScript
+  has: a property of ``output`` (in expr ``output`` is always text, so ``output.countries``
+  can only mean JavaScript's), ``context``, ``JSON``, ``Math``, ``parseInt`` and the like.
+  Any other string is JavaScript, promptfoo's language for transforms (see
+  :func:`language_of`); each is then checked in its language, so an expr mistake is reported
+  as an expr error, and a JavaScript one at its line.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jmespath
 from jmespath.exceptions import JMESPathError
+from lark import Tree
+from lark.exceptions import UnexpectedInput
 
 from skilleval import expr
 from skilleval.errors import DiagnosticsError, Location, SkillevalError
+from skilleval.expr.functions import FUNCTIONS
+from skilleval.expr.grammar import parser
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Transform
 from skilleval.suite.yamlio import Document
@@ -32,10 +37,30 @@ from skilleval.util import fileref, jsengine
 # Signs that a transform was written in JavaScript, as promptfoo's are: a method call
 # (never valid in expr), an arrow, strict equality, JSON.*, a statement.
 _JAVASCRIPT = re.compile(r"\.[A-Za-z_]\w*\s*\(|=>|===|!==|\bJSON\.|\bfunction\b|\breturn\b|;\s*$")
-_STRINGS = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
-_OUTPUT_MEMBER = re.compile(r"\boutput\s*\??\.\s*[A-Za-z_$]")
 EXPR_NAMES = frozenset({"output", "json", "vars", "stats"})
 """The names an expr transform can read."""
+JS_GLOBALS = frozenset(
+    {
+        "parseInt",
+        "parseFloat",
+        "Number",
+        "String",
+        "Boolean",
+        "isNaN",
+        "isFinite",
+        "encodeURIComponent",
+        "decodeURIComponent",
+        "encodeURI",
+        "decodeURI",
+        "Array",
+        "Object",
+        "Date",
+        "RegExp",
+    }
+)
+"""Global functions a JavaScript transform may call that expr does not have."""
+JS_NAMES = frozenset({"context", "JSON", "Math", "undefined", "NaN", "Infinity"} | JS_GLOBALS)
+"""Names only JavaScript's transforms have."""
 JS_SUFFIXES = (".js", ".cjs")
 
 
@@ -73,24 +98,54 @@ def compile_transform(
 
 
 def _plain(loader: Loader, source: str, where: Location) -> Transform | None:
-    try:
-        compiled = expr.compile_expr(source)
-    except expr.ExprSyntaxError as exc:
+    hint = ""
+    if language_of(source) == "javascript":
         failure = jsengine.check_inline(source)
         if failure is None:
             return Transform("javascript", source, where)
-        if _JAVASCRIPT.search(source):
+        if _JAVASCRIPT.search(source) or _parses_as_expr(source):
             loader.error(where, f"transform: {failure.describe('', inline=True)}")
-        else:
-            loader.error(
-                where,
-                f"transform: {exc.message} at column {exc.col} (a transform is expr,"
-                " JavaScript, or {jmespath: ...}; see docs/expr.md)",
-            )
+            return None
+        hint = " (a transform is expr, JavaScript, or {jmespath: ...}; see docs/expr.md)"
+    try:
+        expr.compile_expr(source)
+    except expr.ExprSyntaxError as exc:
+        loader.error(where, f"transform: {exc.message} at column {exc.col}{hint}")
         return None
-    if compiled.names <= EXPR_NAMES and not _OUTPUT_MEMBER.search(_STRINGS.sub("''", source)):
-        return Transform("expr", source, where)
-    return _javascript(loader, source, where)
+    return Transform("expr", source, where)
+
+
+def language_of(source: str) -> Literal["expr", "javascript"]:
+    """Which language a plain string transform is written in (see the module docstring).
+
+    Decided from expr's own parse: text its grammar cannot read is JavaScript; text it can
+    read is JavaScript only when it reads a property of ``output``, or calls or names
+    something that JavaScript has and expr does not (``parseInt(output)``,
+    ``context.vars``). Anything else is expr, so that an expr mistake (``uper(output)``, a
+    bad regex in ``matches``) is reported as one.
+    """
+    try:
+        tree = parser().parse(source)
+    except UnexpectedInput:
+        return "javascript"
+    for node in tree.iter_subtrees():
+        head = node.children[0] if node.children else None
+        if node.data == "member" and isinstance(head, Tree) and head.data == "var":
+            if str(head.children[0]) == "output":
+                return "javascript"
+        elif (node.data == "call" and str(head) not in FUNCTIONS and str(head) in JS_GLOBALS) or (
+            node.data == "var" and str(head) not in EXPR_NAMES and str(head) in JS_NAMES
+        ):
+            return "javascript"
+    return "expr"
+
+
+def _parses_as_expr(source: str) -> bool:
+    try:
+        parser().parse(source)
+    except UnexpectedInput:
+        return False
+    return True
 
 
 def _javascript(loader: Loader, source: Any, where: Location) -> Transform | None:

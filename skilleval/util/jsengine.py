@@ -266,7 +266,7 @@ def _run(
     params: Sequence[str], body: str, call: str, name: str | None, args: Sequence[Any]
 ) -> JsOutcome:
     try:
-        args_json = json.dumps(list(args), ensure_ascii=False, allow_nan=False)
+        args_json = json.dumps(list(args), ensure_ascii=False, allow_nan=False, default=str)
     except (TypeError, ValueError) as exc:
         return JsOutcome(failure=JsFailure("worker", f"its arguments are not JSON ({exc})"))
     request = {

@@ -40,6 +40,9 @@ def transform_of(tmp_path: Path, written: str) -> tuple[str, str]:
         ("'context.vars.x'", "javascript"),  # a name expr does not have
         ("'output.trim() === \"yes\"'", "javascript"),
         ("{javascript: output}", "javascript"),
+        ("parseInt(output)", "javascript"),  # a JavaScript global, not an expr function
+        ("'Math.round(number(output))'", "javascript"),
+        ('\'output.length > 3 ? "long" : "short"\'', "javascript"),
     ],
 )
 def test_the_language_of_a_transform(tmp_path: Path, written: str, kind: str) -> None:
@@ -62,3 +65,20 @@ def test_a_javascript_file_with_a_syntax_error_is_reported_at_its_line(tmp_path:
     [diagnostic] = info.value.diagnostics
     assert (diagnostic.where.line, diagnostic.where.col) == (2, 1)
     assert diagnostic.where.path.endswith("t.js")
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ("uper(output)", "did you mean 'upper'"),  # an expr mistake stays an expr error
+        ("\"matches(output, '(')\"", "invalid regular expression"),
+        ("output.toUpperCase(", "JavaScript syntax error at line 1"),
+    ],
+)
+def test_a_broken_transform_is_reported_in_its_language(
+    tmp_path: Path, written: str, message: str
+) -> None:
+    with pytest.raises(DiagnosticsError) as info:
+        transform_of(tmp_path, written)
+    [diagnostic] = info.value.diagnostics
+    assert message in diagnostic.message

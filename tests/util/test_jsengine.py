@@ -6,6 +6,7 @@ not how long it takes.
 
 from __future__ import annotations
 
+import datetime
 import math
 
 import pytest
@@ -243,9 +244,16 @@ def test_deep_recursion_is_an_error() -> None:
     assert failure_of("function f() { return f(); }\nreturn f();").kind == "stack"
 
 
-def test_arguments_that_are_not_json_are_a_failure() -> None:
-    failure = failure_of("1", output=object())
+def test_arguments_json_cannot_hold_are_a_failure() -> None:
+    failure = failure_of("1", output=float("nan"))
     assert failure.kind == "worker"
+    assert "not JSON" in failure.message
+
+
+def test_other_values_are_passed_as_text() -> None:
+    """YAML dates, for example, reach the code as their ISO text."""
+    when = datetime.date(2024, 1, 2)
+    assert call_inline("output", [when, {}]).value == "2024-01-02"
 
 
 # --- derived metrics ------------------------------------------------------------------------
