@@ -159,13 +159,18 @@ def _logs(ctx: Any) -> list[str]:
         return []
 
 
-def handle(request: dict[str, Any]) -> dict[str, Any]:
+def fresh() -> Any:
+    """A new context with the prelude run: built while the parent reads the last reply."""
+    ctx = _quickjs.Context()
+    ctx.eval(PRELUDE)
+    return ctx
+
+
+def handle(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     started = time.monotonic()
     limit = float(request["time"])
-    ctx = _quickjs.Context()
     ctx.set_memory_limit(int(request["memory"]))
     ctx.set_time_limit(limit)
-    ctx.eval(PRELUDE)
     ctx.set("__skilleval_params", json.dumps(request["params"]))
     ctx.set("__skilleval_body", request["body"])
     ctx.set("__skilleval_name", request.get("name") or "")
@@ -189,14 +194,17 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    spare = fresh() if _quickjs is not None else None
     for line in sys.stdin:
         if _quickjs is None:
             reply = {"ok": False, "kind": "worker", "error": MISSING, "logs": []}
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()
             continue
+        ctx = None
         try:
-            reply = handle(json.loads(line))
+            ctx, spare = spare if spare is not None else fresh(), None
+            reply = handle(json.loads(line), ctx)
         except MemoryError:
             reply = {"ok": False, "kind": "memory", "error": "out of memory", "logs": []}
         except Exception as exc:
@@ -208,6 +216,8 @@ def main() -> None:
             }
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
+        ctx = None  # freed after the reply is out, not while the parent waits
+        spare = fresh()
 
 
 if __name__ == "__main__":

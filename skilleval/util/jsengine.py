@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
+from skilleval.errors import JavaScriptError
+
 __all__ = [
     "MEMORY_LIMIT",
     "TIME_LIMIT_S",
@@ -115,7 +117,7 @@ class JsFailure:
         return f"JavaScript at {at} threw {self.message}"
 
 
-class JsError(Exception):
+class JsError(JavaScriptError):
     """Raised by :func:`evaluate_number`; carries the :class:`JsFailure`."""
 
     def __init__(self, failure: JsFailure, source: str = "the expression") -> None:
