@@ -8,7 +8,7 @@ suite does not write to them, and the schema generator shows them
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -141,10 +141,22 @@ class Suite:
     arms: tuple[str, ...] = ("default",)
     lift: LiftConfig = field(default_factory=lambda: LiftConfig())
     gate: GateConfig = field(default_factory=GateConfig)
+    models: tuple[ModelSpec, ...] = ()
+    """The models of a side-by-side run (``models:``, or promptfoo's ``providers:``), in
+    column order; empty for a one-model suite. ``model`` is the first of them."""
+    notes: tuple[str, ...] = ()
+    """What loading read differently from how it was written (a promptfoo provider setting
+    skilleval does not use …): shown with the run, never silently dropped."""
 
     @property
     def base_dir(self) -> Path:
         return self.path.parent
+
+    def columns(self) -> tuple[Suite, ...]:
+        """One one-model suite per model of a side-by-side run (just this suite otherwise)."""
+        if len(self.models) < 2:
+            return (self,)
+        return tuple(replace(self, model=m, models=()) for m in self.models)
 
 
 SUITE_DEFAULTS = defaults(Suite)
