@@ -15,6 +15,7 @@ from typing import Any
 
 from skilleval.errors import Location
 from skilleval.suite.context import Loader
+from skilleval.suite.model import TestCase
 from skilleval.suite.model_config import ModelSpec, parse_model
 from skilleval.suite.provider_ids import translate
 from skilleval.suite.yamlio import Document
@@ -25,7 +26,7 @@ PROVIDER_LISTS = ("providers", "targets")
 # What a promptfoo provider's `config:` may hold that skilleval reads; the rest is noted.
 _READ_CONFIG = frozenset({"apiBaseUrl", "apiHost", "baseUrl", "apiKeyEnvar"})
 # Keys of a provider entry skilleval reads; `prompts`, `transform`, `delay` … are noted.
-_READ_ENTRY = frozenset({"id", "label", "config"})
+_READ_ENTRY = frozenset({"id", "label", "config", "prompts"})
 
 
 @dataclass
@@ -35,6 +36,9 @@ class Models:
     model: ModelSpec
     columns: tuple[ModelSpec, ...] = ()
     notes: list[str] = field(default_factory=list)
+    prompts: tuple[tuple[str, ...], ...] = ()
+    """Per model (in column order), the prompt labels it runs; empty: every prompt."""
+    prompts_at: tuple[Location, ...] = ()
 
 
 def read_models(loader: Loader, doc: Document) -> Models:
@@ -51,11 +55,12 @@ def read_models(loader: Loader, doc: Document) -> Models:
     key = next((k for k in given if k != "model"), None)
     specs: list[ModelSpec] = []
     notes: list[str] = []
+    prompts: list[tuple[tuple[str, ...], Location]] = []
     # A list is read even when --model replaces it, so that its mistakes are still reported.
     if key == "models":
         specs = _listed(loader, doc)
     elif key is not None:
-        specs, notes = _providers(loader, doc, key)
+        specs, notes, prompts = _providers(loader, doc, key)
     if override is not None or key is None:
         out = Models(read_model(loader, doc, "model", override), notes=notes)
         if override is not None and key is not None:
@@ -64,7 +69,13 @@ def read_models(loader: Loader, doc: Document) -> Models:
     if not specs:
         return Models(_placeholder(loader), notes=notes)
     specs = _unique_labels(specs)
-    return Models(specs[0], tuple(specs) if len(specs) > 1 else (), notes)
+    return Models(
+        specs[0],
+        tuple(specs) if len(specs) > 1 else (),
+        notes,
+        tuple(p for p, _ in prompts) if any(p for p, _ in prompts) else (),
+        tuple(w for _, w in prompts),
+    )
 
 
 def read_model(loader: Loader, doc: Document, key: str, override: str | None) -> ModelSpec:
@@ -110,12 +121,16 @@ def _listed(loader: Loader, doc: Document) -> list[ModelSpec]:
     return specs
 
 
-def _providers(loader: Loader, doc: Document, key: str) -> tuple[list[ModelSpec], list[str]]:
-    """promptfoo's ``providers:``: each id read as the model that means the same."""
+def _providers(
+    loader: Loader, doc: Document, key: str
+) -> tuple[list[ModelSpec], list[str], list[tuple[tuple[str, ...], Location]]]:
+    """promptfoo's ``providers:``: each id read as the model that means the same, with the
+    labels of the prompts it runs (empty: all of them)."""
     raw = doc.data.get(key)
     items = raw if isinstance(raw, list) else [raw]
     specs: list[ModelSpec] = []
     notes: list[str] = []
+    prompts: list[tuple[tuple[str, ...], Location]] = []
     for i, item in enumerate(items):
         path: list[str | int] = [key, i] if isinstance(raw, list) else [key]
         where = doc.at(path)
@@ -139,7 +154,27 @@ def _providers(loader: Loader, doc: Document, key: str) -> tuple[list[ModelSpec]
         spec = _parse(loader, read.model, key=key, where=where, doc=None, base_dir=loader.base)
         if spec is not None:
             specs.append(replace(spec, where=where, label=read.label or spec.label))
-    return specs, notes
+            labels = item.get("prompts") if isinstance(item, Mapping) else None
+            at = doc.at([*path, "prompts"]) if labels else where
+            prompts.append((tuple(str(x) for x in labels or ()), at))
+    return specs, notes, prompts
+
+
+def only_their_prompts(loader: Loader, models: Models, tests: list[TestCase]) -> list[TestCase]:
+    """promptfoo's per-provider ``prompts:``: check the labels name prompts of the suite.
+
+    With one model, the tests of other prompts are dropped here; with several, each column
+    keeps its own (see :meth:`Suite.columns`).
+    """
+    known = {t.prompt.label for t in tests}
+    for labels, where in zip(models.prompts, models.prompts_at, strict=False):
+        for label in labels:
+            if label not in known:
+                shown = ", ".join(sorted(known)) or "none"
+                loader.error(where, f"no prompt is labelled '{label}' (the prompts: {shown})")
+    if models.prompts and not models.columns and models.prompts[0]:
+        return [t for t in tests if t.prompt.label in models.prompts[0]]
+    return tests
 
 
 def _parse(

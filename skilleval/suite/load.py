@@ -28,7 +28,7 @@ from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import with_rubric_prompt
-from skilleval.suite.columns import read_model, read_models
+from skilleval.suite.columns import only_their_prompts, read_model, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
 from skilleval.suite.ids import assign_ids
@@ -138,11 +138,17 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         tests.extend(_tests(loader, raw, default, default_doc, default_vars, prompts))
     assign_ids(loader, tests)
     models = read_models(loader, doc)
+    tests = only_their_prompts(loader, models, tests)
     judge = None
     if "judge" in data or loader.overrides.judge is not None:
         judge = read_model(loader, doc, "judge", loader.overrides.judge)
     suite = assemble(loader, doc, tests, models.model, judge)
-    return replace(suite, models=models.columns, notes=tuple(models.notes))
+    return replace(
+        suite,
+        models=models.columns,
+        column_prompts=models.prompts if models.columns else (),
+        notes=tuple(models.notes),
+    )
 
 
 def _tests(

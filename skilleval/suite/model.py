@@ -144,6 +144,9 @@ class Suite:
     models: tuple[ModelSpec, ...] = ()
     """The models of a side-by-side run (``models:``, or promptfoo's ``providers:``), in
     column order; empty for a one-model suite. ``model`` is the first of them."""
+    column_prompts: tuple[tuple[str, ...], ...] = ()
+    """Per model of ``models``, the labels of the prompts it runs (promptfoo's per-provider
+    ``prompts:``); an empty entry, or none at all, runs every prompt."""
     notes: tuple[str, ...] = ()
     """What loading read differently from how it was written (a promptfoo provider setting
     skilleval does not use …): shown with the run, never silently dropped."""
@@ -156,7 +159,12 @@ class Suite:
         """One one-model suite per model of a side-by-side run (just this suite otherwise)."""
         if len(self.models) < 2:
             return (self,)
-        return tuple(replace(self, model=m, models=()) for m in self.models)
+        out: list[Suite] = []
+        for i, model in enumerate(self.models):
+            labels = self.column_prompts[i] if i < len(self.column_prompts) else ()
+            tests = tuple(t for t in self.tests if not labels or t.prompt.label in labels)
+            out.append(replace(self, model=model, models=(), column_prompts=(), tests=tests))
+        return tuple(out)
 
 
 SUITE_DEFAULTS = defaults(Suite)

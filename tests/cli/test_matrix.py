@@ -11,6 +11,7 @@ import pytest
 from fakes import COMMIT_SKILL
 
 from skilleval.cli import run_cli
+from skilleval.errors import DiagnosticsError
 from skilleval.results.codec import decode
 from skilleval.results.matrix import Matrix
 from skilleval.results.write import matrix_json
@@ -218,3 +219,46 @@ def test_hosted_provider_is_accepted_when_its_key_is_set(
     spec = loaded.model.to_json()
     assert spec["base_url"] == "https://api.openai.com/v1"
     assert spec["model"] == "gpt-4o-mini"
+
+
+def test_promptfoo_per_provider_prompts_pick_each_columns_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = write(
+        tmp_path / "promptfooconfig.yaml",
+        """
+        prompts:
+          - {raw: "A: {{m}}", label: short}
+          - {raw: "B: {{m}}", label: long}
+        providers:
+          - {id: echo, label: first, prompts: [short]}
+          - {id: echo, label: second}
+        tests:
+          - vars: {m: hi}
+            assert: [{type: starts-with, value: "A:"}]
+        """,
+    )
+    loaded, _ = load_suite(suite)
+    first, second = loaded.columns()
+    assert [t.prompt.label for t in first.tests] == ["short"]
+    assert [t.prompt.label for t in second.tests] == ["short", "long"]
+    out = tmp_path / "m.json"
+    assert run_cli(["run", str(suite), "-q", "-o", str(out)]) == 1
+    columns = json.loads(out.read_text(encoding="utf-8"))["columns"]
+    assert columns[0]["gate"]["passed"] is True
+    assert columns[1]["summary"]["arms"]["default"]["failed"] == 1
+
+
+def test_a_per_provider_prompt_label_that_names_no_prompt_is_an_error(tmp_path: Path) -> None:
+    suite = write(
+        tmp_path / "promptfooconfig.yaml",
+        """
+        prompts: [{raw: "A: {{m}}", label: short}]
+        providers:
+          - {id: echo, prompts: [shrot]}
+        tests:
+          - vars: {m: hi}
+        """,
+    )
+    with pytest.raises(DiagnosticsError, match="no prompt is labelled 'shrot'"):
+        load_suite(suite)
