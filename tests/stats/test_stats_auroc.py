@@ -35,7 +35,9 @@ def test_the_interval_holds_the_estimate_and_mirrors_when_classes_swap(
     pos: list[float], neg: list[float]
 ) -> None:
     one, other = auroc(pos, neg), auroc(neg, pos)
-    assert one.value is not None and one.ci95 is not None and other.ci95 is not None
+    assert one.value is not None
+    assert one.ci95 is not None
+    assert other.ci95 is not None
     lo, hi = one.ci95
     assert 0.0 <= lo <= one.value <= hi <= 1.0
     assert other.value == pytest.approx(1 - one.value)
