@@ -261,6 +261,7 @@ def _trigger_view(trigger: Trigger | None, skill: str | None) -> dict[str, Any] 
                 "correct": t.correct,
                 "scores": t.scores,
                 "margin": t.margin,
+                "skill_margin": t.skill_margin,
                 "error": t.error,
                 "expected_label": _label(t.expected, skill),
                 "chosen_label": _label(t.chosen, skill),

@@ -281,7 +281,7 @@ def test_scripted_scores_give_the_auroc_and_calibrated_figures_in_every_report(
     assert "**Trigger AUROC**: trigger AUROC 1.00" in md
     assert "**Calibrated triggering**: calibrated" in md
     html = (project / "r.html").read_text(encoding="utf-8")
-    assert 'id="trigger-auroc" data-metric="trigger.auroc" data-value="1.0">1.00<' in html
+    assert 'id="trigger-auroc" data-metric="trigger.auroc.value" data-value="1.0">1.00<' in html
     assert 'data-metric="trigger.calibrated.recall" data-value="1.0"' in html
 
 
