@@ -83,7 +83,8 @@ def test_a_router_that_ranks_well_but_picks_none_shows_in_the_auroc(tmp_path: Pa
     assert (trigger.recall, trigger.accuracy) == (pytest.approx(1 / 3), pytest.approx(4 / 6))
     assert trigger.auroc is not None
     assert (trigger.auroc.value, trigger.auroc.positives, trigger.auroc.negatives) == (1.0, 3, 3)
-    assert trigger.auroc.ci95 is not None and 0.5 < trigger.auroc.ci95[0] < 0.6
+    assert trigger.auroc.ci95 is not None
+    assert 0.5 < trigger.auroc.ci95[0] < 0.6
     margins = {t.test_id: t.skill_margin for t in trigger.tests}
     assert margins["p2"] == pytest.approx(-0.2)
     assert margins["n1"] == pytest.approx(-1.9)
@@ -102,7 +103,8 @@ def test_calibration_subtracts_the_content_free_margin_beside_the_raw_figures(
     # Never in place of the raw figures.
     assert trigger.recall == pytest.approx(1 / 3)
     # With no distractor, calibration shifts every margin alike: the ranking cannot change.
-    assert cal.auroc.value == trigger.auroc.value if trigger.auroc else False
+    assert trigger.auroc is not None
+    assert cal.auroc.value == trigger.auroc.value
 
 
 def test_calibration_with_a_distractor_can_change_the_ranking() -> None:
@@ -148,13 +150,16 @@ def test_a_router_without_scores_gives_null_with_a_reason(tmp_path: Path) -> Non
     trigger = run_trigger(
         tmp_path, ScoringRouter({}, fallback={SKILL: 0.0, NONE: 1.0}), "trigger: {calibrate: true}"
     )
-    assert trigger.auroc is not None and trigger.auroc.value == 0.5  # a constant margin is a coin
+    assert trigger.auroc is not None
+    assert trigger.auroc.value == 0.5
     suite = load(tmp_path)
     no_scores = [TriggerResult("p", True, NONE, None), TriggerResult("n", False, NONE, None)]
     block = analysis.trigger(
         suite, no_scores, ContentFree(None, "the router gives no score for each option")
     )
-    assert block is not None and block.auroc is not None and block.calibrated is not None
+    assert block is not None
+    assert block.auroc is not None
+    assert block.calibrated is not None
     assert block.auroc.value is None
     assert block.auroc.unscored == ("p", "n")
     assert "no scores" in (block.auroc.reason or "")
@@ -189,10 +194,12 @@ def fitness_router(flip: float) -> ScoringRouter:
 def test_a_router_that_ranks_but_never_triggers_is_unqualified_by_accuracy() -> None:
     router_set = load_router_set()
     report = run_router_check(fitness_router(-1.0), router_set)
-    assert report.accuracy == 0.5 and report.chance == 0.5
+    assert report.accuracy == 0.5
+    assert report.chance == 0.5
     assert report.auroc.value == 1.0
     reasons = report.unqualified_because()
-    assert len(reasons) == 1 and "chance level 0.50" in reasons[0]
+    assert len(reasons) == 1
+    assert "chance level 0.50" in reasons[0]
     assert report.fitness().qualified is False
 
 
@@ -200,12 +207,15 @@ def test_a_router_that_routes_right_is_qualified_and_its_verdict_is_kept(tmp_pat
     report = run_router_check(fitness_router(1.0), load_router_set())
     assert report.unqualified_because() == []
     body = report.to_json()
-    assert body["qualified"] is True and body["auroc"]["value"] == 1.0
+    assert body["qualified"] is True
+    assert body["auroc"]["value"] == 1.0
     identity = ModelIdentity(kind="gguf", name="m.gguf", sha256="ab" * 32)
     assert cached_fitness(tmp_path, identity) is None
     path = store_fitness(tmp_path, identity, report)
     kept = cached_fitness(tmp_path, identity)
-    assert kept is not None and kept.qualified is True and kept.cases == len(report.outcomes)
+    assert kept is not None
+    assert kept.qualified is True
+    assert kept.cases == len(report.outcomes)
     assert (
         cached_fitness(tmp_path, ModelIdentity(kind="gguf", name="m.gguf", sha256="cd" * 32))
         is None
@@ -231,9 +241,11 @@ def test_a_run_shows_the_kept_verdict_or_not_checked(tmp_path: Path) -> None:
     report = run_router_check(fitness_router(-1.0), load_router_set())
     store_fitness(tmp_path, router.identity(), report)
     kept = _router_fitness(options, router)
-    assert kept is not None and kept.qualified is False
+    assert kept is not None
+    assert kept.qualified is False
     suite = load(tmp_path / "suite")
     outcome = run_suite(suite, RunOptions(home=tmp_path, provider=router, use_cache=False))
-    assert outcome.run.trigger is not None and outcome.run.trigger.router == kept
+    assert outcome.run.trigger is not None
+    assert outcome.run.trigger.router == kept
     written = json.loads((outcome.run_dir.root / "results.json").read_text(encoding="utf-8"))
     assert written["trigger"]["router"]["qualified"] is False
