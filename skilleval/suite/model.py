@@ -118,6 +118,14 @@ class LiftConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class TriggerConfig:
+    """How triggering is measured (``trigger:`` in the suite)."""
+
+    calibrate: bool = False
+    """Also report contextual calibration: every margin minus a content-free request's."""
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     """A loaded suite, ready to plan and run."""
 
@@ -140,6 +148,7 @@ class Suite:
     distractors: tuple[Skill, ...] = ()
     arms: tuple[str, ...] = ("default",)
     lift: LiftConfig = field(default_factory=lambda: LiftConfig())
+    trigger: TriggerConfig = field(default_factory=lambda: TriggerConfig())
     gate: GateConfig = field(default_factory=GateConfig)
     models: tuple[ModelSpec, ...] = ()
     """The models of a side-by-side run (``models:``, or promptfoo's ``providers:``), in
