@@ -157,8 +157,9 @@ class Suite:
     """Per model of ``models``, the labels of the prompts it runs (promptfoo's per-provider
     ``prompts:``); an empty entry, or none at all, runs every prompt."""
     notes: tuple[str, ...] = ()
-    """What loading read differently from how it was written (a promptfoo provider setting
-    skilleval does not use …): shown with the run, never silently dropped."""
+    """Warnings (``file:line:col: warning: …``): what loading read differently from how it
+    was written (a promptfoo provider setting skilleval does not use …), shown with the run
+    and kept in its results, never silently dropped."""
 
     @property
     def base_dir(self) -> Path:
