@@ -47,6 +47,8 @@ def given_verdicts(
             groups.setdefault(group_key(job.test, job.arm, job.trial), []).append((job, completion))
     out: Given = {}
     for members in groups.values():
+        # By test id, so the judge sees the outputs in the same order however they finished.
+        members.sort(key=lambda m: m[0].test.id)
         first = members[0][0].test
         for index, entry in enumerate(first.asserts):
             if not entry.spec.compares:
