@@ -43,7 +43,8 @@ def cache(tmp_path: Path) -> Iterator[ResponseCache]:
 
 def test_word_vectors_are_deterministic_and_close_for_shared_words() -> None:
     a, b = word_vector("Paris is big"), word_vector("big Paris IS")
-    assert a == b and len(a) == 64
+    assert a == b
+    assert len(a) == 64
     assert word_vector("") == [0.0] * 64
     assert sum(x * y for x, y in zip(a, word_vector("bananas"), strict=True)) == 0
 
@@ -134,9 +135,11 @@ def test_openai_embedding_failures_are_provider_errors(
     server: FakeServer, reply: Reply, error: type[Exception], message: str
 ) -> None:
     server.script = lambda body, n: reply
-    with OpenAIProvider(server.spec(), backoff_s=0.01) as provider:
-        with pytest.raises(error, match=message):
-            provider.embed(["a"])
+    with (
+        OpenAIProvider(server.spec(), backoff_s=0.01) as provider,
+        pytest.raises(error, match=message),
+    ):
+        provider.embed(["a"])
 
 
 # --- GGUF -----------------------------------------------------------------------------------
@@ -152,7 +155,8 @@ def test_the_embedded_gguf_embeds_deterministically() -> None:
         texts = ["Paris is the capital of France.", "The capital of France is Paris.", "Soup."]
         first = provider.embed(texts)
         again = provider.embed(texts[:1])
-        assert len({len(v) for v in first}) == 1 and len(first[0]) > 16
+        assert len({len(v) for v in first}) == 1
+        assert len(first[0]) > 16
         assert again[0] == first[0]
 
         def cos(a: list[float], b: list[float]) -> float:

@@ -52,7 +52,12 @@ def units(*verdicts: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("category", "passed", "name"),
-    [("A", True, "subset"), ("C", True, "agree"), ("D", False, "disagree"), ("E", True, "differButFactual")],
+    [
+        ("A", True, "subset"),
+        ("C", True, "agree"),
+        ("D", False, "disagree"),
+        ("E", True, "differButFactual"),
+    ],
 )
 def test_factuality_passes_unless_the_category_scores_zero(
     category: str, passed: bool, name: str
@@ -68,9 +73,13 @@ def test_factuality_category_scores_come_from_options() -> None:
     superset = run(
         graded.factuality, judge({"reason": "r", "category": "B"}), "Paris.", options=options
     )
-    subset = run(graded.factuality, judge({"reason": "r", "category": "A"}), "Paris.", options=options)
-    assert superset.status == "fail" and superset.score == 0
-    assert subset.status == "pass" and subset.score == 0.8
+    subset = run(
+        graded.factuality, judge({"reason": "r", "category": "A"}), "Paris.", options=options
+    )
+    assert superset.status == "fail"
+    assert superset.score == 0
+    assert subset.status == "pass"
+    assert subset.score == 0.8
 
 
 def test_factuality_request_is_schema_locked_to_the_five_categories() -> None:
@@ -81,18 +90,21 @@ def test_factuality_request_is_schema_locked_to_the_five_categories() -> None:
     assert request.json_schema["properties"]["category"]["enum"] == ["A", "B", "C", "D", "E"]
     assert list(request.json_schema["properties"]) == ["reason", "category"]
     text = "\n".join(m.content for m in request.messages)
-    assert "Sacramento is the capital." in text and "Paris is the capital of France." in text
+    assert "Sacramento is the capital." in text
+    assert "Paris is the capital of France." in text
     assert request.temperature == 0.0
 
 
 def test_factuality_refuses_a_threshold() -> None:
     verdict = run(graded.factuality, judge(), "Paris.", threshold=0.5)
-    assert verdict.status == "error" and "options.factuality" in verdict.reason
+    assert verdict.status == "error"
+    assert "options.factuality" in verdict.reason
 
 
 def test_model_graded_factuality_is_the_same_type() -> None:
     verdict = run(graded.model_graded_factuality, judge({"reason": "r", "category": "D"}), "x")
-    assert verdict.status == "fail" and verdict.details["category"] == "D"
+    assert verdict.status == "fail"
+    assert verdict.details["category"] == "D"
 
 
 # --- model-graded-closedqa --------------------------------------------------------------------
@@ -174,7 +186,8 @@ STEPS = {"steps": ["Read it.", "Check the facts.", "Decide."]}
 def test_g_eval_asks_for_steps_then_a_score_out_of_ten() -> None:
     model = FakeProvider([STEPS, {"reason": "accurate", "score": 8}])
     verdict = run(graded.g_eval, JudgeClient(model), "is accurate")
-    assert verdict.status == "pass" and verdict.score == pytest.approx(0.8)
+    assert verdict.status == "pass"
+    assert verdict.score == pytest.approx(0.8)
     steps_request, score_request = model.requests
     assert "Paris" not in "\n".join(m.content for m in steps_request.messages)
     assert "Check the facts." in "\n".join(m.content for m in score_request.messages)
@@ -190,7 +203,8 @@ def test_g_eval_default_threshold_is_point_seven() -> None:
 def test_g_eval_averages_a_list_of_criteria() -> None:
     replies = (STEPS, {"reason": "a", "score": 10}, STEPS, {"reason": "b", "score": 4})
     verdict = run(graded.g_eval, judge(*replies), ["is accurate", "is short"], threshold=0.7)
-    assert verdict.score == pytest.approx(0.7) and verdict.status == "pass"
+    assert verdict.score == pytest.approx(0.7)
+    assert verdict.status == "pass"
     assert [c["score"] for c in verdict.details["criteria"]] == [10, 4]
 
 
@@ -206,7 +220,8 @@ def test_context_faithfulness_scores_supported_claims_and_sets_aside_no_claims()
         output=output,
         vars={"context": "Paris is the capital of France.", "query": "Capital?"},
     )
-    assert verdict.score == 0.5 and verdict.status == "pass"
+    assert verdict.score == 0.5
+    assert verdict.status == "pass"
     assert [v["text"] for v in verdict.details["verdicts"]] == rules.sentences(output)
     failing = run(
         graded.context_faithfulness,
@@ -215,7 +230,8 @@ def test_context_faithfulness_scores_supported_claims_and_sets_aside_no_claims()
         threshold=0.9,
         vars={"context": "Paris is the capital of France."},
     )
-    assert failing.status == "fail" and "ten million bridges" in failing.reason
+    assert failing.status == "fail"
+    assert "ten million bridges" in failing.reason
 
 
 def test_context_recall_checks_each_sentence_of_the_value() -> None:
@@ -227,7 +243,8 @@ def test_context_recall_checks_each_sentence_of_the_value() -> None:
         vars={"context": ["Paris is the capital of France."]},
         threshold=0.5,
     )
-    assert verdict.score == 0.5 and verdict.status == "pass"
+    assert verdict.score == 0.5
+    assert verdict.status == "pass"
     schema = model.requests[0].json_schema
     assert schema["properties"]["verdicts"]["minItems"] == 2
 
@@ -239,7 +256,8 @@ def test_context_relevance_rules_on_each_chunk_of_a_list_context() -> None:
         judge(units("NEEDED", "NOT_NEEDED", "NOT_NEEDED", "NOT_NEEDED")),
         vars={"context": context, "query": "What is the capital of France?"},
     )
-    assert verdict.score == 0.25 and verdict.status == "fail"  # default threshold 0.5
+    assert verdict.score == 0.25
+    assert verdict.status == "fail"
 
 
 def test_context_transform_result_wins_over_vars_context() -> None:
@@ -251,7 +269,8 @@ def test_context_transform_result_wins_over_vars_context() -> None:
         context="from the transform",
     )
     text = "\n".join(m.content for m in model.requests[0].messages)
-    assert "from the transform" in text and "from the vars" not in text
+    assert "from the transform" in text
+    assert "from the vars" not in text
 
 
 @pytest.mark.parametrize(
@@ -260,13 +279,15 @@ def test_context_transform_result_wins_over_vars_context() -> None:
 )
 def test_missing_or_malformed_context_is_an_error(vars_: dict[str, Any], message: str) -> None:
     verdict = run(graded.context_relevance, judge(), vars=vars_)
-    assert verdict.status == "error" and message in verdict.reason
+    assert verdict.status == "error"
+    assert message in verdict.reason
 
 
 def test_too_many_sentences_for_one_call_is_an_error() -> None:
     context = " ".join(f"Fact {i}." for i in range(rules.MAX_UNITS + 1))
     verdict = run(graded.context_relevance, judge(), vars={"context": context})
-    assert verdict.status == "error" and "at most" in verdict.reason
+    assert verdict.status == "error"
+    assert "at most" in verdict.reason
 
 
 def test_sentences_split_lines_and_sentence_ends() -> None:
@@ -295,7 +316,8 @@ def test_select_best_passes_the_chosen_output_only() -> None:
 
 def test_select_best_with_one_output_is_an_error() -> None:
     (verdict,) = graded.select_best([Check(output="a", value="best", judge=judge())])
-    assert verdict.status == "error" and "at least two outputs" in verdict.reason
+    assert verdict.status == "error"
+    assert "at least two outputs" in verdict.reason
 
 
 def test_select_best_judge_failure_errs_every_output() -> None:
@@ -310,8 +332,10 @@ def test_select_best_judge_failure_errs_every_output() -> None:
 def test_similar_passes_close_texts_and_fails_far_ones() -> None:
     same = run(embedding.similar, judge(embeds=True), "Paris is the capital of France")
     far = run(embedding.similar, judge(embeds=True), "Bananas grow on trees")
-    assert same.status == "pass" and same.score == pytest.approx(1.0)
-    assert far.status == "fail" and far.details["threshold"] == 0.75
+    assert same.status == "pass"
+    assert same.score == pytest.approx(1.0)
+    assert far.status == "fail"
+    assert far.details["threshold"] == 0.75
 
 
 def test_similar_with_a_list_takes_the_closest_value() -> None:
@@ -320,7 +344,8 @@ def test_similar_with_a_list_takes_the_closest_value() -> None:
         judge(embeds=True),
         ["Bananas grow on trees", "Paris is the capital of France"],
     )
-    assert verdict.status == "pass" and verdict.details["best"] == 1
+    assert verdict.status == "pass"
+    assert verdict.details["best"] == 1
 
 
 def test_similar_threshold_is_the_bar() -> None:
@@ -328,14 +353,19 @@ def test_similar_threshold_is_the_bar() -> None:
     cos = embedding.cosine(word_vector("Paris is the capital of France."), word_vector(text))
     below = run(embedding.similar, judge(embeds=True), text, threshold=cos + 0.01)
     at = run(embedding.similar, judge(embeds=True), text, threshold=cos)
-    assert below.status == "fail" and at.status == "pass"
+    assert below.status == "fail"
+    assert at.status == "pass"
 
 
 def test_similar_euclidean_threshold_is_a_largest_distance() -> None:
     verdict = run(
-        embedding.similar_euclidean, judge(embeds=True), "Paris is the capital of France", threshold=0.1
+        embedding.similar_euclidean,
+        judge(embeds=True),
+        "Paris is the capital of France",
+        threshold=0.1,
     )
-    assert verdict.status == "pass" and verdict.details["values"] == [0.0]
+    assert verdict.status == "pass"
+    assert verdict.details["values"] == [0.0]
 
 
 def test_a_judge_that_cannot_embed_is_an_error_naming_the_provider() -> None:
@@ -351,7 +381,8 @@ def test_answer_relevance_compares_generated_questions_with_the_query() -> None:
         judge(questions, embeds=True),
         vars={"query": "What is the capital of France?"},
     )
-    assert verdict.status == "pass" and verdict.score == pytest.approx(1.0)
+    assert verdict.status == "pass"
+    assert verdict.score == pytest.approx(1.0)
     off = {"questions": ["Do bananas grow on trees?"] * 3}
     verdict = run(embedding.answer_relevance, judge(off, embeds=True), threshold=0.5)
     assert verdict.status == "fail"

@@ -74,9 +74,18 @@ def test_negation_is_applied_once_and_judge_types_are_in_the_model_tier(
         capsys,
     )
     results = asserts_of(doc, "paris")
-    assert [r["status"] for r in results] == ["pass", "fail", "fail", "pass", "pass", "fail", "pass"]
+    assert [r["status"] for r in results] == [
+        "pass",
+        "fail",
+        "fail",
+        "pass",
+        "pass",
+        "fail",
+        "pass",
+    ]
     assert [r["tier"] for r in results] == ["model"] * 6 + ["deterministic"]
-    assert results[1]["score"] == 0 and results[1]["reason"].startswith("negated: category C")
+    assert results[1]["score"] == 0
+    assert results[1]["reason"].startswith("negated: category C")
     record = doc["records"][0]
     assert record["tiers"] == {"deterministic": "pass", "model": "fail"}
     assert code != 0
@@ -85,7 +94,7 @@ def test_negation_is_applied_once_and_judge_types_are_in_the_model_tier(
 def test_select_best_compares_the_outputs_of_one_test_across_prompts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, doc = run_suite(
+    _, doc = run_suite(
         tmp_path,
         """
         model:
@@ -137,7 +146,8 @@ def test_select_best_with_one_prompt_is_an_error(
         capsys,
     )
     (result,) = asserts_of(doc, "one")
-    assert result["status"] == "error" and "at least two outputs" in result["reason"]
+    assert result["status"] == "error"
+    assert "at least two outputs" in result["reason"]
 
 
 def test_assert_set_passes_on_its_threshold_and_counts_as_one_assertion(
@@ -180,12 +190,14 @@ def test_assert_set_passes_on_its_threshold_and_counts_as_one_assertion(
         capsys,
     )
     (half,) = asserts_of(doc, "half")
-    assert half["status"] == "pass" and half["score"] == 0.5
+    assert half["status"] == "pass"
+    assert half["score"] == 0.5
     assert [a["status"] for a in half["details"]["asserts"]] == ["pass", "fail"]
     assert half["tier"] == "deterministic"
     assert doc["records"][0]["metrics"] == {"greeting": 0.5}
     (all_,) = asserts_of(doc, "all")
-    assert all_["status"] == "fail" and all_["score"] == 0.25
+    assert all_["status"] == "fail"
+    assert all_["score"] == 0.25
     (negated,) = asserts_of(doc, "negated")
     assert negated["status"] == "pass"
 
@@ -219,9 +231,11 @@ def test_assert_set_with_a_judged_member_is_in_the_model_tier_and_errs_with_it(
         capsys,
     )
     (one,) = asserts_of(doc, "one")
-    assert one["tier"] == "model" and one["status"] == "pass"
+    assert one["tier"] == "model"
+    assert one["status"] == "pass"
     (broken,) = asserts_of(doc, "broken")
-    assert broken["status"] == "error" and "no context" in broken["reason"]
+    assert broken["status"] == "error"
+    assert "no context" in broken["reason"]
 
 
 def test_context_transform_reads_the_context_from_the_output(
@@ -250,5 +264,7 @@ def test_context_transform_reads_the_context_from_the_output(
         capsys,
     )
     found, missing = asserts_of(doc, "rag")
-    assert found["status"] == "pass" and found["score"] == 1
-    assert missing["status"] == "error" and "no context" in missing["reason"]
+    assert found["status"] == "pass"
+    assert found["score"] == 1
+    assert missing["status"] == "error"
+    assert "no context" in missing["reason"]
