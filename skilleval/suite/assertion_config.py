@@ -284,3 +284,14 @@ def with_rubric_prompt(
         else a
         for a in asserts
     ]
+
+
+def with_factuality(asserts: list[AssertionEntry], scores: Any) -> list[AssertionEntry]:
+    """A test's ``options.factuality`` (promptfoo's place for it) applies to its factuality
+    assertions that set no ``options.factuality`` of their own."""
+    return [
+        replace(a, options={**a.options, "options": {"factuality": dict(scores)}})
+        if "options" in a.spec.options_schema and "options" not in a.options
+        else a
+        for a in asserts
+    ]

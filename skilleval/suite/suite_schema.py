@@ -102,6 +102,15 @@ test_options: dict[str, Any] = {
         "rubricPrompt": {
             "description": "Judge prompt override for this test's llm-rubric assertions."
         },
+        "factuality": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                name: NUMBER_01
+                for name in ("subset", "superset", "agree", "disagree", "differButFactual")
+            },
+            "description": "Category scores for this test's factuality assertions that set none.",
+        },
     },
 }
 

@@ -268,3 +268,32 @@ def test_context_transform_reads_the_context_from_the_output(
     assert found["score"] == 1
     assert missing["status"] == "error"
     assert "no context" in missing["reason"]
+
+
+def test_default_test_options_factuality_sets_the_category_scores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, doc = run_suite(
+        tmp_path,
+        JUDGE_RULES
+        + """
+    defaultTest:
+      options:
+        factuality: {agree: 0}
+    tests:
+      - id: paris
+        prompt: What is the capital of France?
+        assert:
+          - type: factuality
+            value: Paris is the capital of France.
+          - type: factuality
+            value: Paris is the capital of France.
+            options: {factuality: {agree: 0.5}}
+    """,
+        capsys,
+    )
+    strict, own = asserts_of(doc, "paris")
+    assert strict["status"] == "fail"
+    assert strict["score"] == 0
+    assert own["status"] == "pass"
+    assert own["score"] == 0.5
