@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +36,6 @@ def _tokens(text: str) -> int:
 
 WORD_VECTOR_DIMS = 64
 """Length of the vectors the model-free providers embed texts as."""
-_WORD = re.compile(r"\w+")
 
 
 def word_vector(text: str) -> list[float]:
@@ -48,7 +46,9 @@ def word_vector(text: str) -> list[float]:
     unless two words share a bucket. A text without words is the zero vector.
     """
     vector = [0.0] * WORD_VECTOR_DIMS
-    for word in _WORD.findall(text.lower()):
+    # Words are runs of letters, digits and underscores (no `re` here: see saferegex).
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in text.lower()).split()
+    for word in words:
         digest = hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()
         vector[int.from_bytes(digest[:4], "big") % WORD_VECTOR_DIMS] += 1.0
     return vector
