@@ -387,3 +387,15 @@ def test_answer_relevance_compares_generated_questions_with_the_query() -> None:
     verdict = run(embedding.answer_relevance, judge(off, embeds=True), threshold=0.5)
     assert verdict.status == "fail"
     assert verdict.details["questions"] == off["questions"]
+
+
+def test_an_output_without_claims_is_faithful() -> None:
+    verdict = run(
+        graded.context_faithfulness,
+        judge(units("NO_CLAIM")),
+        output="Happy to help!",
+        vars={"context": "Paris is the capital of France."},
+    )
+    assert verdict.status == "pass"
+    assert verdict.score == 1
+    assert "every sentence was NO_CLAIM" in verdict.reason

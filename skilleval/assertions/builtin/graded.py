@@ -354,7 +354,7 @@ def _share(
     verb = "≥" if passed else "<"
     head = f"{name} {score:.2f} ({held}/{len(scored)} {noun}) {verb} {threshold:g}"
     if not scored:
-        head = f"{name} 1 (no {noun.split()[-1]} to check) ≥ {threshold:g}"
+        head = f"{name} 1 (nothing to check: every sentence was {', '.join(sorted({v.verdict for v in verdicts}))}) ≥ {threshold:g}"
     missed = next((v for v in scored if v.verdict != good), None)
     if missed is not None and not passed:
         head += f"; first {missed.verdict}: {clip(missed.text, 60)!r}"
