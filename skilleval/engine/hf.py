@@ -32,7 +32,9 @@ from skilleval.errors import ModelDownloadError, ProviderError
 __all__ = ["PREFIX", "Fetched", "HubRef", "fetch", "is_hub_ref", "parse_ref", "pick_quant"]
 
 PREFIX = "hf:"
-INSTALL_HINT = "install it with: pip install 'skilleval[llama]' (or pip install huggingface_hub)"
+INSTALL_HINT = (
+    "install it with: pip install 'skilleval[llama]' (or pip install 'huggingface_hub>=2.4,<3')"
+)
 
 # The hub's rule for a user or repository name: letters, digits, '-', '_' and '.', starting and
 # ending with a letter or digit, at most 96 characters.
@@ -41,7 +43,7 @@ _REPO = re.compile(rf"{_NAME}/{_NAME}")
 _QUANT = re.compile(r"[A-Za-z0-9_]+")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
-_EXAMPLE = "hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (e.g. hf:bartowski/SmolLM2-360M-Instruct-GGUF:Q4_K_M), optionally ending in @REVISION"
+_EXAMPLE = "hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (QUANT like Q4_K_M), optionally ending in @REVISION"
 _LISTED = 12
 """How many file names an error about ``:QUANT`` lists before it says how many more."""
 
@@ -135,7 +137,9 @@ def parse_ref(text: str) -> HubRef:
         if not filename.lower().endswith(".gguf"):
             raise ValueError(f"'{text}': '{filename}' is not a .gguf file; write {_EXAMPLE}")
         if any(part in ("", ".", "..") for part in filename.split("/")):
-            raise ValueError(f"'{text}': '{filename}' is not a file path inside the repository")
+            raise ValueError(
+                f"'{text}': '{filename}' is not a file path inside the repository; write {_EXAMPLE}"
+            )
     return HubRef(repo, filename or None, quant, revision, text)
 
 
@@ -214,7 +218,7 @@ def fetch(ref: HubRef) -> Fetched:
     with _quiet():
         revision = ref.revision
         if ref.quant is not None:
-            files, revision, unlisted = _repo_files(ref, endpoint)
+            files, unlisted = _repo_files(ref, endpoint)
             try:
                 wanted = pick_quant(files, ref.quant)
             except ValueError as exc:
@@ -223,6 +227,8 @@ def fetch(ref: HubRef) -> Fetched:
         else:
             assert ref.filename is not None  # parse_ref guarantees one of the two
             wanted = _shards(ref.filename)
+        # The first file is asked for by the revision as written, so that huggingface_hub
+        # records where a branch or tag pointed and finds the file again offline.
         first: Path | None = None
         commit = revision or ""
         for filename in wanted:
@@ -271,11 +277,11 @@ def _download(ref: HubRef, filename: str, revision: str | None, endpoint: str) -
     return Path(str(local))
 
 
-def _repo_files(ref: HubRef, endpoint: str) -> tuple[list[str], str | None, str]:
-    """The repository's file names, the commit they are at, and why the hub was not asked.
+def _repo_files(ref: HubRef, endpoint: str) -> tuple[list[str], str]:
+    """The repository's file names at ``ref``'s revision, and why the hub was not asked.
 
     The names come from the hub, or from the local cache when the hub cannot be asked
-    (offline, unreachable, failing); the third item then says why, and is empty otherwise.
+    (offline, unreachable, failing); the second item then says why, and is empty otherwise.
     """
     from huggingface_hub import HfApi, errors  # lazy: start-up time
 
@@ -292,13 +298,11 @@ def _repo_files(ref: HubRef, endpoint: str) -> tuple[list[str], str | None, str]
         if cached is None:
             raise ModelDownloadError(_explain(exc, ref, None, ref.revision, endpoint)) from None
         why = "HF_HUB_OFFLINE is set" if _offline(_chain(exc)) else f"{endpoint} cannot be asked"
-        return (*cached, why)
-    files = [str(s.rfilename) for s in (info.siblings or [])]
-    sha = info.sha if isinstance(info.sha, str) and _COMMIT.fullmatch(info.sha) else None
-    return files, sha or ref.revision, ""
+        return cached, why
+    return [str(s.rfilename) for s in (info.siblings or [])], ""
 
 
-def _cached_files(ref: HubRef) -> tuple[list[str], str] | None:
+def _cached_files(ref: HubRef) -> list[str] | None:
     """The files of ``ref``'s revision in the local cache, or None when it has none."""
     from huggingface_hub import constants  # lazy: start-up time
     from huggingface_hub.file_download import repo_folder_name  # lazy: start-up time
@@ -314,8 +318,7 @@ def _cached_files(ref: HubRef) -> tuple[list[str], str] | None:
     snapshot = storage / "snapshots" / commit
     if not snapshot.is_dir():
         return None
-    files = sorted(p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file())
-    return files, commit
+    return sorted(p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file())
 
 
 def _commit_of(local: Path, filename: str) -> str | None:

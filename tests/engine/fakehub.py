@@ -112,7 +112,9 @@ class FakeHub:
             "siblings": [{"rfilename": f} for f in sorted(repo.files)],
         }
         data = json.dumps(payload).encode()
-        self._send(req, 200, {"Content-Type": "application/json"}, data if body else None, len(data))
+        self._send(
+            req, 200, {"Content-Type": "application/json"}, data if body else None, len(data)
+        )
 
     def _file(
         self, req: BaseHTTPRequestHandler, name: str, rev: str, filename: str, body: bool
