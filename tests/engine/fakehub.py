@@ -57,7 +57,7 @@ class FakeHub:
             def do_HEAD(self) -> None:
                 hub._answer(self, body=False)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -72,7 +72,7 @@ def test_a_reference_names_a_repo_and_a_file_or_a_quantisation(
     ],
 )
 def test_a_malformed_reference_says_what_is_wrong(text: str, says: str) -> None:
-    with pytest.raises(ValueError, match="hf:OWNER/REPO/FILE.gguf") as caught:
+    with pytest.raises(ValueError, match=r"hf:OWNER/REPO/FILE\.gguf") as caught:
         parse_ref(text)
     assert says in str(caught.value)
 
@@ -103,7 +103,7 @@ def test_a_quantisation_tag_picks_one_model(quant: str, picked: list[str]) -> No
 
 
 def test_a_tag_that_matches_nothing_lists_the_files_there_are() -> None:
-    with pytest.raises(ValueError, match="no .gguf file matches Q4_K") as caught:
+    with pytest.raises(ValueError, match=r"no \.gguf file matches Q4_K") as caught:
         pick_quant(FILES, "Q4_K")  # a whole part of the name, so not Q4_K_M or Q4_K_S
     assert "Tiny-Q4_K_M.gguf, Tiny-Q4_K_S.gguf" in str(caught.value)
     assert "README.md" not in str(caught.value)
@@ -247,7 +247,8 @@ def run_json(tmp_path: Path, hub: FakeHub | str, model: str, **env: str) -> dict
     )
     assert done.returncode in (0, 1), done.stderr
     # Nothing but the verdict line on a pipe: no progress bar, no log lines from the download.
-    assert "%|" not in done.stderr and "Retry" not in done.stderr, done.stderr
+    assert "%|" not in done.stderr, done.stderr
+    assert "Retry" not in done.stderr, done.stderr
     doc: dict = json.loads(done.stdout)
     return doc
 
