@@ -43,7 +43,10 @@ _REPO = re.compile(rf"{_NAME}/{_NAME}")
 _QUANT = re.compile(r"[A-Za-z0-9_]+")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
-_EXAMPLE = "hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (QUANT like Q4_K_M), optionally ending in @REVISION"
+_EXAMPLE = (
+    "hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (QUANT like Q4_K_M), "
+    "optionally ending in @REVISION"
+)
 _LISTED = 12
 """How many file names an error about ``:QUANT`` lists before it says how many more."""
 
@@ -246,7 +249,7 @@ def _require_hub() -> None:
     if importlib.util.find_spec("huggingface_hub") is None:
         raise ProviderError(
             f"hf: models need huggingface_hub, which is not installed; {INSTALL_HINT}"
-        ) from None
+        )
 
 
 @contextlib.contextmanager

@@ -166,6 +166,34 @@ def suite(tmp_path: Path, model: str) -> Path:
     return path
 
 
+def test_a_split_model_is_fetched_whole_and_run_from_its_first_shard(
+    tmp_path: Path, tiny_gguf: Path
+) -> None:
+    shards = {f"big/Tiny-Q6_K-0000{i}-of-00003.gguf": tiny_gguf for i in (1, 2, 3)}
+    code = (
+        "from skilleval.engine.hf import fetch, parse_ref; import sys; "
+        "print(fetch(parse_ref(sys.argv[1])).path)"
+    )
+    with FakeHub({REPO: Repo(shards)}) as served:
+        # Naming any one shard brings all three, and the model runs from the first.
+        done = subprocess.run(
+            [sys.executable, "-c", code, f"hf:{REPO}/big/Tiny-Q6_K-00002-of-00003.gguf"],
+            capture_output=True,
+            text=True,
+            env={
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "HF_HOME": str(tmp_path),
+                "HF_ENDPOINT": served.url,
+            },
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    first = Path(done.stdout.strip())
+    assert first.name == "Tiny-Q6_K-00001-of-00003.gguf"
+    assert sorted(p.name for p in first.parent.iterdir()) == sorted(Path(s).name for s in shards)
+
+
 def test_validate_reads_an_hf_model_without_fetching_it(tmp_path: Path, hub: FakeHub) -> None:
     done = skilleval(["validate", str(suite(tmp_path, f"hf:{REPO}:Q4_K_M"))], tmp_path, hub)
     assert done.returncode == 0, done.stderr
