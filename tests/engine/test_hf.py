@@ -137,12 +137,11 @@ def hub(tiny_gguf: Path) -> Iterator[FakeHub]:
         yield served
 
 
-def skilleval(
-    args: list[str], home: Path, hub: FakeHub | str, **env: str
-) -> subprocess.CompletedProcess[str]:
-    endpoint = hub if isinstance(hub, str) else hub.url
+def hub_env(home: Path, endpoint: str, **env: str) -> dict[str, str]:
+    """This environment with huggingface_hub's settings replaced: the hub on 127.0.0.1, a
+    cache under ``home``, and nothing of the user's (a token, offline mode, another cache)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    full = {
+    return {
         **clean,
         "PYTHONPATH": str(ROOT),
         "SKILLEVAL_HOME": str(home / "skilleval"),
@@ -150,6 +149,12 @@ def skilleval(
         "HF_ENDPOINT": endpoint,
         **env,
     }
+
+
+def skilleval(
+    args: list[str], home: Path, hub: FakeHub | str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    full = hub_env(home, hub if isinstance(hub, str) else hub.url, **env)
     return subprocess.run(
         [sys.executable, "-m", "skilleval", *args],
         capture_output=True,
@@ -180,12 +185,7 @@ def test_a_split_model_is_fetched_whole_and_run_from_its_first_shard(
             [sys.executable, "-c", code, f"hf:{REPO}/big/Tiny-Q6_K-00002-of-00003.gguf"],
             capture_output=True,
             text=True,
-            env={
-                **os.environ,
-                "PYTHONPATH": str(ROOT),
-                "HF_HOME": str(tmp_path),
-                "HF_ENDPOINT": served.url,
-            },
+            env=hub_env(tmp_path, served.url),
             check=False,
         )
     assert done.returncode == 0, done.stderr
