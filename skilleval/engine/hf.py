@@ -22,6 +22,7 @@ import importlib.util
 import logging
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -272,12 +273,41 @@ def _download(ref: HubRef, filename: str, revision: str | None, endpoint: str) -
     from huggingface_hub import hf_hub_download  # lazy: start-up time
 
     try:
-        local = hf_hub_download(ref.repo, filename, revision=revision)
+        local = hf_hub_download(ref.repo, filename, revision=revision, tqdm_class=_bar_class())
     except Exception as exc:
         # huggingface_hub raises its own errors, httpx2's, OSError and ValueError, from
         # several layers; each becomes one line naming the repository and the file.
         raise ModelDownloadError(_explain(exc, ref, filename, revision, endpoint)) from None
     return Path(str(local))
+
+
+def _bar_class() -> Any:
+    """The progress bar for a download: huggingface_hub's own (None), which draws on a terminal
+    and stays silent otherwise, unless another live display owns the terminal's last line.
+
+    That is the run's own progress bar (rich), which passes what is written to stderr through
+    line by line; a bar redrawn in place would print a line per redraw. There the download shows
+    as a whole line at every tenth of the file instead.
+    """
+    if getattr(sys.stderr, "rich_proxied_file", None) is None:
+        return None
+    from huggingface_hub.utils.tqdm import tqdm as hub_tqdm  # lazy: start-up time
+
+    class Tenths(hub_tqdm):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.shown = -1
+            super().__init__(*args, **{**kwargs, "leave": False})  # type: ignore[no-untyped-call]
+
+        def display(self, msg: str | None = None, pos: int | None = None) -> bool:
+            total = self.total or 0
+            tenth = int(10 * self.n / total) if total else 0
+            if msg == "" or tenth == self.shown:
+                return False
+            self.shown = tenth
+            self.fp.write(f"{self}\n")
+            return True
+
+    return Tenths
 
 
 def _repo_files(ref: HubRef, endpoint: str) -> tuple[list[str], str]:

@@ -7,11 +7,15 @@ runs in a child process, because huggingface_hub reads those variables when it i
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -308,3 +312,38 @@ def test_an_hf_model_downloads_runs_then_runs_offline_from_the_cache(
     offline = run_json(tmp_path, hub, model, HF_HUB_OFFLINE="1")
     assert offline["environment"]["model"] == identity
     assert [r["output"] for r in offline["records"]] == [r["output"] for r in first["records"]]
+
+
+def on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """Run skilleval with stderr on a pseudo-terminal 100 columns wide; return what it drew."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skilleval", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    proc.wait(timeout=600)
+    os.close(leader)
+    return drawn.decode("utf-8", errors="replace")
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_terminal_shows_the_download(tmp_path: Path, hub: FakeHub, quiet: bool) -> None:
+    """With the run's own bar on the terminal, the download is whole lines above it; with
+    --quiet, huggingface_hub's own bar. (On a pipe nothing is drawn: see run_failure.)"""
+    args = ["run", str(suite(tmp_path, f"hf:{REPO}/Tiny-Q8_0.gguf")), "--no-cache"]
+    drawn = on_a_terminal([*args, *(["-q"] if quiet else [])], hub_env(tmp_path, hub.url))
+    assert "Tiny-Q8_0.gguf:   0%" in drawn
+    assert ("testing" in drawn) is not quiet
