@@ -15,7 +15,7 @@ has (``base_url`` → openai, ``path`` → gguf).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -43,11 +43,16 @@ class LocalServer:
     """Its default port on 127.0.0.1."""
     host_env: str | None = None
     """The server's own variable for where it listens (``host[:port]`` or a URL), if it has one."""
+    url_env: str | None = None
+    """A variable holding its base URL, as promptfoo reads it; wins over ``host_env``."""
     lists: str = ""
     """Where a user sees the model names it serves, for messages."""
 
     def base_url(self) -> str:
-        """The ``/v1`` endpoint: at ``host_env`` when it is set, else on 127.0.0.1."""
+        """The ``/v1`` endpoint: ``url_env``'s or ``host_env``'s when set, else on 127.0.0.1."""
+        url = (os.environ.get(self.url_env) or "").strip().rstrip("/") if self.url_env else ""
+        if url:
+            return url if url.endswith("/v1") else f"{url}/v1"
         given = (os.environ.get(self.host_env) or "").strip() if self.host_env else ""
         if not given:
             return f"http://127.0.0.1:{self.port}/v1"
@@ -69,12 +74,15 @@ def _has_port(hostport: str) -> bool:
 
 
 LOCAL_SERVERS: dict[str, LocalServer] = {
-    "ollama": LocalServer("Ollama", 11434, host_env="OLLAMA_HOST", lists="`ollama list`"),
+    "ollama": LocalServer(
+        "Ollama", 11434, host_env="OLLAMA_HOST", url_env="OLLAMA_BASE_URL", lists="`ollama list`"
+    ),
     "lmstudio": LocalServer("LM Studio", 1234, lists="`lms ls`"),
 }
 """``ollama:NAME`` and ``lmstudio:NAME``: the openai provider at the server's default address.
-Ollama's address follows ``OLLAMA_HOST`` as its own client does; any other address is written
-out as ``{provider: openai, base_url: …, model: NAME}``."""
+Ollama's address follows ``OLLAMA_BASE_URL`` (as promptfoo's ids do, see ``provider_ids``) or
+else ``OLLAMA_HOST`` (as its own client does); any other address is written out as
+``{provider: openai, base_url: …, model: NAME}``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +184,7 @@ def parse_model(
     manager: PluginManager,
     base_dir: Path,
     reader: filerefs.Reader,
+    path: Sequence[str | int] | None = None,
 ) -> tuple[ModelSpec | None, list[Diagnostic]]:
     """Read a ``model:`` or ``judge:`` value.
 
@@ -188,11 +197,14 @@ def parse_model(
         base_dir: The folder relative paths are relative to: the suite's for a value
             written in it, the current directory for one given on the command line.
         reader: Reads ``file://`` values and records the files read.
+        path: Where the value is in ``doc``, when not at the top-level ``key``
+            (``["models", 1]``).
 
     Returns:
         The spec (None when it cannot be built) and every problem found, positioned.
     """
     label: str | None = None
+    at: list[str | int] = list(path) if path is not None else [key]
     if raw is None or raw == "default":
         raw = {"provider": DEFAULT_PROVIDER, "path": "default"}
         doc = None
@@ -221,12 +233,12 @@ def parse_model(
         return None, [Diagnostic(where, message)]
     provider = manager.provider(str(name))
     if provider is None:
-        at = doc.at([key, "provider"]) if doc else where
-        return None, [Diagnostic(at, manager.unknown("provider", str(name)))]
-    diags = _check_keys(provider, mapping, key, where, doc)
+        bad = doc.at([*at, "provider"]) if doc else where
+        return None, [Diagnostic(bad, manager.unknown("provider", str(name)))]
+    diags = _check_keys(provider, mapping, at, where, doc)
     if diags:
         return None, diags
-    ctx = _Context(base_dir, where, doc, [key], reader)
+    ctx = _Context(base_dir, where, doc, at, reader)
     config = provider.configure(mapping, ctx) if provider.configure else mapping
     if ctx.diags:
         return None, ctx.diags
@@ -240,6 +252,8 @@ def _local_server(raw: str, key: str, where: Location) -> dict[str, Any] | Diagn
     server = LOCAL_SERVERS.get(prefix) if sep else None
     if server is None:
         return None
+    if prefix == "ollama" and name.startswith("chat:"):
+        name = name.removeprefix("chat:")  # promptfoo's spelling of the same model
     if not name.strip():
         return Diagnostic(
             where,
@@ -252,7 +266,7 @@ def _local_server(raw: str, key: str, where: Location) -> dict[str, Any] | Diagn
 def _check_keys(
     provider: ProviderType,
     mapping: Mapping[str, Any],
-    key: str,
+    at: list[str | int],
     where: Location,
     doc: Document | None,
 ) -> list[Diagnostic]:
@@ -260,7 +274,7 @@ def _check_keys(
     allowed = provider.properties()
     diags = [
         Diagnostic(
-            doc.key_at([key, extra]) if doc else where,
+            doc.key_at([*at, extra]) if doc else where,
             f"'{extra}' does not apply to the {provider.name} provider",
         )
         for extra in sorted(set(mapping) - set(allowed))
@@ -269,7 +283,7 @@ def _check_keys(
         return diags
     schema = {**dict(provider.schema or {}), "additionalProperties": True}
     if doc is not None:
-        return validate(doc.sub([key]), schema, what=f"the {provider.name} provider")
+        return validate(doc.sub(at), schema, what=f"the {provider.name} provider")
     # A shorthand (`model: NAME`, `--model NAME`) has no positions inside it.
     from jsonschema import Draft202012Validator  # lazy: start-up time
 

@@ -143,6 +143,7 @@ def test_scripted_rules_are_checked_where_the_model_is(
         ("ollama:m", "[::1]", "http://[::1]:11434/v1", "m"),
         # LM Studio has no variable of its own; OLLAMA_HOST is Ollama's only.
         ("lmstudio:m", "gpu-box", "http://127.0.0.1:1234/v1", "m"),
+        ("ollama:chat:llama3", None, "http://127.0.0.1:11434/v1", "llama3"),  # promptfoo's id
     ],
 )
 def test_local_server_shorthands_are_the_openai_provider_at_their_port(
@@ -154,6 +155,7 @@ def test_local_server_shorthands_are_the_openai_provider_at_their_port(
     base_url: str,
     name: str,
 ) -> None:
+    monkeypatch.delenv("OLLAMA_BASE_URL", raising=False)
     if host is None:
         monkeypatch.delenv("OLLAMA_HOST", raising=False)
     else:
@@ -190,3 +192,13 @@ def test_a_bad_hf_reference_in_a_mapping_points_at_its_path_key(
         "hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (QUANT like Q4_K_M), "
         "optionally ending in @REVISION"
     ]
+
+
+def test_ollama_base_url_wins_over_ollama_host(
+    manager: PluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", "host-a:1")
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://host-b:2/")
+    spec, _ = parse(manager, tmp_path, raw="ollama:m")
+    assert spec is not None
+    assert spec.to_json()["base_url"] == "http://host-b:2/v1"
