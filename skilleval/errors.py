@@ -127,6 +127,11 @@ class ProviderError(SkillevalError):
     """A model could not be loaded or a call to it failed."""
 
 
+class ModelDownloadError(ProviderError):
+    """A model named on a hub (``hf:…``) could not be fetched: no such repository or file, no
+    network and no cached copy, or a failed download. A failure of the run, not of the suite."""
+
+
 class TruncatedError(ProviderError):
     """The reply stopped at the token limit, so it is incomplete."""
 
