@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from skilleval.engine.batch import BatchDecoder, BatchJob
 from skilleval.engine.base import (
     Completion,
     Message,
@@ -53,7 +54,14 @@ from skilleval.engine.llama_checks import (
     token_text,
     validate_json,
 )
-from skilleval.engine.llama_config import GGUF_SCHEMA, N_BATCH, N_CTX, LlamaConfig
+from skilleval.engine.llama_config import (
+    GGUF_SCHEMA,
+    N_BATCH,
+    N_CTX,
+    LlamaConfig,
+    batch_width,
+    default_threads,
+)
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -91,7 +99,7 @@ CHATML_TEMPLATE = (
 @provider("gguf", schema=GGUF_SCHEMA, configure=LlamaConfig.configure, implied_by="path")
 def gguf(config: LlamaConfig, context: ProviderContext) -> LlamaProvider:
     """A GGUF model run in this process by llama-cpp-python (the embedded one by default)."""
-    return LlamaProvider(config, context.home)
+    return LlamaProvider(config, context.home, jobs=context.jobs)
 
 
 def gguf_spec(config: LlamaConfig | None = None) -> ModelSpec:
@@ -109,17 +117,26 @@ class LlamaProvider:
         config: How to load the model. ``path`` ``"default"`` means the embedded model.
         memo_dir: Where the model file's SHA-256 is remembered (see
             :func:`~skilleval.engine.identity.file_identity`).
+        jobs: ``--jobs``; above 1 it sets the batch width unless ``parallel`` is set.
 
     Attributes:
         load_ms: How long loading took, once loaded.
+        batch_width: How many requests :meth:`complete_batch` decodes together.
+        threads: The CPU threads llama.cpp is given.
     """
 
     max_concurrency: int = 1
 
-    def __init__(self, config: LlamaConfig, memo_dir: Path | str) -> None:
+    def __init__(self, config: LlamaConfig, memo_dir: Path | str, *, jobs: int = 1) -> None:
         self.config = config
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
+        self.batch_width = batch_width(config, jobs)
+        self.threads = config.threads or default_threads()
+        self._batch: BatchDecoder | None = None
+        self._backend: Any = None
+        self._busy_s = 0.0
+        self._generated = 0
         self._path: Path | None = None
         self._identity: ModelIdentity | None = None
         self._llm: Any = None
@@ -195,9 +212,66 @@ class LlamaProvider:
                 llm.n_tokens = 0
                 raise
 
+    def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        """Answer several requests, decoding the free and schema-constrained ones together.
+
+        Choice requests are scored one at a time, as :meth:`complete` scores them. A request
+        that fails gets its :class:`ProviderError` in its place; the others are unaffected.
+        """
+        out: list[Completion | ProviderError | None] = [None] * len(requests)
+        batched: list[int] = []
+        with self._lock:
+            for i, request in enumerate(requests):
+                if request.choices is not None or self.batch_width <= 1:
+                    continue
+                try:
+                    check_request(request)
+                    if request.json_schema is not None:
+                        check_schema(request.json_schema)
+                except ProviderError as exc:
+                    out[i] = exc
+                    continue
+                batched.append(i)
+            if batched:
+                try:
+                    for i, answer in zip(
+                        batched, self._decode_batch([requests[i] for i in batched]), strict=True
+                    ):
+                        out[i] = answer
+                except ProviderError as exc:
+                    for i in batched:
+                        out[i] = exc
+        for i, request in enumerate(requests):
+            if out[i] is None:
+                try:
+                    out[i] = self.complete(request)
+                except ProviderError as exc:
+                    out[i] = exc
+        return [answer for answer in out if answer is not None]
+
+    def engine_busy(self) -> tuple[int, float]:
+        """Tokens generated and seconds spent generating them (prompt evaluation included),
+        over every call so far: the model's own throughput, free of any queueing."""
+        with self._lock:
+            batch = self._batch
+            if batch is None:
+                return self._generated, self._busy_s
+            return self._generated + batch.generated, self._busy_s + batch.busy_s
+
+    def engine_info(self) -> dict[str, Any]:
+        """How the engine runs, for the run's environment block."""
+        return {"threads": self.threads, "batch_width": self.batch_width}
+
     def close(self) -> None:
         """Free the model; the next call loads it again."""
         with self._lock:
+            if self._backend is not None:
+                self._backend.close()
+                self._backend = None
+                assert self._batch is not None
+                self._generated += self._batch.generated
+                self._busy_s += self._batch.busy_s
+                self._batch = None
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
@@ -231,8 +305,8 @@ class LlamaProvider:
                 n_ctx=self.config.n_ctx,
                 n_batch=n_batch,
                 n_ubatch=n_batch,
-                n_threads=self.config.threads,
-                n_threads_batch=self.config.threads,
+                n_threads=self.threads,
+                n_threads_batch=self.threads,
                 seed=0,
                 logits_all=False,
                 verbose=False,
@@ -344,11 +418,13 @@ class LlamaProvider:
         except (ValueError, RuntimeError) as exc:
             raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
         latency_ms = (time.perf_counter() - start) * 1000.0
+        self._busy_s += latency_ms / 1000.0
 
         choice = out["choices"][0]
         text = choice["message"]["content"] or ""
         finish_reason = choice["finish_reason"] or "stop"
         usage = out["usage"]
+        self._generated += int(usage["completion_tokens"])
         library_evaluated = self._eval_log[0] if self._eval_log else 0
         if library_evaluated:
             # The library rendered a different prompt and decoded part of it its own way;
@@ -429,3 +505,80 @@ class LlamaProvider:
             choice_scores=scores,
             tokens_evaluated=evaluated,
         )
+
+    # -- batched generation --------------------------------------------------------------------
+
+    def _decode_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time
+
+        llm = self._load()
+        if self._batch is None:
+            try:
+                self._backend = LlamaBackend(
+                    llm,
+                    self.batch_width,
+                    self.config.n_ctx,
+                    max(2, self.config.n_batch),
+                    self.threads,
+                )
+            except RuntimeError as exc:
+                raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
+            self._batch = BatchDecoder(
+                self._backend, self.batch_width, self.config.n_ctx, max(2, self.config.n_batch)
+            )
+        backend = self._backend
+        stop = tuple(s.encode("utf-8") for s in self._stops())
+        jobs: list[BatchJob] = []
+        prompts: dict[int, list[int]] = {}
+        out: list[Completion | ProviderError] = []
+        for i, request in enumerate(requests):
+            try:
+                prompt = self._prompt_tokens(request.messages)
+                grammar = self._grammar(request.json_schema) if request.json_schema else None
+            except ProviderError as exc:
+                out.append(exc)
+                continue
+            out.append(ProviderError("not decoded"))  # replaced below
+            prompts[i] = prompt
+            sampled = request.temperature > 0
+
+            def make(
+                request: Request = request, grammar: Any = grammar, sampled: bool = sampled
+            ) -> Any:
+                return backend.sampler(
+                    temperature=float(request.temperature) if sampled else 0.0,
+                    top_p=float(request.top_p) if sampled else 1.0,
+                    seed=native_seed(request.seed),
+                    grammar=grammar,
+                )
+
+            jobs.append(BatchJob(tuple(prompt), request.max_tokens, make, stop))
+        results = self._batch.run(jobs)
+        for (i, prompt), result in zip(prompts.items(), results, strict=True):
+            request = requests[i]
+            if result.error is not None:
+                out[i] = ProviderError(result.error)
+                continue
+            completion = clean_reply(
+                Completion(
+                    text=result.text.decode("utf-8", errors="ignore"),
+                    finish_reason=result.finish_reason,
+                    prompt_tokens=len(prompt),
+                    completion_tokens=result.completion_tokens,
+                    latency_ms=result.latency_ms,
+                    tokens_evaluated=result.evaluated,
+                )
+            )
+            if request.json_schema is not None and not completion.truncated:
+                try:
+                    validate_json(completion.text, request.json_schema)
+                except ProviderError as exc:
+                    out[i] = exc
+                    continue
+            out[i] = completion
+        return out
+
+    def _stops(self) -> list[str]:
+        # The stop strings llama-cpp-python's chat handler adds: the template's end token.
+        eos = getattr(self._formatter, "eos_token", "")
+        return [eos] if eos else []

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,10 +11,21 @@ from typing import Any
 
 from skilleval.plugins.markers import ConfigContext
 
-__all__ = ["GGUF_SCHEMA", "N_BATCH", "N_CTX", "LlamaConfig"]
+__all__ = [
+    "DEFAULT_PARALLEL",
+    "GGUF_SCHEMA",
+    "N_BATCH",
+    "N_CTX",
+    "LlamaConfig",
+    "batch_width",
+    "default_threads",
+]
 
 N_CTX = 4096
 N_BATCH = 512
+DEFAULT_PARALLEL = 4
+"""Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise;
+chosen by measurement on a 2-core machine (docs/engine.md, bench/README.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +36,11 @@ class LlamaConfig:
     """``default`` (the embedded model) or a .gguf file, made absolute against the suite."""
     n_ctx: int = N_CTX
     threads: int | None = None
-    """CPU threads; None lets llama.cpp choose."""
+    """CPU threads; None means :func:`default_threads`."""
     n_batch: int = N_BATCH
+    parallel: int | None = None
+    """Requests decoded together; None means ``--jobs`` when above 1, else
+    :data:`DEFAULT_PARALLEL`."""
     label: str = "default"
     """The path as written, for messages."""
 
@@ -41,6 +56,7 @@ class LlamaConfig:
             n_ctx=int(raw.get("n_ctx", N_CTX)),
             threads=raw.get("threads"),
             n_batch=int(raw.get("n_batch", N_BATCH)),
+            parallel=raw.get("parallel"),
             label=written,
         )
 
@@ -50,6 +66,8 @@ class LlamaConfig:
             "n_ctx": self.n_ctx,
             "threads": self.threads,
             "n_batch": self.n_batch,
+            # Only when set, so that the results of suites without it keep their shape.
+            **({"parallel": self.parallel} if self.parallel is not None else {}),
         }
 
 
@@ -60,5 +78,27 @@ GGUF_SCHEMA: dict[str, Any] = {
         "n_ctx": {"type": "integer", "minimum": 256},
         "threads": {"type": "integer", "minimum": 1},
         "n_batch": {"type": "integer", "minimum": 1},
+        "parallel": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 64,
+            "description": "Requests decoded together in one batch (1: one at a time).",
+        },
     },
 }
+
+
+def default_threads() -> int:
+    """Every core this process may run on (measured best with batching; docs/engine.md)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def batch_width(config: LlamaConfig, jobs: int) -> int:
+    """How many requests decode together: ``parallel``, else ``--jobs`` above 1, else the
+    default."""
+    if config.parallel is not None:
+        return max(1, int(config.parallel))
+    return jobs if jobs > 1 else DEFAULT_PARALLEL
