@@ -244,9 +244,9 @@ class BatchDecoder:
                     if not self._step(s, s.sampler.sample(row), results[s.index]):
                         self._release(slot, slots)
         except RuntimeError as exc:
-            for slot, s in enumerate(slots):
-                if s is not None:
-                    results[s.index].error = f"llama.cpp failed: {exc}"
+            for slot, held in enumerate(slots):
+                if held is not None:
+                    results[held.index].error = f"llama.cpp failed: {exc}"
                     self._release(slot, slots)
             for index in waiting:
                 results[index].error = f"llama.cpp failed: {exc}"

@@ -33,10 +33,10 @@ class LlamaSampler:
         seed: int,
         grammar: Any = None,
     ) -> None:
-        from llama_cpp._internals import LlamaSampler as Chain  # lazy: start-up time
+        from llama_cpp import _internals  # lazy: start-up time
 
         self._ctx = backend.ctx
-        chain = Chain()
+        chain: Any = _internals.LlamaSampler()  # type: ignore[no-untyped-call]
         chain.add_penalties(
             n_vocab=backend.n_vocab,
             penalty_last_n=LAST_N,

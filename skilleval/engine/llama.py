@@ -30,7 +30,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from skilleval.engine.batch import BatchDecoder, BatchJob
 from skilleval.engine.base import (
     Completion,
     Message,
@@ -40,6 +39,7 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
+from skilleval.engine.batch import BatchDecoder, BatchJob
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_checks import (

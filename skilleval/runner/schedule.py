@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from skilleval.api import Judge
-from skilleval.engine.base import Completion, Provider
+from skilleval.engine.base import Completion, Provider, batch_width, complete_all
 from skilleval.errors import ProviderError
 from skilleval.results.records import Message, Record
 from skilleval.runner import agentic as agentic_mod
@@ -15,6 +15,10 @@ from skilleval.runner.calls import record_stats
 from skilleval.runner.plan import Job
 from skilleval.suite import template
 from skilleval.suite.model import TestCase
+
+CHUNK = 4
+"""Jobs handed to a batching provider at once, as a multiple of its width: the batch refills
+its free slots from them, and their records are written when the chunk is done."""
 
 Generated = tuple[Job, "Completion | str | Record"]
 """A job and its completion, or the error message that replaced it; an agentic job comes
@@ -94,9 +98,45 @@ def rubric_key(job: Job) -> tuple[str, ...]:
     return ("",)
 
 
+def batched(
+    jobs: Sequence[Job], provider: Provider, width: int, agentic: RunAgentic | None = None
+) -> Iterator[Generated]:
+    """Generate ``jobs`` in chunks, each chunk's model calls as one batch, in plan order.
+
+    The chunks depend only on the plan and on what is cached, so a run gives the same batches
+    every time; and the batched replies equal the one-at-a-time ones (docs/engine.md)."""
+    size = width * CHUNK
+    for start in range(0, len(jobs), size):
+        chunk = jobs[start : start + size]
+        asks = [
+            j
+            for j in chunk
+            if j.request is not None and not (agentic is not None and agentic_mod.is_agentic(j))
+        ]
+        answers = dict(
+            zip(
+                (j.key for j in asks),
+                complete_all(provider, [j.request for j in asks if j.request is not None]),
+                strict=True,
+            )
+        )
+        for job in chunk:
+            answer = answers.get(job.key)
+            if answer is None:
+                yield generate(job, provider, agentic)
+            elif isinstance(answer, ProviderError):
+                yield job, str(answer)
+            else:
+                yield job, answer
+
+
 def iterate(
     jobs: Sequence[Job], provider: Provider, parallel: int, agentic: RunAgentic | None = None
 ) -> Iterator[Generated]:
+    lanes = batch_width(provider)
+    if lanes > 1:
+        yield from batched(jobs, provider, lanes, agentic)
+        return
     width = max(1, min(parallel, getattr(provider, "max_concurrency", 1)))
     if width == 1:
         for job in jobs:
