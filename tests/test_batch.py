@@ -1,0 +1,219 @@
+"""Batched decoding's logic (engine/batch.py) over a fake llama.cpp: slots, the shared
+prefix, per-request budgets and stop strings. The real model is in test_llama.py."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from skilleval.engine.batch import (
+    BatchDecoder,
+    BatchJob,
+    BatchResult,
+    Token,
+    common_prefix,
+    prefill_chunks,
+)
+
+EOG = 0
+
+
+class FakeBackend:
+    """A model that answers from a script: the reply to a prompt is fixed token by token.
+
+    It keeps each sequence's cells and checks that every token lands at the next position,
+    so a wrong position, a missing copy or a stale cell fails the test.
+    """
+
+    def __init__(self, script: dict[tuple[int, ...], Sequence[int]], fail_after: int = -1) -> None:
+        self.script = script
+        self.cells: dict[int, list[int]] = {}
+        self.rows: list[tuple[int, ...]] = []
+        self.batches: list[list[Token]] = []
+        self.fail_after = fail_after
+
+    def decode(self, items: Sequence[Token]) -> None:
+        if self.fail_after == len(self.batches):
+            self.batches.append(list(items))
+            raise RuntimeError("llama_decode returned 1")
+        self.batches.append(list(items))
+        seqs = [seq for _, _, seq, _ in items]
+        self.rows = []
+        for token, pos, seq, _ in items:
+            cells = self.cells.setdefault(seq, [])
+            assert pos == len(cells), f"seq {seq}: token at {pos}, expected {len(cells)}"
+            cells.append(token)
+            self.rows.append(tuple(cells))
+        assert len(seqs) == len(items)
+
+    def clear(self, seq: int, start: int = 0) -> None:
+        del self.cells.setdefault(seq, [])[start:]
+
+    def copy(self, src: int, dst: int) -> None:
+        self.cells[dst] = list(self.cells.get(src, []))
+
+    def is_eog(self, token: int) -> bool:
+        return token == EOG
+
+    def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
+        return b"".join(PIECES.get(t, bytes([96 + t % 26])) for t in tokens)
+
+    def next_token(self, history: tuple[int, ...]) -> int:
+        for prompt, reply in self.script.items():
+            if history[: len(prompt)] == prompt:
+                done = len(history) - len(prompt)
+                return reply[done] if done < len(reply) else EOG
+        raise AssertionError(f"no script for {history}")
+
+
+PIECES = {50: b"\xe2", 51: b"\x82", 52: b"\xac", 60: b"STOP"}
+
+
+class FakeSampler:
+    def __init__(self, backend: FakeBackend, log: list[str]) -> None:
+        self.backend = backend
+        self.log = log
+        self.log.append("open")
+
+    def sample(self, index: int) -> int:
+        return self.backend.next_token(self.backend.rows[index])
+
+    def close(self) -> None:
+        self.log.append("close")
+
+
+SYSTEM = (1, 2, 3, 4, 5, 6)
+PROMPTS = [SYSTEM + (10 + i, 11 + i, 12) for i in range(5)]
+REPLIES = [[3, 4, 5], [7], [8, 9, 10, 11, 12, 13], [14, 15], [16, 17, 18]]
+
+
+def jobs_for(
+    backend: FakeBackend, max_tokens: int = 16, stop: tuple[bytes, ...] = ()
+) -> tuple[list[BatchJob], list[str]]:
+    log: list[str] = []
+    jobs = [
+        BatchJob(prompt, max_tokens, lambda: FakeSampler(backend, log), stop) for prompt in PROMPTS
+    ]
+    return jobs, log
+
+
+def decode(width: int, order: Sequence[int] = range(5)) -> list[BatchResult]:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, _ = jobs_for(backend)
+    results = BatchDecoder(backend, width, 64, 4).run([jobs[i] for i in order])
+    return [results[list(order).index(i)] for i in range(5)]
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 8])
+def test_every_request_gets_its_own_reply_whatever_the_width(width: int) -> None:
+    results = decode(width)
+    for result, reply in zip(results, REPLIES, strict=True):
+        assert result.error is None
+        assert result.finish_reason == "stop"
+        assert result.completion_tokens == len(reply)
+        assert result.text == FakeBackend({}).detokenize(reply, ())
+
+
+def test_results_do_not_depend_on_order_or_width() -> None:
+    def key(rs: list[BatchResult]) -> list[tuple[bytes, str, int]]:
+        return [(r.text, r.finish_reason, r.completion_tokens) for r in rs]
+
+    assert key(decode(3)) == key(decode(1)) == key(decode(2, [4, 2, 0, 3, 1]))
+
+
+def test_each_step_decodes_one_token_per_live_sequence_and_never_more_than_width() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, log = jobs_for(backend)
+    BatchDecoder(backend, 2, 64, 4).run(jobs)
+    steps = [b for b in backend.batches if all(logits for *_, logits in b)]
+    assert steps
+    # A batch of one token is only ever a decode step, never part of a prompt.
+    assert all(b[0][1] >= len(PROMPTS[0]) for b in backend.batches if len(b) == 1)
+    for step in steps:
+        seqs = [seq for _, _, seq, _ in step]
+        assert len(seqs) == len(set(seqs)) <= 2
+    # Every sampler opened is closed.
+    assert log.count("open") == log.count("close") == len(jobs)
+
+
+def test_the_shared_prefix_is_evaluated_once_and_kept_for_the_next_call() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, _ = jobs_for(backend)
+    decoder = BatchDecoder(backend, 2, 64, 4)
+    first = decoder.run(jobs)
+    prefix_tokens = sum(len(b) for b in backend.batches if b[0][2] == decoder.prefix_seq)
+    assert prefix_tokens == len(SYSTEM)
+    assert all(r.evaluated == 3 for r in first)
+    before = len(backend.batches)
+    decoder.run(jobs[:2])
+    assert all(b[0][2] != decoder.prefix_seq for b in backend.batches[before:])
+
+
+def test_no_prompt_batch_is_a_single_token() -> None:
+    assert prefill_chunks(0, 9, 4) == [(0, 4), (4, 7), (7, 9)]
+    assert prefill_chunks(3, 5, 512) == [(3, 5)]
+    assert all(b - a >= 2 for a, b in prefill_chunks(0, 1025, 512))
+
+
+def test_common_prefix_leaves_each_prompt_two_tokens() -> None:
+    assert common_prefix([(1, 2, 3, 4), (1, 2, 3, 5)]) == 2
+    assert common_prefix([(1, 2, 3, 4, 5, 6), (1, 2, 3, 7, 8, 9)]) == 3
+    assert common_prefix([(1, 2, 3)]) == 1
+    assert common_prefix([(9,), (9,)]) == 0
+    assert common_prefix([]) == 0
+
+
+def test_max_tokens_is_per_request() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    log: list[str] = []
+    budgets = [1, 16, 3, 1, 2]
+    jobs = [
+        BatchJob(p, n, lambda: FakeSampler(backend, log))
+        for p, n in zip(PROMPTS, budgets, strict=True)
+    ]
+    results = BatchDecoder(backend, 3, 64, 4).run(jobs)
+    got = [(r.finish_reason, r.completion_tokens) for r in results]
+    assert got == [("length", 1), ("stop", 1), ("length", 3), ("length", 1), ("length", 2)]
+
+
+def test_a_stop_string_ends_the_reply_before_it() -> None:
+    prompt = SYSTEM + (30, 31)
+    backend = FakeBackend({prompt: [3, 60, 4, 5]})
+    log: list[str] = []
+    job = BatchJob(prompt, 16, lambda: FakeSampler(backend, log), (b"STOP",))
+    (result,) = BatchDecoder(backend, 2, 64, 4).run([job])
+    assert (result.text, result.finish_reason, result.completion_tokens) == (b"c", "stop", 2)
+
+
+def test_a_split_character_holds_the_budget_as_llama_cpp_python_does() -> None:
+    # The euro sign arrives in three tokens after "cd"; with a budget of three tokens the
+    # length check waits for its last byte.
+    prompt = SYSTEM + (30, 31)
+    backend = FakeBackend({prompt: [3, 4, 50, 51, 52, 5]})
+    log: list[str] = []
+    job = BatchJob(prompt, 3, lambda: FakeSampler(backend, log))
+    (result,) = BatchDecoder(backend, 2, 64, 4).run([job])
+    assert result.text == "cd€".encode()
+    assert (result.finish_reason, result.completion_tokens) == ("length", 5)
+
+
+def test_a_prompt_too_long_fails_alone() -> None:
+    long_prompt = SYSTEM + tuple(range(20, 80))
+    backend = FakeBackend({PROMPTS[0]: REPLIES[0], long_prompt: [3]})
+    log: list[str] = []
+    jobs = [BatchJob(p, 8, lambda: FakeSampler(backend, log)) for p in (long_prompt, PROMPTS[0])]
+    bad, good = BatchDecoder(backend, 2, 32, 4).run(jobs)
+    assert bad.error is not None and "raise model.n_ctx" in bad.error
+    assert good.error is None and good.completion_tokens == 3
+
+
+def test_a_llama_cpp_failure_fails_what_is_unfinished_and_the_next_call_starts_clean() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)), fail_after=4)
+    jobs, _ = jobs_for(backend)
+    decoder = BatchDecoder(backend, 2, 64, 4)
+    results = decoder.run(jobs)
+    assert all(r.error == "llama.cpp failed: llama_decode returned 1" for r in results[2:])
+    backend.fail_after = -1
+    again = decoder.run(jobs)
+    assert [r.completion_tokens for r in again] == [len(r) for r in REPLIES]
