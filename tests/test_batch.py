@@ -84,7 +84,7 @@ class FakeSampler:
 
 
 SYSTEM = (1, 2, 3, 4, 5, 6)
-PROMPTS = [SYSTEM + (10 + i, 11 + i, 12) for i in range(5)]
+PROMPTS = [(*SYSTEM, 10 + i, 11 + i, 12) for i in range(5)]
 REPLIES = [[3, 4, 5], [7], [8, 9, 10, 11, 12, 13], [14, 15], [16, 17, 18]]
 
 
@@ -178,7 +178,7 @@ def test_max_tokens_is_per_request() -> None:
 
 
 def test_a_stop_string_ends_the_reply_before_it() -> None:
-    prompt = SYSTEM + (30, 31)
+    prompt = (*SYSTEM, 30, 31)
     backend = FakeBackend({prompt: [3, 60, 4, 5]})
     log: list[str] = []
     job = BatchJob(prompt, 16, lambda: FakeSampler(backend, log), (b"STOP",))
@@ -189,7 +189,7 @@ def test_a_stop_string_ends_the_reply_before_it() -> None:
 def test_a_split_character_holds_the_budget_as_llama_cpp_python_does() -> None:
     # The euro sign arrives in three tokens after "cd"; with a budget of three tokens the
     # length check waits for its last byte.
-    prompt = SYSTEM + (30, 31)
+    prompt = (*SYSTEM, 30, 31)
     backend = FakeBackend({prompt: [3, 4, 50, 51, 52, 5]})
     log: list[str] = []
     job = BatchJob(prompt, 3, lambda: FakeSampler(backend, log))
@@ -199,13 +199,15 @@ def test_a_split_character_holds_the_budget_as_llama_cpp_python_does() -> None:
 
 
 def test_a_prompt_too_long_fails_alone() -> None:
-    long_prompt = SYSTEM + tuple(range(20, 80))
+    long_prompt = (*SYSTEM, *range(20, 80))
     backend = FakeBackend({PROMPTS[0]: REPLIES[0], long_prompt: [3]})
     log: list[str] = []
     jobs = [BatchJob(p, 8, lambda: FakeSampler(backend, log)) for p in (long_prompt, PROMPTS[0])]
     bad, good = BatchDecoder(backend, 2, 32, 4).run(jobs)
-    assert bad.error is not None and "raise model.n_ctx" in bad.error
-    assert good.error is None and good.completion_tokens == 3
+    assert bad.error is not None
+    assert "raise model.n_ctx" in bad.error
+    assert good.error is None
+    assert good.completion_tokens == 3
 
 
 def test_a_llama_cpp_failure_fails_what_is_unfinished_and_the_next_call_starts_clean() -> None:
