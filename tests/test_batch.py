@@ -11,6 +11,7 @@ from skilleval.engine.batch import (
     BatchDecoder,
     BatchJob,
     BatchResult,
+    ScoreJob,
     Token,
     common_prefix,
     prefill_chunks,
@@ -55,6 +56,12 @@ class FakeBackend:
 
     def is_eog(self, token: int) -> bool:
         return token == EOG
+
+    def logprobs(self, index: int) -> dict[int, float]:
+        # A made-up but history-dependent distribution: token t after a history h scores
+        # -(t + len(h)) / 10, so a score shows exactly which positions were decoded.
+        history = self.rows[index]
+        return {t: -(t + len(history)) / 10 for t in range(100)}
 
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
         return b"".join(PIECES.get(t, bytes([96 + t % 26])) for t in tokens)
@@ -219,3 +226,29 @@ def test_a_llama_cpp_failure_fails_what_is_unfinished_and_the_next_call_starts_c
     backend.fail_after = -1
     again = decoder.run(jobs)
     assert [r.completion_tokens for r in again] == [len(r) for r in REPLIES]
+
+
+def expected_score(prompt: tuple[int, ...], option: tuple[int, ...]) -> float:
+    # The first token follows the prompt; each later one follows the tokens before it.
+    return sum(-(t + len(prompt) + k) / 10 for k, t in enumerate(option))
+
+
+def test_choices_are_scored_side_by_side_as_one_at_a_time_would() -> None:
+    backend = FakeBackend({})
+    options = ((3, 4, EOG), (5, EOG), (6, 7, 8, EOG), (9, EOG))
+    jobs = [ScoreJob(PROMPTS[0], options), ScoreJob(PROMPTS[1], options[:2])]
+    decoder = BatchDecoder(backend, 3, 64, 4)
+    first, second = decoder.score(jobs)
+    assert first.scores == pytest.approx([expected_score(PROMPTS[0], o) for o in options])
+    assert second.scores == pytest.approx([expected_score(PROMPTS[1], o) for o in options[:2]])
+    assert (first.evaluated, second.evaluated) == (3, 3)
+    # Options decode side by side, at most width - 1 at once, one token each per step.
+    steps = [b for b in backend.batches if all(logits for *_, logits in b) and b[0][2] != 0]
+    assert max(len(b) for b in steps) == 2
+    assert all(len({seq for _, _, seq, _ in b}) == len(b) for b in steps)
+    assert decoder.generated == 0
+
+
+def test_scoring_needs_two_slots() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        BatchDecoder(FakeBackend({}), 1, 64, 4).score([ScoreJob(PROMPTS[0], ((3, EOG),))])

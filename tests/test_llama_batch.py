@@ -40,6 +40,7 @@ REQUESTS = [
     ask("Rate the word 'blue' from 1 to 5 as JSON.", max_tokens=48, json_schema=SCHEMA),
     ask("Tell me about cats.", max_tokens=20, temperature=0.8, top_p=0.9, seed=11),
     ask("Is the sky blue? Answer yes or no.", choices=("yes", "no")),
+    ask("Is grass red? Answer yes or no.", choices=("yes", "no", "not sure")),
 ]
 
 

@@ -40,6 +40,8 @@ __all__ = [
     "BatchJob",
     "BatchResult",
     "Sampler",
+    "ScoreJob",
+    "ScoreResult",
     "common_prefix",
     "prefill_chunks",
 ]
@@ -76,6 +78,10 @@ class Backend(Protocol):
 
     def is_eog(self, token: int) -> bool: ...
 
+    def logprobs(self, index: int) -> Sequence[float]:
+        """The log-softmax of output ``index`` of the last decode, indexable by token."""
+        ...
+
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes: ...
 
 
@@ -101,6 +107,24 @@ class BatchResult:
     """Prompt tokens evaluated for this request (not copied from the shared prefix)."""
     latency_ms: float = 0.0
     """From its admission to its last token."""
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreJob:
+    """One choice to score: each option's tokens (its end-of-turn token last) after a prompt."""
+
+    prompt: tuple[int, ...]
+    options: tuple[tuple[int, ...], ...]
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    """Each option's total log-probability given the prompt, in order; or an error."""
+
+    scores: list[float] = field(default_factory=list)
+    evaluated: int = 0
+    latency_ms: float = 0.0
     error: str | None = None
 
 
@@ -168,8 +192,9 @@ class BatchDecoder:
         n_batch: The largest batch llama.cpp accepts in one decode.
 
     Attributes:
-        busy_s: Seconds spent evaluating and sampling, over every call.
-        generated: Tokens generated, over every call.
+        busy_s: Seconds spent generating (evaluating prompts, decoding, sampling).
+        generated: Tokens generated.
+        scoring_s: Seconds spent scoring choices.
     """
 
     def __init__(self, backend: Backend, width: int, n_ctx: int, n_batch: int) -> None:
@@ -180,6 +205,7 @@ class BatchDecoder:
         self.prefix_seq = self.width
         self.busy_s = 0.0
         self.generated = 0
+        self.scoring_s = 0.0
         self._held: tuple[int, ...] = ()
 
     def run(self, jobs: Sequence[BatchJob]) -> list[BatchResult]:
@@ -194,6 +220,82 @@ class BatchDecoder:
         finally:
             self.busy_s += time.perf_counter() - start
         return results
+
+    def score(self, jobs: Sequence[ScoreJob]) -> list[ScoreResult]:
+        """Score every job's options, the options of one job decoded side by side.
+
+        The prompt is evaluated once (its shared part copied from the prefix sequence) into
+        slot 0 and copied to as many slots as there are options (``width`` at a time); then
+        each step decodes the next token of every option in one batch. Each token of an
+        option is decoded alone in its sequence, as the one-at-a-time scoring decodes it.
+        """
+        if self.width < 2:
+            raise ValueError("scoring side by side needs a width of at least 2")
+        results = [ScoreResult() for _ in jobs]
+        if not jobs:
+            return results
+        start = time.perf_counter()
+        try:
+            shared = self._prepare_prefix(
+                tuple(jobs[0].prompt[: common_prefix([j.prompt for j in jobs])])
+            )
+            for job, result in zip(jobs, results, strict=True):
+                began = time.perf_counter()
+                try:
+                    self._score_one(job, result, shared)
+                except RuntimeError as exc:
+                    result.error = f"llama.cpp failed: {exc}"
+                    self._held = ()
+                    shared = self._prepare_prefix(())
+                result.latency_ms = (time.perf_counter() - began) * 1000.0
+        finally:
+            self.scoring_s += time.perf_counter() - start
+        return results
+
+    def _score_one(self, job: ScoreJob, result: ScoreResult, shared: int) -> None:
+        prompt = job.prompt
+        longest = max((len(o) for o in job.options), default=0)
+        if len(prompt) + longest >= self.n_ctx:
+            result.error = (
+                f"prompt is {len(prompt)} tokens but the context holds {self.n_ctx}; "
+                "raise model.n_ctx"
+            )
+            return
+        self.backend.clear(0)
+        start = 0
+        if shared and len(prompt) - shared >= 2:
+            self.backend.copy(self.prefix_seq, 0)
+            start = shared
+        chunks = prefill_chunks(start, len(prompt), self.n_batch)
+        for a, b in chunks:
+            self.backend.decode([(prompt[p], p, 0, p == len(prompt) - 1) for p in range(a, b)])
+        result.evaluated = len(prompt) - start
+        first = self.backend.logprobs(chunks[-1][1] - chunks[-1][0] - 1)
+        totals = [float(first[o[0]]) if o else 0.0 for o in job.options]
+        # Slot 0 keeps the bare prompt; the options take the other slots.
+        lanes = list(range(1, self.width))
+        for group_start in range(0, len(job.options), len(lanes)):
+            group = list(range(group_start, min(group_start + len(lanes), len(job.options))))
+            for lane in lanes[: len(group)]:
+                self.backend.clear(lane)
+                self.backend.copy(0, lane)
+            step = 0
+            while True:
+                items = [
+                    (job.options[o][step], len(prompt) + step, lane, True)
+                    for o, lane in zip(group, lanes, strict=False)
+                    if step + 1 < len(job.options[o])
+                ]
+                if not items:
+                    break
+                self.backend.decode(items)
+                row = 0
+                for o in group:
+                    if step + 1 < len(job.options[o]):
+                        totals[o] += float(self.backend.logprobs(row)[job.options[o][step + 1]])
+                        row += 1
+                step += 1
+        result.scores = totals
 
     # -- the shared prefix -----------------------------------------------------------------
 

@@ -133,6 +133,20 @@ class LlamaBackend:
     def is_eog(self, token: int) -> bool:
         return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
 
+    def logprobs(self, index: int) -> Any:
+        """Log-softmax of one output's logits, in float64, as the one-at-a-time scoring
+        computes it."""
+        import math
+
+        import numpy as np  # lazy: start-up time
+
+        raw = np.ctypeslib.as_array(
+            self._lib.llama_get_logits_ith(self.ctx, index), shape=(self.n_vocab,)
+        )
+        x = raw.astype(np.float64)
+        x -= x.max()
+        return x - math.log(float(np.exp(x).sum()))
+
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
         return bytes(self.llm.detokenize(list(tokens), prev_tokens=list(prev)))
 

@@ -39,7 +39,7 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
-from skilleval.engine.batch import BatchDecoder, BatchJob
+from skilleval.engine.batch import BatchDecoder, BatchJob, ScoreJob
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_checks import (
@@ -213,16 +213,18 @@ class LlamaProvider:
                 raise
 
     def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
-        """Answer several requests, decoding the free and schema-constrained ones together.
+        """Answer several requests, decoding the free and schema-constrained ones together,
+        and scoring each choice request's options side by side.
 
-        Choice requests are scored one at a time, as :meth:`complete` scores them. A request
-        that fails gets its :class:`ProviderError` in its place; the others are unaffected.
+        A request that fails gets its :class:`ProviderError` in its place; the others are
+        unaffected.
         """
         out: list[Completion | ProviderError | None] = [None] * len(requests)
-        batched: list[int] = []
+        generate: list[int] = []
+        choose: list[int] = []
         with self._lock:
             for i, request in enumerate(requests):
-                if request.choices is not None or self.batch_width <= 1:
+                if self.batch_width <= 1:
                     continue
                 try:
                     check_request(request)
@@ -231,15 +233,15 @@ class LlamaProvider:
                 except ProviderError as exc:
                     out[i] = exc
                     continue
-                batched.append(i)
-            if batched:
+                (choose if request.choices is not None else generate).append(i)
+            for picked, run in ((generate, self._decode_batch), (choose, self._score_batch)):
+                if not picked:
+                    continue
                 try:
-                    for i, answer in zip(
-                        batched, self._decode_batch([requests[i] for i in batched]), strict=True
-                    ):
+                    for i, answer in zip(picked, run([requests[i] for i in picked]), strict=True):
                         out[i] = answer
                 except ProviderError as exc:
-                    for i in batched:
+                    for i in picked:
                         out[i] = exc
         for i, request in enumerate(requests):
             if out[i] is None:
@@ -509,23 +511,8 @@ class LlamaProvider:
     # -- batched generation --------------------------------------------------------------------
 
     def _decode_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
-        from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time
-
         llm = self._load()
-        if self._batch is None:
-            try:
-                self._backend = LlamaBackend(
-                    llm,
-                    self.batch_width,
-                    self.config.n_ctx,
-                    max(2, self.config.n_batch),
-                    self.threads,
-                )
-            except RuntimeError as exc:
-                raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
-            self._batch = BatchDecoder(
-                self._backend, self.batch_width, self.config.n_ctx, max(2, self.config.n_batch)
-            )
+        batch = self._decoder(llm)
         backend = self._backend
         stop = tuple(s.encode("utf-8") for s in self._stops())
         jobs: list[BatchJob] = []
@@ -553,7 +540,7 @@ class LlamaProvider:
                 )
 
             jobs.append(BatchJob(tuple(prompt), request.max_tokens, make, stop))
-        results = self._batch.run(jobs)
+        results = batch.run(jobs)
         for (i, prompt), result in zip(prompts.items(), results, strict=True):
             request = requests[i]
             if result.error is not None:
@@ -576,6 +563,67 @@ class LlamaProvider:
                     out[i] = exc
                     continue
             out[i] = completion
+        return out
+
+    def _decoder(self, llm: Any) -> BatchDecoder:
+        from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time
+
+        if self._batch is None:
+            n_batch = max(2, self.config.n_batch)
+            try:
+                self._backend = LlamaBackend(
+                    llm, self.batch_width, self.config.n_ctx, n_batch, self.threads
+                )
+            except RuntimeError as exc:
+                raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
+            self._batch = BatchDecoder(self._backend, self.batch_width, self.config.n_ctx, n_batch)
+        return self._batch
+
+    def _score_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        llm = self._load()
+        batch = self._decoder(llm)
+        eos = int(llm.token_eos())
+        out: list[Completion | ProviderError] = []
+        jobs: list[ScoreJob] = []
+        placed: list[tuple[int, list[int], dict[str, int]]] = []
+        for i, request in enumerate(requests):
+            assert request.choices is not None
+            try:
+                prompt = self._prompt_tokens(request.messages)
+            except ProviderError as exc:
+                out.append(exc)
+                continue
+            out.append(ProviderError("not scored"))  # replaced below
+            options: list[tuple[int, ...]] = []
+            lengths: dict[str, int] = {}
+            for option in request.choices:
+                tokens = [int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)]
+                lengths[option] = len(tokens)
+                options.append((*tokens, eos))
+            jobs.append(ScoreJob(tuple(prompt), tuple(options)))
+            placed.append((i, prompt, lengths))
+        for (i, prompt, lengths), result in zip(placed, batch.score(jobs), strict=True):
+            request = requests[i]
+            assert request.choices is not None
+            if result.error is not None:
+                out[i] = ProviderError(result.error)
+                continue
+            scores = {
+                option: round(total, SCORE_DIGITS)
+                for option, total in zip(request.choices, result.scores, strict=True)
+            }
+            picked = pick(scores, request)
+            out[i] = clean_reply(
+                Completion(
+                    text=picked,
+                    finish_reason="stop",
+                    prompt_tokens=len(prompt),
+                    completion_tokens=lengths[picked],
+                    latency_ms=result.latency_ms,
+                    choice_scores=scores,
+                    tokens_evaluated=result.evaluated,
+                )
+            )
         return out
 
     def _stops(self) -> list[str]:
