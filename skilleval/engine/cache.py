@@ -25,7 +25,6 @@ from skilleval.engine.base import (
     ModelIdentity,
     Provider,
     Request,
-    batch_width,
     clean_reply,
     complete_all,
 )
@@ -73,7 +72,7 @@ class CachingProvider:
         self.cache = cache
         self.warn = warn
         self.max_concurrency = inner.max_concurrency
-        self.batch_width = batch_width(inner)
+        self.batch_width = int(getattr(inner, "batch_width", 1))
         self.calls = 0
         self.hits = 0
         self.prompt_tokens = 0

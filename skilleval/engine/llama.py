@@ -84,6 +84,9 @@ INSTALL_HINT = "install with pip install 'skilleval[llama]'"
 SCORING_VERSION = 1
 """Part of the cache salt: bump when choice scoring changes so stale scores are not reused."""
 
+GATHER = 4
+"""Requests that waited for the model are decoded together up to this many times its width."""
+
 SCORE_DIGITS = 6
 """Choice scores are rounded so they print and compare stably."""
 
@@ -146,6 +149,9 @@ class LlamaProvider:
         self._canonical = 0
         """How many leading KV positions were evaluated in batches of two or more tokens."""
         self._lock = threading.Lock()
+        self._gather = threading.Condition()
+        self._waiting: list[tuple[Request, list[Completion | ProviderError]]] = []
+        self._leading = False
 
     # -- Provider protocol -------------------------------------------------------------------
 
@@ -193,6 +199,8 @@ class LlamaProvider:
                 request is malformed, or a constrained reply does not validate.
         """
         check_request(request)
+        if self.batch_width > 1 and request.choices is None:
+            return self._join(request)
         with self._lock:
             llm = self._load()
             prompt = self._prompt_tokens(request.messages)
@@ -250,6 +258,40 @@ class LlamaProvider:
                 except ProviderError as exc:
                     out[i] = exc
         return [answer for answer in out if answer is not None]
+
+    def _join(self, request: Request) -> Completion:
+        """Answer ``request`` in a batch with whatever other threads ask meanwhile.
+
+        The first caller decodes its request at once; requests that arrive while the model
+        is busy wait, and the next free caller decodes all of them together. Batched replies
+        equal one-at-a-time replies, so who waited with whom never changes a reply.
+        """
+        ticket: list[Completion | ProviderError] = []
+        with self._gather:
+            self._waiting.append((request, ticket))
+            while not ticket:
+                if self._leading:
+                    self._gather.wait()
+                    continue
+                self._leading = True
+                taken = self._waiting[: self.batch_width * GATHER]
+                del self._waiting[: len(taken)]
+                answers: list[Completion | ProviderError] = []
+                self._gather.release()
+                try:
+                    answers = self.complete_batch([r for r, _ in taken])
+                finally:
+                    self._gather.acquire()
+                    self._leading = False
+                    for (_, slot), answer in zip(taken, answers, strict=False):
+                        slot.append(answer)
+                    for _, slot in taken[len(answers) :]:
+                        slot.append(ProviderError("interrupted"))
+                    self._gather.notify_all()
+        answer = ticket[0]
+        if isinstance(answer, ProviderError):
+            raise answer
+        return answer
 
     def engine_busy(self) -> tuple[int, float]:
         """Tokens generated and seconds spent generating them (prompt evaluation included),

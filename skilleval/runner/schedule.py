@@ -170,8 +170,11 @@ def run_jobs(
             one model does both: everything is generated first, then graded grouped by
             rubric, so judge calls that share a prompt prefix run back to back.
     """
+    # A judge that batches answers calls that arrive together in one batch: grade as many
+    # jobs at once as it decodes together. Its replies do not depend on the company they kept.
+    graders = judge_width(judge)
     if separate:
-        with ThreadPoolExecutor(max_workers=1) as grader:
+        with ThreadPoolExecutor(max_workers=graders) as grader:
             grading_now: list[Future[Record]] = []
             for gen in iterate(todo, provider, parallel, agentic):
                 if needs_judge(gen[0].test) and isinstance(gen[1], Completion):
@@ -191,5 +194,16 @@ def run_jobs(
             emit(finish(gen, cost, judge))
     # By rubric, then by prompt: the two arms' judge calls for one test share both.
     deferred.sort(key=lambda g: (rubric_key(g[0]), g[0].prompt))
-    for gen in deferred:
-        emit(finish(gen, cost, judge))
+    if graders <= 1:
+        for gen in deferred:
+            emit(finish(gen, cost, judge))
+        return
+    with ThreadPoolExecutor(max_workers=graders) as pool:
+        for record in pool.map(lambda gen: finish(gen, cost, judge), deferred):
+            emit(record)
+
+
+def judge_width(judge: Judge | None) -> int:
+    """How many judge calls the judge's model decodes together (1 when it does not batch)."""
+    provider = getattr(judge, "provider", None)
+    return max(1, int(getattr(provider, "batch_width", 1)))
