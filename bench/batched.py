@@ -73,16 +73,31 @@ def one_round(n: int, out: Path, sweep: bool) -> dict[str, dict[str, Any]]:
     cases["e"] = _replay("limit", "e", out, params)
     cases["p"] = _replay("physical", "p", out, params, str(width))
     if sweep:
-        cores = len(os.sched_getaffinity(0))
-        for threads in sorted({1, cores}):
-            for w in (1, 2, 4, 8):
-                p = {**params, "n_threads": threads, "n_threads_batch": threads}
-                cases[f"p-t{threads}-w{w}"] = _replay(
-                    "physical", f"p-t{threads}-w{w}", out, p, str(w)
-                )
+        cases |= sweep_limit(out, params)
         one = copy_suite(out / "suite-a1", n, "model: {provider: gguf, threads: 1}")
         cases["a-t1"] = _skilleval("a-t1", one, out)
     return cases
+
+
+def sweep_limit(out: Path, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The physical limit over (a)'s requests at widths 1, 2, 4, 8, with 1 thread and with
+    every usable core."""
+    cases: dict[str, dict[str, Any]] = {}
+    cores = len(os.sched_getaffinity(0))
+    for threads in sorted({1, cores}):
+        for w in (1, 2, 4, 8):
+            p = {**params, "n_threads": threads, "n_threads_batch": threads}
+            name = f"p-t{threads}-w{w}"
+            cases[name] = _replay("physical", name, out, p, str(w))
+    return cases
+
+
+def sweep_report(cases: dict[str, dict[str, Any]]) -> str:
+    rows = [
+        [name, str(c["threads"]), str(c["width"]), f"{c['inference_s']:.1f}", _tok_s(c), c["load"]]
+        for name, c in cases.items()
+    ]
+    return table(["case", "threads", "width", "inference s", "tok/s", "load"], rows)
 
 
 def ratios(cases: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -142,8 +157,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", type=int, default=20, help="tests in the suite (default 20)")
     parser.add_argument("--sweep", action="store_true", help="also sweep threads and widths")
     parser.add_argument("--work", type=Path, help="keep every run and log here")
+    parser.add_argument(
+        "--sweep-from",
+        type=Path,
+        metavar="DIR",
+        help="only sweep the physical limit over the requests of an earlier run's DIR",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if args.sweep_from is not None:
+        params = json.loads((args.sweep_from / "a.json").read_text(encoding="utf-8"))["model"]
+        print(f"load average {load_average()}")
+        print(sweep_report(sweep_limit(args.sweep_from, params)))
+        print(f"load average at the end {load_average()}")
+        return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="skilleval-bench-batched-"))
     print(f"work directory: {work}")
     print(f"cores usable {len(os.sched_getaffinity(0))}, load average {load_average()}")
