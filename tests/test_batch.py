@@ -153,7 +153,8 @@ def test_the_shared_prefix_is_evaluated_once_and_kept_for_the_next_call() -> Non
     first = decoder.run(jobs)
     prefix_tokens = sum(len(b) for b in backend.batches if b[0][2] == decoder.prefix_seq)
     assert prefix_tokens == len(SYSTEM)
-    assert all(r.evaluated == 3 for r in first)
+    # The prefix's tokens are counted once, with the first request that used them.
+    assert [r.evaluated for r in first] == [len(SYSTEM) + 3, 3, 3, 3, 3]
     before = len(backend.batches)
     decoder.run(jobs[:2])
     assert all(b[0][2] != decoder.prefix_seq for b in backend.batches[before:])
@@ -243,7 +244,7 @@ def test_choices_are_scored_side_by_side_as_one_at_a_time_would() -> None:
     first, second = decoder.score(jobs)
     assert first.scores == pytest.approx([expected_score(PROMPTS[0], o) for o in options])
     assert second.scores == pytest.approx([expected_score(PROMPTS[1], o) for o in options[:2]])
-    assert (first.evaluated, second.evaluated) == (3, 3)
+    assert (first.evaluated, second.evaluated) == (len(SYSTEM) + 3, 3)
     # Options decode side by side, at most width - 1 at once, one token each per step.
     steps = [b for b in backend.batches if all(logits for *_, logits in b) and b[0][2] != 0]
     assert max(len(b) for b in steps) == 2
@@ -302,3 +303,14 @@ def test_requests_that_arrive_while_the_model_is_busy_are_decoded_together(
     assert sorted(batches[1]) == ["b", "bad", "c", "d"]
     assert len(batches) == 2
     assert answers == {"first": "first", "b": "b", "c": "c", "d": "d", "bad": "error: refused"}
+
+
+def test_prompts_too_long_for_the_context_do_not_stop_the_others() -> None:
+    long_prompt = (*SYSTEM, *range(20, 80))
+    backend = FakeBackend({PROMPTS[0]: REPLIES[0]})
+    log: list[str] = []
+    jobs = [BatchJob(long_prompt, 8, lambda: FakeSampler(backend, log))] * 2
+    results = BatchDecoder(backend, 2, 32, 4).run(jobs)
+    assert all(r.error is not None and "raise model.n_ctx" in r.error for r in results)
+    # No cell was ever written for them, the shared prefix included.
+    assert backend.batches == []

@@ -207,6 +207,7 @@ class BatchDecoder:
         self.generated = 0
         self.scoring_s = 0.0
         self._held: tuple[int, ...] = ()
+        self._unbilled = 0
 
     def run(self, jobs: Sequence[BatchJob]) -> list[BatchResult]:
         """Decode every job; one result per job, in order. A job that fails gets its error;
@@ -236,9 +237,15 @@ class BatchDecoder:
             return results
         start = time.perf_counter()
         try:
-            shared = self._prepare_prefix(
-                tuple(jobs[0].prompt[: common_prefix([j.prompt for j in jobs])])
-            )
+            fitting = [j.prompt for j in jobs if len(j.prompt) < self.n_ctx]
+            self._unbilled = 0
+            try:
+                shared = self._prepare_prefix(
+                    tuple(fitting[0][: common_prefix(fitting)]) if fitting else ()
+                )
+            except RuntimeError:
+                self._held = ()
+                shared = 0
             for job, result in zip(jobs, results, strict=True):
                 began = time.perf_counter()
                 try:
@@ -270,6 +277,9 @@ class BatchDecoder:
         for a, b in chunks:
             self.backend.decode([(prompt[p], p, 0, p == len(prompt) - 1) for p in range(a, b)])
         result.evaluated = len(prompt) - start
+        if start:
+            result.evaluated += self._unbilled
+            self._unbilled = 0
         first = self.backend.logprobs(chunks[-1][1] - chunks[-1][0] - 1)
         totals = [float(first[o[0]]) if o else 0.0 for o in job.options]
         # Slot 0 keeps the bare prompt; the options take the other slots.
@@ -318,17 +328,21 @@ class BatchDecoder:
         for a, b in prefill_chunks(keep, len(target), self.n_batch):
             self.backend.decode([(target[p], p, self.prefix_seq, False) for p in range(a, b)])
         self._held = target
+        # Counted once, with the first request that uses the prefix.
+        self._unbilled = len(target) - keep
         return len(target)
 
     # -- one call ----------------------------------------------------------------------------
 
     def _run(self, jobs: Sequence[BatchJob], results: list[BatchResult]) -> None:
         waiting = deque(range(len(jobs)))
-        shared = self._prepare_prefix(
-            tuple(jobs[0].prompt[: common_prefix([j.prompt for j in jobs])])
-        )
         slots: list[_Live | None] = [None] * self.width
+        fitting = [j.prompt for j in jobs if len(j.prompt) < self.n_ctx]
         try:
+            self._unbilled = 0
+            shared = self._prepare_prefix(
+                tuple(fitting[0][: common_prefix(fitting)]) if fitting else ()
+            )
             while waiting or any(s is not None for s in slots):
                 for slot in range(self.width):
                     while slots[slot] is None and waiting:
@@ -383,6 +397,9 @@ class BatchDecoder:
         for a, b in chunks:
             self.backend.decode([(prompt[p], p, slot, p == len(prompt) - 1) for p in range(a, b)])
         result.evaluated = len(prompt) - start
+        if start:
+            result.evaluated += self._unbilled
+            self._unbilled = 0
         last_row = chunks[-1][1] - chunks[-1][0] - 1
         if self._step(live, live.sampler.sample(last_row), result):
             return live
