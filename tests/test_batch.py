@@ -151,13 +151,22 @@ def test_the_shared_prefix_is_evaluated_once_and_kept_for_the_next_call() -> Non
     jobs, _ = jobs_for(backend)
     decoder = BatchDecoder(backend, 2, 64, 4)
     first = decoder.run(jobs)
-    prefix_tokens = sum(len(b) for b in backend.batches if b[0][2] == decoder.prefix_seq)
-    assert prefix_tokens == len(SYSTEM)
-    # The prefix's tokens are counted once, with the first request that used them.
-    assert [r.evaluated for r in first] == [len(SYSTEM) + 3, 3, 3, 3, 3]
+
+    def prefix_tokens(batches: list[list[Token]]) -> int:
+        return sum(len(b) for b in batches if b[0][2] == decoder.prefix_seq)
+
+    # The system prompt once; then, for the last request, which has no neighbour to share
+    # with, its own prompt but two tokens (one more, re-evaluated with the one before so no
+    # batch is a single token).
+    assert prefix_tokens(backend.batches) == len(SYSTEM) + 2
+    # Each token is counted once, with the request that first needed it.
+    assert [r.evaluated for r in first] == [len(SYSTEM) + 3, 3, 3, 3, 2 + 2]
+    assert sum(r.evaluated for r in first) == sum(len(b) for b in backend.batches) - sum(
+        r.completion_tokens - 1 for r in first
+    ) - sum(1 for r in first if r.finish_reason == "stop")
     before = len(backend.batches)
     decoder.run(jobs[:2])
-    assert all(b[0][2] != decoder.prefix_seq for b in backend.batches[before:])
+    assert prefix_tokens(backend.batches[before:]) == 2
 
 
 def test_no_prompt_batch_is_a_single_token() -> None:

@@ -337,16 +337,11 @@ class BatchDecoder:
     def _run(self, jobs: Sequence[BatchJob], results: list[BatchResult]) -> None:
         waiting = deque(range(len(jobs)))
         slots: list[_Live | None] = [None] * self.width
-        fitting = [j.prompt for j in jobs if len(j.prompt) < self.n_ctx]
         try:
-            self._unbilled = 0
-            shared = self._prepare_prefix(
-                tuple(fitting[0][: common_prefix(fitting)]) if fitting else ()
-            )
             while waiting or any(s is not None for s in slots):
                 for slot in range(self.width):
                     while slots[slot] is None and waiting:
-                        slots[slot] = self._admit(slot, waiting.popleft(), jobs, results, shared)
+                        slots[slot] = self._admit(slot, waiting.popleft(), jobs, results)
                 live = [(slot, s) for slot, s in enumerate(slots) if s is not None]
                 if not live:
                     continue
@@ -375,9 +370,14 @@ class BatchDecoder:
         index: int,
         jobs: Sequence[BatchJob],
         results: list[BatchResult],
-        shared: int,
     ) -> _Live | None:
-        """Put job ``index`` in ``slot`` and sample its first token; None if it is done."""
+        """Put job ``index`` in ``slot`` and sample its first token; None if it is done.
+
+        The prefix sequence is first brought to the prefix this prompt shares with the next
+        one (or to the whole prompt but two tokens, for the last), evaluating only what it
+        did not hold; the slot gets a copy and evaluates the rest. Requests in plan order
+        share long prefixes with their neighbours, so each prefix is evaluated about once.
+        """
         job = jobs[index]
         result = results[index]
         prompt = job.prompt
@@ -388,6 +388,9 @@ class BatchDecoder:
             )
             return None
         live = _Live(index, job, job.make_sampler(), time.perf_counter())
+        following = [j.prompt for j in jobs[index + 1 : index + 2] if len(j.prompt) < self.n_ctx]
+        self._unbilled = 0
+        shared = self._prepare_prefix(prompt[: common_prefix([prompt, *following])])
         self.backend.clear(slot)
         start = 0
         if shared and len(prompt) - shared >= 2:
