@@ -62,6 +62,7 @@ from skilleval.engine.llama_config import (
     batch_width,
     default_threads,
 )
+from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -152,6 +153,7 @@ class LlamaProvider:
         self._gather = threading.Condition()
         self._waiting: list[tuple[Request, list[Completion | ProviderError]]] = []
         self._leading = False
+        self._embedder: GgufEmbedder | None = None
 
     # -- Provider protocol -------------------------------------------------------------------
 
@@ -306,8 +308,25 @@ class LlamaProvider:
         """How the engine runs, for the run's environment block."""
         return {"threads": self.threads, "batch_width": self.batch_width}
 
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
+        (see :mod:`~skilleval.engine.llama_embed`), created on the first call."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = GgufEmbedder(
+                    self.path, self.config.n_ctx, self.config.threads, INSTALL_HINT
+                )
+            embedder = self._embedder
+        return embedder.embed(texts)
+
+    def embed_salt(self) -> str:
+        """The runtime version and pooling, which can change a vector for the same file."""
+        return f"llama-cpp-python={runtime_version()};pooling={POOLING}"
+
     def close(self) -> None:
         """Free the model; the next call loads it again."""
+        if self._embedder is not None:
+            self._embedder.close()
         with self._lock:
             if self._backend is not None:
                 self._backend.close()
