@@ -6,7 +6,7 @@ Cases, each in its own child process, on the benchmark suite (ON and OFF arms, o
 llm-rubric judge call per reply), fresh SKILLEVAL_HOME each:
 
   (s) skilleval, one at a time  ``model: {provider: gguf, parallel: 1}``
-  (a) skilleval, batched        the default width (``model.parallel`` unset)
+  (a) skilleval, batched        ``model: {provider: gguf, parallel: 4}``
   (e) sequential loop           (a)'s requests replayed one at a time with llama-cpp-python
                                 alone, in the order that evaluates each prompt prefix once
   (p) the physical limit        the same prompts and as many generated tokens through a
@@ -65,7 +65,7 @@ def one_round(n: int, out: Path, sweep: bool) -> dict[str, dict[str, Any]]:
     out.mkdir(parents=True, exist_ok=True)
     cases: dict[str, dict[str, Any]] = {}
     sequential = copy_suite(out / "suite-s", n, "model: {provider: gguf, parallel: 1}")
-    batched = copy_suite(out / "suite-a", n)
+    batched = copy_suite(out / "suite-a", n, "model: {provider: gguf, parallel: 4}")
     cases["a"] = _skilleval("a", batched, out)
     cases["s"] = _skilleval("s", sequential, out)
     params = cases["a"]["model"]

@@ -77,13 +77,12 @@ class LlamaBackend:
         width: Decoding slots.
         n_ctx: Cells per sequence.
         n_batch: Largest batch (and micro-batch).
-        threads: CPU threads for decoding and prompt evaluation (None: llama.cpp's default).
 
     Raises:
         RuntimeError: llama.cpp could not create the context.
     """
 
-    def __init__(self, llm: Any, width: int, n_ctx: int, n_batch: int, threads: int | None) -> None:
+    def __init__(self, llm: Any, width: int, n_ctx: int, n_batch: int) -> None:
         import llama_cpp  # lazy: start-up time
 
         self._lib = llama_cpp
@@ -99,8 +98,9 @@ class LlamaBackend:
         params.n_ctx = n_ctx * (width + 1)
         params.n_batch = n_batch
         params.n_ubatch = n_batch
-        params.n_threads = threads or base.n_threads
-        params.n_threads_batch = threads or base.n_threads_batch
+        # The threads are llm's own, so both contexts run alike.
+        params.n_threads = base.n_threads
+        params.n_threads_batch = base.n_threads_batch
         self.ctx = llama_cpp.llama_init_from_model(self.model.model, params)
         if not self.ctx:
             raise RuntimeError("llama.cpp could not create a batched context")

@@ -126,7 +126,7 @@ class LlamaProvider:
     Attributes:
         load_ms: How long loading took, once loaded.
         batch_width: How many requests :meth:`complete_batch` decodes together.
-        threads: The CPU threads llama.cpp is given.
+        threads: The CPU threads llama.cpp generates with.
     """
 
     max_concurrency: int = 1
@@ -368,8 +368,8 @@ class LlamaProvider:
                 n_ctx=self.config.n_ctx,
                 n_batch=n_batch,
                 n_ubatch=n_batch,
-                n_threads=self.threads,
-                n_threads_batch=self.threads,
+                n_threads=self.config.threads,
+                n_threads_batch=self.config.threads,
                 seed=0,
                 logits_all=False,
                 verbose=False,
@@ -632,9 +632,7 @@ class LlamaProvider:
         if self._batch is None:
             n_batch = max(2, self.config.n_batch)
             try:
-                self._backend = LlamaBackend(
-                    llm, self.batch_width, self.config.n_ctx, n_batch, self.threads
-                )
+                self._backend = LlamaBackend(llm, self.batch_width, self.config.n_ctx, n_batch)
             except RuntimeError as exc:
                 raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
             self._batch = BatchDecoder(self._backend, self.batch_width, self.config.n_ctx, n_batch)

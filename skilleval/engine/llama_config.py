@@ -23,9 +23,10 @@ __all__ = [
 
 N_CTX = 4096
 N_BATCH = 512
-DEFAULT_PARALLEL = 4
-"""Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise;
-chosen by measurement on a 2-core machine (docs/engine.md, bench/README.md)."""
+DEFAULT_PARALLEL = 1
+"""Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise.
+Measured on this project's 2-core machine under load, batched decoding was slower than one
+request at a time, even with no harness at all (bench/README.md), so it is opt-in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +37,11 @@ class LlamaConfig:
     """``default`` (the embedded model) or a .gguf file, made absolute against the suite."""
     n_ctx: int = N_CTX
     threads: int | None = None
-    """CPU threads; None means :func:`default_threads`."""
+    """CPU threads; None lets llama.cpp choose (see :func:`default_threads`)."""
     n_batch: int = N_BATCH
     parallel: int | None = None
     """Requests decoded together; None means ``--jobs`` when above 1, else
-    :data:`DEFAULT_PARALLEL`."""
+    :data:`DEFAULT_PARALLEL` (one at a time)."""
     label: str = "default"
     """The path as written, for messages."""
 
@@ -89,11 +90,9 @@ GGUF_SCHEMA: dict[str, Any] = {
 
 
 def default_threads() -> int:
-    """Every core this process may run on (measured best with batching; docs/engine.md)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    """llama-cpp-python's own default for generation, half the cores (prompts use them all):
+    the thread count a run records when ``threads`` is not set."""
+    return max((os.cpu_count() or 2) // 2, 1)
 
 
 def batch_width(config: LlamaConfig, jobs: int) -> int:
