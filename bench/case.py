@@ -323,8 +323,9 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
 def run_physical(requests: Path, report: Path, params: dict[str, Any], width: int) -> int:
     """The model's batched throughput with no harness: a minimal low-level loop.
 
-    The recorded prompts, grouped by purpose in recorded order, each group's common token
-    prefix evaluated once and copied to every sequence; then ``width`` sequences decode
+    The recorded prompts, grouped by purpose in recorded order; before a prompt starts, a
+    prefix sequence is brought to the prefix it shares with the next prompt (evaluating only
+    what it did not hold) and copied to the prompt's sequence; then ``width`` sequences decode
     together, greedy (llama.cpp's own sampler), each for exactly as many tokens as skilleval
     generated for it. No chat bookkeeping, stop strings, grammar or detokenizing.
     """
@@ -394,24 +395,35 @@ def run_physical(requests: Path, report: Path, params: dict[str, Any], width: in
 
     evaluated = generated = 0
     start = time.perf_counter()
+
+    def common(a: list[int], b: list[int]) -> int:
+        n = 0
+        while n < min(len(a), len(b)) - 2 and a[n] == b[n]:
+            n += 1
+        return n
+
+    held: list[int] = []  # what the prefix sequence (id ``width``) holds
     for work in groups.values():
-        prompts = [w[0] for w in work]
-        shared = 0
-        while all(len(p) > shared + 2 and p[shared] == prompts[0][shared] for p in prompts):
-            shared += 1
-        llama_cpp.llama_memory_clear(memory, True)
-        prefill(prompts[0][:shared], 0, width, False)
-        evaluated += shared
         queue = list(work)
         live: dict[int, list[int]] = {}  # slot -> [next token, position, tokens left]
         while queue or live:
             for slot in range(width):
                 if slot not in live and queue:
                     tokens, n = queue.pop(0)
+                    # The prefix this prompt shares with the next (all but two tokens for
+                    # the last): kept where the prefix sequence already holds it.
+                    target = tokens[: common(tokens, queue[0][0]) if queue else len(tokens) - 2]
+                    keep = 0
+                    while keep < min(len(held), len(target)) and held[keep] == target[keep]:
+                        keep += 1
+                    llama_cpp.llama_memory_seq_rm(memory, width, keep, -1)
+                    prefill(target, keep, width, False)
+                    evaluated += len(target) - keep
+                    held = target
                     llama_cpp.llama_memory_seq_rm(memory, slot, -1, -1)
                     llama_cpp.llama_memory_seq_cp(memory, width, slot, -1, -1)
-                    prefill(tokens, shared, slot, True)
-                    evaluated += len(tokens) - shared
+                    prefill(tokens, len(target), slot, True)
+                    evaluated += len(tokens) - len(target)
                     first = llama_cpp.llama_sampler_sample(greedy, ctx, -1)
                     generated += 1
                     if n > 1:
