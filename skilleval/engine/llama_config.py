@@ -25,8 +25,8 @@ N_CTX = 4096
 N_BATCH = 512
 DEFAULT_PARALLEL = 1
 """Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise.
-Measured on this project's 2-core machine under load, batched decoding was slower than one
-request at a time, even with no harness at all (bench/README.md), so it is opt-in."""
+On this project's shared 2-core machine the gain of batching could not be told from the
+noise (bench/README.md), so it is opt-in."""
 
 
 @dataclass(frozen=True, slots=True)
