@@ -23,6 +23,7 @@ Exception tree::
     ├── ExprError                  an ``expr`` expression (assertion or transform) is wrong
     │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
     │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
+    ├── JavaScriptError            a user's JavaScript did not compile, threw or hit a limit
     ├── RegexError                 a user's regular expression does not compile
     ├── RegexTimeoutError          a user's regular expression ran past its time limit
     ├── PathEscape                 a workspace path that leads outside the workspace
@@ -204,6 +205,10 @@ class ExprSyntaxError(ExprError):
 
 class ExprRuntimeError(ExprError):
     """An expression failed while it was evaluated (``"a" - 1``, ``len(3)``, a size limit)."""
+
+
+class JavaScriptError(SkillevalError):
+    """A user's JavaScript (a formula over metrics …) did not compile, threw or hit a limit."""
 
 
 class RegexError(SkillevalError):
