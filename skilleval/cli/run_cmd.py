@@ -60,7 +60,8 @@ from skilleval.suite.model import Suite
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Parallel requests for providers that allow it (the OpenAI provider).",
+    help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
+    "requests an in-process model decodes together, unless model.parallel is set.",
 )
 @click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
 @click.option(

@@ -39,7 +39,8 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Parallel requests for providers that allow it (the OpenAI provider).",
+    help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
+    "requests an in-process model decodes together, unless model.parallel is set.",
 )
 @click.option(
     "--no-initial-run", is_flag=True, help="Only validate at start; run on the first change."

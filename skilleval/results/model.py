@@ -157,6 +157,18 @@ class Environment:
     python: str
     platform: str
     registry: tuple[RegistryEntry, ...]
+    threads: int | None = field(
+        default=None,
+        metadata=meta("CPU threads the in-process model was given.", omit=OMIT_EMPTY, minimum=1),
+    )
+    batch_width: int | None = field(
+        default=None,
+        metadata=meta(
+            "Requests the in-process model decoded together (1: one at a time).",
+            omit=OMIT_EMPTY,
+            minimum=1,
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +249,20 @@ class Calls:
     tokens_evaluated: int = field(default=0, metadata=meta(ref=COUNT))
     generation_tokens_per_s: float | None = field(
         default=None,
-        metadata=meta("Null for providers whose timing means nothing (echo, scripted).", minimum=0),
+        metadata=meta(
+            "Tokens generated per second the model was busy (busy_s), over all its calls; "
+            "null for providers whose timing means nothing (echo, scripted).",
+            minimum=0,
+        ),
+    )
+    busy_s: float | None = field(
+        default=None,
+        metadata=meta(
+            "Seconds the model was busy generating: its own decoding time when it measures "
+            "it (in-process), else the time at least one call was in flight; no queueing.",
+            omit=OMIT_EMPTY,
+            minimum=0,
+        ),
     )
 
 

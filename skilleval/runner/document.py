@@ -35,6 +35,13 @@ from skilleval.suite.model import Suite, TestCase
 from skilleval.version import __version__
 
 
+def _engine(provider: Provider) -> dict[str, int]:
+    """The engine's threads and batch width, when the model runs in this process."""
+    info = getattr(provider, "engine_info", None)
+    found = info() if callable(info) else {}
+    return {k: int(found[k]) for k in ("threads", "batch_width") if found.get(k) is not None}
+
+
 def build_run(
     suite: Suite,
     tests: Sequence[TestCase],
@@ -83,6 +90,7 @@ def build_run(
             python=platform.python_version(),
             platform=platform.platform(terse=True),
             registry=tuple(decode(RegistryEntry, dict(e)) for e in suite.registry_listing),
+            **_engine(provider),
         ),
         skill=skill_info(suite),
         judge=judge_info(suite, judge, provider),

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from skilleval.api import Judge
-from skilleval.engine.base import Provider
+from skilleval.engine.base import Provider, Request, complete_all
 from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.judge.overfit import overfit_report
@@ -176,6 +176,7 @@ def _measure_triggers(
         return {}
     everyone = "routed" in suite.arms
     out: dict[str, TriggerResult] = {}
+    asks: list[tuple[TestCase, Request]] = []
     for test in tests:
         if test.should_trigger is None and not everyone:
             continue
@@ -184,5 +185,9 @@ def _measure_triggers(
         except Exception as exc:
             out[test.id] = TriggerResult(test.id, test.should_trigger, None, None, error=str(exc))
             continue
-        out[test.id] = arms_mod.measure(provider, suite, test, prompt)
-    return out
+        asks.append((test, arms_mod.trigger_request(suite, test, prompt)))
+    # One batch: a batching model scores them side by side, the router prefix evaluated once.
+    answers = complete_all(provider, [request for _, request in asks])
+    for (test, request), answer in zip(asks, answers, strict=True):
+        out[test.id] = arms_mod.trigger_result(test, arms_mod.routed(request, answer))
+    return {t.id: out[t.id] for t in tests if t.id in out}
