@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -51,6 +53,12 @@ from skilleval.suite.load import Overrides, load_suite
 )
 @click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
 @click.option(
+    "--no-judge-check",
+    is_flag=True,
+    help="Skip measuring the judge on the judge-fitness set (done once per judge model, "
+    "then cached); reports then say the judge was not checked.",
+)
+@click.option(
     "-o",
     "--output",
     "outputs",
@@ -79,6 +87,7 @@ def run(
     filters: tuple[str, ...],
     jobs: int,
     no_cache: bool,
+    no_judge_check: bool,
     outputs: tuple[Path, ...],
     quiet: bool,
     resume: Path | None,
@@ -87,7 +96,12 @@ def run(
     no_entry_points: bool,
     as_json: bool,
 ) -> None:
-    """Run SUITE and report; the exit code tells CI whether its gate passed."""
+    """Run SUITE and report; the exit code tells CI whether its gate passed.
+
+    The first time a judge model grades a run, it is first measured on the judge-fitness set
+    (suites/judge-fitness.yaml); the result is cached per judge model and shown in every
+    report. A judge no better than chance makes the model tier "unqualified".
+    """
     if suite_file is None:
         if resume is None:
             raise click.UsageError("give a SUITE to run, or --resume RUN_DIR")
@@ -116,6 +130,8 @@ def run(
                 resume=resume,
                 force=force,
                 warn=lambda message: click.echo(f"warning: {message}", err=True),
+                judge_check=not no_judge_check,
+                notice=None if quiet else lambda message: click.echo(message, err=True),
             )
             outcome = run_suite(suite, options)
     except NoTestsSelected:
@@ -134,7 +150,7 @@ def run(
             unwritten.append(str(exc))
     if as_json:
         emit_json(run_json(run))
-    text = terminal.render_terminal(run)
+    text = terminal.render_terminal(run, color=_color())
     if quiet:
         click.echo(text.splitlines()[-1], err=True)
     else:
@@ -143,6 +159,11 @@ def run(
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
+
+
+def _color() -> bool:
+    """ANSI styles on stderr: only on a terminal, and never under NO_COLOR."""
+    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
 
 
 def _suite_of(run_dir: Path) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import platform
 from collections.abc import Sequence
+from dataclasses import replace
 
 from skilleval.api import Judge
 from skilleval.engine.base import Provider
@@ -14,6 +15,7 @@ from skilleval.results.model import (
     RESULTS_VERSION,
     DecodingInfo,
     Environment,
+    JudgeFitness,
     JudgeInfo,
     ModelInfo,
     Overfit,
@@ -47,6 +49,8 @@ def build_run(
     triggers: Sequence[TriggerResult] = (),
     judge: Judge | None = None,
     overfit: Overfit | None = None,
+    *,
+    judge_fitness: JudgeFitness | None = None,
 ) -> Run:
     """Everything the run found: its records, the aggregates and the gate's verdict."""
     summary = summarize(records, arms)
@@ -77,7 +81,7 @@ def build_run(
             registry=tuple(decode(RegistryEntry, dict(e)) for e in suite.registry_listing),
         ),
         skill=skill_info(suite),
-        judge=judge_info(suite, judge, provider),
+        judge=judge_info(suite, judge, provider, judge_fitness),
         arms=tuple(arms),
         primary_arm=primary,
         records=tuple(records),
@@ -94,6 +98,7 @@ def build_run(
             interrupted,
             lift_block,
             trigger_block,
+            judge_fitness=judge_fitness,
         ),
         timing=Timing(
             started_at=started.isoformat(timespec="seconds"), duration_s=round(seconds, 3)
@@ -122,7 +127,10 @@ def skill_info(suite: Suite) -> SkillInfo | None:
 
 
 def judge_info(
-    suite: Suite, judge: Judge | None, generator: Provider | None = None
+    suite: Suite,
+    judge: Judge | None,
+    generator: Provider | None = None,
+    fitness: JudgeFitness | None = None,
 ) -> JudgeInfo | None:
     """What the report records about the judge, as the judge describes itself."""
     if judge is None:
@@ -130,7 +138,8 @@ def judge_info(
     describe = getattr(judge, "describe", None)
     described = describe() if callable(describe) else {"greedy": True}
     same = grades_itself(suite, judge, generator)
-    return decode(JudgeInfo, {**described, "same_as_generator": same})
+    info = decode(JudgeInfo, {**described, "same_as_generator": same})
+    return replace(info, fitness=fitness) if fitness is not None else info
 
 
 def grades_itself(suite: Suite, judge: Judge, generator: Provider | None) -> bool:
