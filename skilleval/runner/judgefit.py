@@ -106,7 +106,7 @@ def judge_fitness(
             say(f"judge fitness: {done}/{total} pairs")
 
     report = run_judge_check(_own_counters(judge, seed), todo, progress=progress)
-    fitness = from_report(report, fitness_set=_set_label() if pairs is None else None)
+    fitness = from_report(report, fitness_set=set_label() if pairs is None else None)
     say(f"{fitness.reason} ({report.seconds:.0f}s)")
     if key is not None and fitness.status in ("qualified", "unqualified"):
         remember(home, key, fitness)
@@ -192,7 +192,8 @@ def _own_counters(judge: Judge, seed: int) -> Judge:
     return judge
 
 
-def _set_label() -> str:
+def set_label() -> str:
+    """The fitness set as results name it: its path and the start of its SHA-256."""
     digest = hashlib.sha256(suite_text(DATA_FILE).encode("utf-8")).hexdigest()
     return f"suites/{DATA_FILE} sha256:{digest[:12]}"
 

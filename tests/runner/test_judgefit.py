@@ -248,3 +248,23 @@ def test_an_echo_judge_is_measured_below_chance(tmp_path: Path) -> None:
     assert fitness is not None
     assert fitness.status == "unqualified"
     assert "is below chance 0.5" in fitness.reason
+
+
+def test_judge_check_of_the_whole_set_is_remembered_for_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skilleval.cli import run_cli
+
+    assert run_cli(["judge-check", "--judge-model", "echo", "--limit", "2"]) == 0
+    assert not (home() / judgefit.MEMO_FILE).exists()  # a quick look is not a verdict
+    assert run_cli(["judge-check", "--judge-model", "echo", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["fitness"]["status"] == "unqualified"
+    (key,) = json.loads((home() / judgefit.MEMO_FILE).read_text(encoding="utf-8"))
+    assert key.startswith("echo:echo:|seed=0|")
+    path = suite_file(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + "judge: echo\n", encoding="utf-8")
+    assert run_cli(["run", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "judge fitness (measured before): unqualified judge" in err
+    assert "judge fitness: grading" not in err
