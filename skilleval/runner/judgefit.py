@@ -55,7 +55,7 @@ RULE_VERSION: Final = 1
 SKIPPED: Final = "judge not checked: the fitness check was skipped (--no-judge-check)"
 
 _PROMPTS: Final = ("rubric.j2", "assert.j2", "repair.j2")
-_NOTICE_EVERY_S: Final = 15.0
+_NOTICE_EVERY_S: Final = 30.0
 """Seconds between progress notes while the judge is measured."""
 
 Notice = Callable[[str], None]
