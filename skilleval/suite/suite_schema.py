@@ -27,7 +27,7 @@ FILE_REF: dict[str, Any] = {
 NUMBER_01: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
 
 transform: dict[str, Any] = {
-    "description": "Applied to the output before the assertions: an expr string, or {jmespath: query} / {expr: ...}.",
+    "description": "Applied to the output before the assertions: an expr or JavaScript string, file://transform.js[:fn], or {jmespath: query} / {expr: ...} / {javascript: ...}.",
     "anyOf": [
         {"type": "string", "minLength": 1},
         {
@@ -38,6 +38,7 @@ transform: dict[str, Any] = {
             "properties": {
                 "jmespath": {"type": "string", "minLength": 1},
                 "expr": {"type": "string", "minLength": 1},
+                "javascript": {"type": "string", "minLength": 1},
             },
         },
     ],
