@@ -28,6 +28,7 @@ from skilleval.runner import arms as arms_mod
 from skilleval.runner import resume as resume_mod
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
+from skilleval.runner.judgefit import judge_fitness
 from skilleval.runner.options import Progress, RunOptions, RunOutcome
 from skilleval.runner.plan import Job, messages_for, plan, select
 from skilleval.runner.providers import build_judge, build_provider, separate_judge
@@ -50,6 +51,12 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     # Before the run directory: a model that cannot load stops the run with nothing written.
     provider = build_provider(suite, options)
     judge = build_judge(suite, options, provider)
+    fitness = None
+    if judge is not None:
+        seed = getattr(judge, "seed", suite.decoding.seed)
+        fitness = judge_fitness(
+            judge, options.home, seed=seed, check=options.judge_check, notice=options.notice
+        )
     if options.resume is not None:
         run_dir = RunDir(options.resume)
         resume_mod.check_manifest(run_dir, manifest, force=options.force)
@@ -123,6 +130,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         list(triggers.values()),
         judge,
         overfit,
+        judge_fitness=fitness,
         content_free=content_free,
         router=_router_fitness(options, provider) if triggers else None,
     )
