@@ -24,7 +24,6 @@ from skilleval.errors import (
 from skilleval.exitcodes import ExitCode
 from skilleval.version import __version__
 
-
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run_cmd", "run"),
     "validate": ("validate_cmd", "validate"),
@@ -56,7 +55,9 @@ class _LazyGroup(click.Group):
         found = self.commands.get(cmd_name)
         if found is None and cmd_name in COMMANDS:
             module, attr = COMMANDS[cmd_name]
-            command: click.Command = getattr(importlib.import_module(f"skilleval.cli.{module}"), attr)
+            command: click.Command = getattr(
+                importlib.import_module(f"skilleval.cli.{module}"), attr
+            )
             self.add_command(command, cmd_name)
             found = command
         return found

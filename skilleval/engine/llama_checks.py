@@ -8,7 +8,6 @@ is given; and the one-line wording of a runtime failure.
 from __future__ import annotations
 
 import functools
-
 import json
 import math
 import random
