@@ -22,9 +22,12 @@ def install(folder: Path) -> Path:
     """promptfoo's binary in ``folder``, installed by npm unless that version is there."""
     binary = folder / "node_modules" / ".bin" / "promptfoo"
     installed = folder / "node_modules" / "promptfoo" / "package.json"
-    if binary.is_file() and installed.is_file():
-        if json.loads(installed.read_text(encoding="utf-8")).get("version") == VERSION:
-            return binary
+    if (
+        binary.is_file()
+        and installed.is_file()
+        and json.loads(installed.read_text(encoding="utf-8")).get("version") == VERSION
+    ):
+        return binary
     npm = shutil.which("npm")
     if npm is None:
         raise SystemExit("--install-promptfoo needs npm on the PATH")
