@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
 
-from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
+from skilleval.cli.options import json_option, model_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.report import terminal
 from skilleval.report.outputs import check_output_path, write_output
 from skilleval.report.progress import progress_reporter
-from skilleval.results.write import run_json
+from skilleval.results.write import iter_run
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
+from skilleval.util.scrub import without_surrogates
 
 
 @click.command()
@@ -133,7 +135,10 @@ def run(
         except UsageError as exc:
             unwritten.append(str(exc))
     if as_json:
-        emit_json(run_json(run))
+        # Streamed a record at a time: the document of a large run is never one string.
+        for piece in iter_run(run):
+            sys.stdout.write(without_surrogates(piece))
+        sys.stdout.flush()
     text = terminal.render_terminal(run)
     if quiet:
         click.echo(text.splitlines()[-1], err=True)
