@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
 #: Keys promptfoo accepts that skilleval deliberately does not, with what to do instead.
 PROMPTFOO_KEYS: Mapping[str, str] = {
-    "providers": "skilleval runs one model per suite: set `model:` instead",
-    "targets": "skilleval runs one model per suite: set `model:` instead",
     "provider": "the model is set once per suite with `model:`, and the judge with `judge:`",
     "scenarios": "scenarios are not supported; list the tests explicitly",
     "redteam": "red-teaming is out of scope for skilleval",
