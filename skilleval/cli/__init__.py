@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "power": ("power_cmd", "power"),
     "history": ("history_cmd", "history"),
     "watch": ("watch_cmd", "watch"),
+    "import": ("import_cmd", "import_group"),
 }
 """Each command by name: the module of ``skilleval.cli`` that defines it, and its function."""
 

@@ -113,7 +113,7 @@ def run(
     )
     suite, registry = load_suite(suite_file, overrides)
     for note in suite.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(note, err=True)
     if len(suite.models) > 1:
         if resume is not None:
             raise click.UsageError(

@@ -2,7 +2,8 @@
 
 They let suites, plugins and skilleval's own tests run without weights. The scripted
 provider answers by test id or by a regex over the prompt, with one reply per trial when
-``outputs:`` lists several.
+``outputs:`` lists several. Both embed texts as hashed bags of words (:func:`word_vector`):
+deterministic, and texts that share words come out close.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,26 @@ def _matches(pattern: str, prompt: str) -> bool:
 def _tokens(text: str) -> int:
     # A rough count for reports: scripted replies have no tokenizer.
     return len(text.split())
+
+
+WORD_VECTOR_DIMS = 64
+"""Length of the vectors the model-free providers embed texts as."""
+
+
+def word_vector(text: str) -> list[float]:
+    """``text`` as a bag of lower-cased words hashed into :data:`WORD_VECTOR_DIMS` counts.
+
+    A stand-in for a real embedding: the same text always gets the same vector, texts made of
+    the same words get the same direction, and texts with no word in common are orthogonal
+    unless two words share a bucket. A text without words is the zero vector.
+    """
+    vector = [0.0] * WORD_VECTOR_DIMS
+    # Words are runs of letters, digits and underscores (no `re` here: see saferegex).
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in text.lower()).split()
+    for word in words:
+        digest = hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()
+        vector[int.from_bytes(digest[:4], "big") % WORD_VECTOR_DIMS] += 1.0
+    return vector
 
 
 class EchoProvider:
@@ -63,6 +84,13 @@ class EchoProvider:
 
     def cache_salt(self, request: Request) -> str:
         return ""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Hashed bags of words (:func:`word_vector`)."""
+        return [word_vector(t) for t in texts]
+
+    def embed_salt(self) -> str:
+        return f"words{WORD_VECTOR_DIMS}"
 
     def close(self) -> None:
         pass
@@ -111,6 +139,7 @@ class ScriptedProvider:
         # message) can be matched as well as a user's question.
         prompt = "\n".join(m.content for m in request.messages)
         text = None
+        scores: dict[str, float] | None = None
         for rule in self.rules:
             if "arm" in rule and rule["arm"] != arm:
                 continue
@@ -120,7 +149,7 @@ class ScriptedProvider:
                 continue
             if "id" not in rule and "match" not in rule and "arm" not in rule:
                 continue
-            text = _pick(rule, request.trial)
+            text, scores = _answer(rule, request)
             break
         if text is None:
             if request.choices:
@@ -136,6 +165,7 @@ class ScriptedProvider:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=_tokens(text),
                 latency_ms=0.1,
+                choice_scores=scores,
                 tokens_evaluated=prompt_tokens,
             )
         )
@@ -144,8 +174,38 @@ class ScriptedProvider:
         # Replies depend on the test id, which is not part of the messages.
         return f"{request.test_id}@{request.arm}"
 
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Hashed bags of words (:func:`word_vector`), as the echo provider."""
+        return [word_vector(t) for t in texts]
+
+    def embed_salt(self) -> str:
+        return f"words{WORD_VECTOR_DIMS}"
+
     def close(self) -> None:
         pass
+
+
+def _answer(rule: Mapping[str, Any], request: Request) -> tuple[str, dict[str, float] | None]:
+    """A rule's reply and, for a constrained choice, the scores it gives the options.
+
+    A rule with ``scores`` plays a router that exposes log-probabilities, as the llama
+    provider does: it must score every option, since a real router scores them all.
+    """
+    scores = rule.get("scores")
+    if scores is None or not request.choices:
+        if "output" not in rule and "outputs" not in rule:
+            raise ProviderError(
+                "a scripted rule with only `scores:` answers routing requests; "
+                "add `output:` to answer others"
+            )
+        return _pick(rule, request.trial), None
+    missing = [c for c in request.choices if c not in scores]
+    if missing:
+        raise ProviderError(f"scripted `scores:` names no score for {', '.join(missing)}")
+    given = {c: float(scores[c]) for c in request.choices}
+    if "output" in rule or "outputs" in rule:
+        return _pick(rule, request.trial), given
+    return max(request.choices, key=lambda c: given[c]), given
 
 
 def _pick(rule: Mapping[str, Any], trial: int) -> str:
@@ -172,6 +232,13 @@ SCRIPTED_RULE: dict[str, Any] = {
         "match": {"type": "string", "description": "Answer prompts that this regex finds."},
         "arm": {"type": "string", "description": "Only in this arm (on, off, routed)."},
         "output": {"type": "string"},
+        "scores": {
+            "type": "object",
+            "additionalProperties": {"type": "number"},
+            "minProperties": 1,
+            "description": "For a routing request: each option's log-probability score; "
+            "the reply is the best one unless `output` says otherwise.",
+        },
         "outputs": {
             "type": "array",
             "items": {"type": "string"},
@@ -205,7 +272,7 @@ class ScriptedConfig:
     """The scripted provider's rules, in order, and its fallback reply."""
 
     responses: tuple[Mapping[str, Any], ...] = ()
-    """Rules ``{id|match|arm, output|outputs}``, tried in order."""
+    """Rules ``{id|match|arm, output|outputs|scores}``, tried in order."""
     default: str | None = None
 
     @classmethod
@@ -225,8 +292,8 @@ def _checked_rules(rules: Any, ctx: ConfigContext) -> list[Mapping[str, Any]]:
         return []
     out: list[Mapping[str, Any]] = []
     for rule in rules:
-        if not isinstance(rule, dict) or not ({"output", "outputs"} & set(rule)):
-            ctx.error("each scripted response needs `output:` or `outputs:`")
+        if not isinstance(rule, dict) or not ({"output", "outputs", "scores"} & set(rule)):
+            ctx.error("each scripted response needs `output:`, `outputs:` or `scores:`")
             continue
         if "match" in rule:
             try:

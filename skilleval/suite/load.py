@@ -28,7 +28,7 @@ from skilleval.suite import agentic
 from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
-from skilleval.suite.assertion_config import with_rubric_prompt
+from skilleval.suite.assertion_config import with_factuality, with_rubric_prompt
 from skilleval.suite.columns import only_their_prompts, read_model, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
@@ -39,6 +39,7 @@ from skilleval.suite.model import (
     Suite,
     TestCase,
 )
+from skilleval.suite.promptfoo_import import differences, is_promptfoo
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts
 from skilleval.suite.recover import check_schema
@@ -161,7 +162,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
-        notes=tuple(models.notes),
+        notes=tuple(_promptfoo_notes(doc)) + tuple(models.notes),
     )
 
 
@@ -210,6 +211,8 @@ def _tests(
     transform = compile_transform(loader, options.get("transform"), doc, ["options", "transform"])
     if options.get("rubricPrompt") is not None:
         asserts = with_rubric_prompt(loader, asserts, options["rubricPrompt"], doc, base)
+    if options.get("factuality") is not None:
+        asserts = with_factuality(asserts, options["factuality"])
     if vars_ is None:
         return []  # the vars could not be read: what needs them cannot be checked
     agent = _agent(loader, doc, default_doc, base, vars_)
@@ -288,3 +291,14 @@ def _turn_prompts(
     for turn in agentic.turn_templates(agent):
         _check_template_vars(loader, turn, vars_, turn.where)
     return [prompt]
+
+
+def _promptfoo_notes(doc: Document) -> list[str]:
+    """For a config written for promptfoo, every difference in meaning, as a warning."""
+    if not is_promptfoo(doc.data):
+        return []
+    return [
+        str(Diagnostic(d.where, d.message, severity="warning"))
+        for d in differences(doc)
+        if d.carried  # what is not carried over at all is an error of its own
+    ]

@@ -55,9 +55,16 @@ class AssertionEntry:
     """reference, require, rubricPrompt … (type-specific keys)."""
     from_default: bool = False
     """True when the assertion came from ``defaultTest``."""
+    context_transform: Transform | None = None
+    """``contextTransform``: where a ``context-*`` type finds its context in the output."""
+    children: tuple[AssertionEntry, ...] = ()
+    """The assertions of an ``assert-set``, in order; empty for every other type."""
 
     @property
-    def tier(self) -> str:
+    def tier(self) -> Literal["deterministic", "model"]:
+        """The type's tier; a set is in the model tier when any of its assertions is."""
+        if self.children:
+            return "model" if any(c.tier == "model" for c in self.children) else "deterministic"
         return self.spec.tier
 
     def describe(self) -> str:
@@ -118,6 +125,14 @@ class LiftConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class TriggerConfig:
+    """How triggering is measured (``trigger:`` in the suite)."""
+
+    calibrate: bool = False
+    """Also report contextual calibration: every margin minus a content-free request's."""
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     """A loaded suite, ready to plan and run."""
 
@@ -140,6 +155,7 @@ class Suite:
     distractors: tuple[Skill, ...] = ()
     arms: tuple[str, ...] = ("default",)
     lift: LiftConfig = field(default_factory=lambda: LiftConfig())
+    trigger: TriggerConfig = field(default_factory=lambda: TriggerConfig())
     gate: GateConfig = field(default_factory=GateConfig)
     models: tuple[ModelSpec, ...] = ()
     """The models of a side-by-side run (``models:``, or promptfoo's ``providers:``), in
@@ -148,8 +164,9 @@ class Suite:
     """Per model of ``models``, the labels of the prompts it runs (promptfoo's per-provider
     ``prompts:``); an empty entry, or none at all, runs every prompt."""
     notes: tuple[str, ...] = ()
-    """What loading read differently from how it was written (a promptfoo provider setting
-    skilleval does not use …): shown with the run, never silently dropped."""
+    """Warnings (``file:line:col: warning: …``): what loading read differently from how it
+    was written (a promptfoo provider setting skilleval does not use …), shown with the run
+    and kept in its results, never silently dropped."""
 
     @property
     def base_dir(self) -> Path:
