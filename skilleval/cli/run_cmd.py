@@ -22,12 +22,13 @@ from skilleval.report.outputs import (
     write_output,
 )
 from skilleval.report.progress import progress_reporter
-from skilleval.results.write import matrix_json, run_json
+from skilleval.results.write import iter_run, matrix_json
 from skilleval.runner.matrix import run_matrix
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
+from skilleval.util.scrub import without_surrogates
 
 
 @click.command()
@@ -177,7 +178,10 @@ def run(
         except UsageError as exc:
             unwritten.append(str(exc))
     if as_json:
-        emit_json(run_json(run))
+        # Streamed a record at a time: the document of a large run is never one string.
+        for piece in iter_run(run):
+            sys.stdout.write(without_surrogates(piece))
+        sys.stdout.flush()
     text = terminal.render_terminal(run, color=_color())
     if quiet:
         click.echo(text.splitlines()[-1], err=True)
