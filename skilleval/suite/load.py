@@ -24,12 +24,14 @@ from typing import Any
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
 from skilleval.suite import agentic
+from skilleval.suite import vars as vars_mod
 from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import with_rubric_prompt
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
+from skilleval.suite.graders import Grader, read_grader
 from skilleval.suite.ids import assign_ids
 from skilleval.suite.model import (
     AssertionEntry,
@@ -39,7 +41,7 @@ from skilleval.suite.model import (
 )
 from skilleval.suite.model_config import ModelSpec, parse_model
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
-from skilleval.suite.prompts import test_prompts, top_prompts
+from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
 from skilleval.suite.settings import assemble
 from skilleval.suite.sources import raw_tests
@@ -127,6 +129,9 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         default_vars = None
     elif default_doc is not None and "vars" in default:
         default_vars = resolve_vars(loader, default["vars"], default_doc, loader.base)
+    if isinstance(default.get("options"), dict) and "provider" in default["options"]:
+        where = doc.at(["defaultTest", "options", "provider"])
+        loader.graders.append((default["options"]["provider"], where, loader.base))
     raws = raw_tests(loader, doc)
     if not raws and not loader.diags:
         loader.error(
@@ -141,7 +146,55 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     judge = None
     if "judge" in data or loader.overrides.judge is not None:
         judge = _model_spec(loader, doc, "judge", loader.overrides.judge)
+        if loader.overrides.judge is None:
+            for _, where in _distinct_graders(loader):
+                loader.error(
+                    where,
+                    f"`judge:` (at {doc.key_at(['judge'])}) already names the judge, and"
+                    " skilleval grades a suite with one: remove this `provider:`",
+                )
+    else:
+        judge = _grader_judge(loader)
     return assemble(loader, doc, tests, model, judge)
+
+
+def _distinct_graders(loader: _Loader) -> list[tuple[tuple[Any, Path], Location]]:
+    """The grader settings written (each place once: defaultTest's reaches every test)."""
+    seen: dict[str, tuple[tuple[Any, Path], Location]] = {}
+    for raw, where, base in loader.graders:
+        seen.setdefault(str(where), ((raw, base), where))
+    return sorted(seen.values(), key=lambda item: (item[1].path, item[1].line, item[1].col))
+
+
+def _grader_judge(loader: _Loader) -> ModelSpec | None:
+    """promptfoo's graders, which must all name one model, as the suite's judge."""
+    names = frozenset(loader.registry.names("provider"))
+    first: tuple[Grader, Location, Path] | None = None
+    for (raw, base), where in _distinct_graders(loader):
+        grader = read_grader(raw, names)
+        if isinstance(grader, str):
+            loader.error(where, grader)
+        elif first is None:
+            first = (grader, where, base)
+        elif grader.key() != first[0].key():
+            loader.error(
+                where,
+                f"this grader differs from the one at {first[1]}, and skilleval grades a suite"
+                " with one judge: use the same provider everywhere, or set `judge:` once",
+            )
+    if first is None:
+        return None
+    spec, diags = parse_model(
+        first[0].judge,
+        key="judge",
+        where=first[1],
+        doc=None,
+        manager=loader.registry,
+        base_dir=first[2],
+        reader=loader.reader,
+    )
+    loader.diags.extend(diags)
+    return None if spec is None else replace(spec, where=first[1])
 
 
 def _tests(
@@ -152,16 +205,51 @@ def _tests(
     default_vars: Mapping[str, Any] | None,
     prompts: list[Prompt],
 ) -> list[TestCase]:
-    """One test as written: one TestCase per prompt it runs (none when it is invalid)."""
+    """One test as written: one TestCase per prompt it runs and per combination of its vars.
+
+    None when it is invalid. A var listing several strings (or a ``file://`` glob) stands for
+    each in turn, as in promptfoo, unless ``options.disableVarExpansion`` is set.
+    """
     doc = raw.doc
     if not isinstance(doc.data, dict):
         loader.error(doc.at(), "a test must be a mapping")
         return []
     data = merge_default(doc.data, default)
-    base = raw.base_dir
-    where = doc.at()
-    own = resolve_vars(loader, doc.data.get("vars"), doc, base)
+    own = resolve_vars(loader, doc.data.get("vars"), doc, raw.base_dir)
     vars_ = None if own is None or default_vars is None else {**default_vars, **own}
+    options = data.get("options") or {}
+    own_options = doc.data.get("options") or {}
+    if isinstance(own_options, dict) and "provider" in own_options:
+        loader.graders.append(
+            (own_options["provider"], doc.at(["options", "provider"]), raw.base_dir)
+        )
+    if vars_ is None:
+        combos: list[dict[str, Any] | None] = [None]
+    elif options.get("disableVarExpansion"):
+        combos = [vars_]
+    else:
+        globs = vars_mod.globbed(default.get("vars")) - set(own or {})
+        globs |= vars_mod.globbed(doc.data.get("vars"))
+        combos = list(vars_mod.expand(vars_, globs))
+    out: list[TestCase] = []
+    for n, combo in enumerate(combos):
+        suffix = f"-{n + 1}" if len(combos) > 1 else ""
+        out.extend(_variant(loader, raw, data, default_doc, default, combo, prompts, suffix))
+    return out
+
+
+def _variant(
+    loader: _Loader,
+    raw: filerefs.RawTest,
+    data: Mapping[str, Any],
+    default_doc: Document | None,
+    default: Mapping[str, Any],
+    vars_: Mapping[str, Any] | None,
+    prompts: list[Prompt],
+    id_suffix: str,
+) -> list[TestCase]:
+    """The test cases of one set of vars (None: the vars could not be read; only check)."""
+    doc, base, where = raw.doc, raw.base_dir, raw.doc.at()
     options = data.get("options") or {}
     asserts: list[AssertionEntry] = []
     if default_doc is not None and not options.get("disableDefaultAsserts"):
@@ -190,13 +278,15 @@ def _tests(
         prompts_run = _turn_prompts(loader, doc, agent, vars_)
     else:
         prompts_run = test_prompts(loader, data, doc, prompts)
+        prompts_run = with_affixes(loader, prompts_run, options, doc)
+    written_id = str(data.get("id", ""))
     out = []
     for prompt in prompts_run:
         if agent is None or not agent.turns:
             _check_template_vars(loader, prompt, vars_, where)
         out.append(
             TestCase(
-                id=str(data.get("id", "")),
+                id=written_id + id_suffix if written_id else "",
                 description=str(data.get("description", "")),
                 prompt=prompt,
                 vars=vars_,

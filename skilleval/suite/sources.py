@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from skilleval.api import NEGATION_PREFIX
@@ -11,6 +12,9 @@ from skilleval.suite import files as filerefs
 from skilleval.suite.context import Loader
 from skilleval.suite.schema import validate
 from skilleval.suite.yamlio import Document
+from skilleval.util import fileref
+
+_SCHEME = re.compile(r"^([a-zA-Z][\w+.-]*)://")
 
 
 def is_type(loader: Loader, name: str) -> bool:
@@ -40,8 +44,18 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
         if not isinstance(item, str):
             out.append(filerefs.RawTest(doc.sub(at), loader.base))
             continue
+        scheme = _SCHEME.match(item)
+        if scheme and scheme[1] != "file":
+            loader.error(
+                doc.at(at),
+                f"tests from {scheme[1]}:// are not read: save them as a CSV, YAML or JSONL file"
+                " beside the suite and name that file",
+            )
+            continue
+        # promptfoo reads a bare string in `tests:` as a path (or glob) relative to the suite.
+        ref = item if fileref.is_ref(item) else f"file://{item}"
         try:
-            for path in loader.reader.paths(item, loader.base, doc.at(at)):
+            for path in loader.reader.paths(ref, loader.base, doc.at(at)):
                 for rt in filerefs.tests_from_file(path, doc.at(at), lambda n: is_type(loader, n)):
                     problems = validate(rt.doc, test_schema, what="the test")
                     if problems:

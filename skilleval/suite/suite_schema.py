@@ -23,7 +23,25 @@ FILE_REF: dict[str, Any] = {
     "pattern": "^file://",
     "description": "A file, relative to this file.",
 }
+TESTS_FILE: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "description": "A tests file or glob (YAML, JSON, JSONL, CSV), relative to this file; file:// optional.",
+}
 NUMBER_01: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+GRADER: dict[str, Any] = {
+    "description": "promptfoo's grader: becomes `judge:` (one per suite). A provider id"
+    " (echo, file://model.gguf, openai:chat:NAME with config.apiBaseUrl, ollama:NAME) or {id, config}.",
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "object",
+            "required": ["id"],
+            "properties": {"id": {"type": "string"}, "config": {"type": "object"}, "label": {"type": "string"}},
+        },
+    ],
+}
 
 transform: dict[str, Any] = {
     "description": "Applied to the output before the assertions: an expr string, or {jmespath: query} / {expr: ...}.",
@@ -84,6 +102,7 @@ assertion: dict[str, Any] = {
             "rubricPrompt": {
                 "description": "llm-rubric: replace the judge prompt (a template string, a message list, or file://)."
             },
+            "provider": GRADER,
         },
         AssertionEntry,
     ),
@@ -93,6 +112,13 @@ test_options: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
+        "provider": GRADER,
+        "prefix": {"type": "string", "description": "Text put before the prompt."},
+        "suffix": {"type": "string", "description": "Text put after the prompt."},
+        "disableVarExpansion": {
+            "type": "boolean",
+            "description": "Keep list vars whole instead of one test per item.",
+        },
         "transform": transform,
         "disableDefaultAsserts": {
             "type": "boolean",
@@ -242,8 +268,11 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                 "threshold": {**NUMBER_01, "description": "Pass rate a regression suite needs."},
                 "tests": {
                     "anyOf": [
-                        FILE_REF,
-                        {"type": "array", "items": {"anyOf": [FILE_REF, {"$ref": "#/$defs/test"}]}},
+                        TESTS_FILE,
+                        {
+                            "type": "array",
+                            "items": {"anyOf": [TESTS_FILE, {"$ref": "#/$defs/test"}]},
+                        },
                     ]
                 },
                 "model": model,
