@@ -24,8 +24,8 @@ from typing import Any
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
 from skilleval.suite import agentic
-from skilleval.suite import vars as vars_mod
 from skilleval.suite import files as filerefs
+from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import with_rubric_prompt

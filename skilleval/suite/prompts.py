@@ -7,8 +7,8 @@ import difflib
 import io
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, DiagnosticsError, Location, SuiteError, TemplateProblem

@@ -38,7 +38,11 @@ GRADER: dict[str, Any] = {
         {
             "type": "object",
             "required": ["id"],
-            "properties": {"id": {"type": "string"}, "config": {"type": "object"}, "label": {"type": "string"}},
+            "properties": {
+                "id": {"type": "string"},
+                "config": {"type": "object"},
+                "label": {"type": "string"},
+            },
         },
     ],
 }

@@ -109,7 +109,9 @@ class _Environment(jinja2.sandbox.SandboxedEnvironment):
 def _load(text: Any) -> Any:
     """Nunjucks' ``load`` as promptfoo defines it: ``JSON.parse``."""
     if not isinstance(text, str):
-        raise TemplateProblem(f"template error: load takes a JSON string, not {type(text).__name__}")
+        raise TemplateProblem(
+            f"template error: load takes a JSON string, not {type(text).__name__}"
+        )
     try:
         return json.loads(text)
     except ValueError as exc:
