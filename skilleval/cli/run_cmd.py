@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import click
@@ -45,9 +48,9 @@ from skilleval.suite.load import Overrides, load_suite
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Parallel requests for providers that allow it (the OpenAI provider).",
+    default=None,
+    help="Parallel requests for providers that allow it (the OpenAI provider); default 1, or"
+    " the suite's evaluateOptions.maxConcurrency.",
 )
 @click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
 @click.option(
@@ -77,7 +80,7 @@ def run(
     trials: int | None,
     seed: int | None,
     filters: tuple[str, ...],
-    jobs: int,
+    jobs: int | None,
     no_cache: bool,
     outputs: tuple[Path, ...],
     quiet: bool,
@@ -101,17 +104,21 @@ def run(
         entry_points=not no_entry_points,
     )
     suite, registry = load_suite(suite_file, overrides)
+    outputs = outputs or suite.outputs
     for out in outputs:
         # Checked before the run, so a typo costs nothing; after loading, so that a plugin's
         # output format counts.
         check_output_path(out, registry)
     try:
-        with progress_reporter(0, enabled=not quiet and not as_json) as progress:
+        with (
+            progress_reporter(0, enabled=not quiet and not as_json) as progress,
+            environment(suite.env),
+        ):
             options = RunOptions(
                 home=home_dir(),
                 filters=filters,
-                jobs=jobs,
-                use_cache=not no_cache,
+                jobs=jobs or suite.jobs or 1,
+                use_cache=not no_cache and suite.use_cache,
                 progress=progress,
                 resume=resume,
                 force=force,
@@ -143,6 +150,21 @@ def run(
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
+
+
+@contextlib.contextmanager
+def environment(values: Mapping[str, str]) -> Iterator[None]:
+    """The suite's ``env:`` set for the run, and the previous values put back after it."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
 
 
 def _suite_of(run_dir: Path) -> Path:

@@ -43,6 +43,7 @@ from skilleval.suite.model_config import ModelSpec, parse_model
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
+from skilleval.suite.refs import dereference
 from skilleval.suite.settings import assemble
 from skilleval.suite.sources import raw_tests
 from skilleval.suite.suite_schema import suite_schema
@@ -78,10 +79,14 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
             [*doc.problems, Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")]
         )
     loader.diags.extend(doc.problems)
+    ref_problems, unresolved = dereference(doc)
+    loader.diags.extend(ref_problems)
     loader.registry = _registry(loader, doc)
     loader.schema = suite_schema(loader.registry)
     checked = check_schema(doc, loader.schema, loader.registry)
-    loader.diags.extend(checked.problems)
+    # An unresolved $ref is reported already; the schema's view of it adds nothing.
+    noise = {str(doc.at(p)) for p in unresolved}
+    loader.diags.extend(d for d in checked.problems if str(d.where) not in noise)
     loader.top = doc.data
     loader.skipped = checked.skipped
     suite = _compile(loader, replace(doc, data=checked.usable))
@@ -132,6 +137,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     if isinstance(default.get("options"), dict) and "provider" in default["options"]:
         where = doc.at(["defaultTest", "options", "provider"])
         loader.graders.append((default["options"]["provider"], where, loader.base))
+    _check_templates(loader, doc)
     raws = raw_tests(loader, doc)
     if not raws and not loader.diags:
         loader.error(
@@ -156,6 +162,14 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     else:
         judge = _grader_judge(loader)
     return assemble(loader, doc, tests, model, judge)
+
+
+def _check_templates(loader: _Loader, doc: Document) -> None:
+    """Each of ``assertionTemplates`` checked once, used or not (its uses are copies)."""
+    templates = doc.data.get("assertionTemplates")
+    for name, entry in (templates or {}).items() if isinstance(templates, dict) else ():
+        if ("assertionTemplates", name) not in loader.skipped:
+            _assertion(loader, entry, doc, ["assertionTemplates", name], loader.base, None)
 
 
 def _distinct_graders(loader: _Loader) -> list[tuple[tuple[Any, Path], Location]]:

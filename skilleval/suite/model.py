@@ -141,6 +141,16 @@ class Suite:
     arms: tuple[str, ...] = ("default",)
     lift: LiftConfig = field(default_factory=lambda: LiftConfig())
     gate: GateConfig = field(default_factory=GateConfig)
+    outputs: tuple[Path, ...] = ()
+    """promptfoo's ``outputPath``: written after a run when ``-o`` names none."""
+    jobs: int | None = None
+    """``evaluateOptions.maxConcurrency``: parallel requests when ``--jobs`` is not given."""
+    delay_ms: int = 0
+    """``evaluateOptions.delay``: a pause after each model call (cached replies excepted)."""
+    use_cache: bool = True
+    """``evaluateOptions.cache``: false calls the model even when a cached reply exists."""
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Environment variables set for the run; never written to results or reports."""
 
     @property
     def base_dir(self) -> Path:

@@ -29,9 +29,18 @@ def assemble(
     data: dict[str, Any] = doc.data
     decoding, diags = parse_decoding(doc, loader.overrides.seed)
     loader.diags.extend(diags)
-    trials = loader.overrides.trials or int(data.get("trials", SUITE_DEFAULTS["trials"]))
+    evaluate = data.get("evaluateOptions") or {}
+    repeat = evaluate.get("repeat")
+    if repeat is not None and "trials" in data:
+        loader.error(
+            doc.key_at(["evaluateOptions", "repeat"]),
+            "`evaluateOptions.repeat` and `trials:` both set the trials: keep `trials:`",
+        )
+    trials = loader.overrides.trials or int(data.get("trials", repeat or SUITE_DEFAULTS["trials"]))
     if trials > 1 and decoding.mode == "deterministic":
         where = doc.key_at(["trials"]) if "trials" in data else doc.at()
+        if "trials" not in data and repeat is not None and not loader.overrides.trials:
+            where = doc.key_at(["evaluateOptions", "repeat"])
         loader.error(
             where,
             f"trials: {trials} needs `decoding: {{mode: distribution}}`; "
@@ -69,8 +78,26 @@ def assemble(
         gate=gate_cfg,
         files=frozenset(files),
         registry_listing=tuple(loader.registry.listing()),
+        outputs=_outputs(loader, data.get("outputPath")),
+        jobs=evaluate.get("maxConcurrency"),
+        delay_ms=int(evaluate.get("delay") or 0),
+        use_cache=bool(evaluate.get("cache", True)),
+        env={str(k): _env_text(v) for k, v in (data.get("env") or {}).items()},
         **written(
             data,
             {"description": str, "type": str, "threshold": float, "metadata": dict},
         ),
     )
+
+
+def _outputs(loader: Loader, raw: Any) -> tuple[Path, ...]:
+    """promptfoo's ``outputPath`` (one path or several), relative to the suite."""
+    paths = [raw] if isinstance(raw, str) else list(raw or [])
+    return tuple(loader.base / p for p in paths)
+
+
+def _env_text(value: Any) -> str:
+    """An ``env:`` value as the environment holds it (promptfoo's String(value))."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -263,6 +263,11 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     ]
                 },
                 "defaultTest": {"$ref": "#/$defs/test", "description": "Merged into every test."},
+                "assertionTemplates": {
+                    "type": "object",
+                    "additionalProperties": {"$ref": "#/$defs/assertion"},
+                    "description": "Named assertions, used with `$ref: '#/assertionTemplates/NAME'`.",
+                },
                 "plugins": {
                     "type": "array",
                     "items": {"type": "string", "minLength": 1},
@@ -341,6 +346,53 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     },
                 },
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                "outputPath": {
+                    "anyOf": [
+                        {"type": "string", "minLength": 1},
+                        {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": {"type": "string", "minLength": 1},
+                        },
+                    ],
+                    "description": "Files to write after a run, as `-o` does (used when `-o` is not given); relative to this file.",
+                },
+                "evaluateOptions": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "description": "promptfoo's run settings; the command line wins.",
+                    "properties": {
+                        "maxConcurrency": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "description": "Parallel requests (as `--jobs`).",
+                        },
+                        "repeat": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "description": "Trials per test (as `trials:`).",
+                        },
+                        "delay": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "Milliseconds to wait after each model call.",
+                        },
+                        "cache": {
+                            "type": "boolean",
+                            "description": "false: call the model even when a cached reply exists (as `--no-cache`).",
+                        },
+                        "showProgressBar": {
+                            "type": "boolean",
+                            "description": "Accepted; `-q` is how skilleval quiets a run.",
+                        },
+                    },
+                },
+                "env": {
+                    "type": "object",
+                    "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                    "additionalProperties": {"type": ["string", "number", "boolean"]},
+                    "description": "Environment variables set for the run (never written to results).",
+                },
                 **agentic.SUITE_PROPERTIES,
                 "metadata": {"type": "object"},
                 # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------
