@@ -45,7 +45,7 @@ from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
 from skilleval.suite.refs import dereference
 from skilleval.suite.settings import assemble
-from skilleval.suite.sources import raw_tests
+from skilleval.suite.sources import raw_tests, scenario_tests
 from skilleval.suite.suite_schema import suite_schema
 from skilleval.suite.transforms import compile_transform
 from skilleval.suite.vars import merge_default, resolve_vars
@@ -138,11 +138,13 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         where = doc.at(["defaultTest", "options", "provider"])
         loader.graders.append((default["options"]["provider"], where, loader.base))
     _check_templates(loader, doc)
-    raws = raw_tests(loader, doc)
+    raws = raw_tests(loader, doc) + scenario_tests(loader, doc)
     if not raws and not loader.diags:
         loader.error(
             doc.key_at(["tests"]) if "tests" in data else doc.at(),
-            "suite has no tests" if "tests" in data else "suite has no `tests:`",
+            "suite has no tests"
+            if "tests" in data or "scenarios" in data
+            else "suite has no `tests:`",
         )
     tests: list[TestCase] = []
     for raw in raws:

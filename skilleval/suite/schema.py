@@ -21,7 +21,6 @@ PROMPTFOO_KEYS: Mapping[str, str] = {
     "targets": "skilleval runs one model per suite: set `model:` instead",
     "provider": "a test's `provider` replaces the model under test, which skilleval sets once"
     " per suite with `model:`; a grader goes in `options.provider` or `judge:`",
-    "scenarios": "scenarios are not supported; list the tests explicitly",
     "redteam": "red-teaming is out of scope for skilleval",
     "timeoutMs": "per-call time limits are the provider's: `timeout` on an openai `model:`",
     "maxEvalTimeMs": "a run has no overall time limit; stop it with Ctrl-C and `--resume` it",

@@ -284,6 +284,24 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                         },
                     ]
                 },
+                "scenarios": {
+                    "type": "array",
+                    "description": "promptfoo's scenarios: each `config` entry crossed with each of the `tests`.",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["config"],
+                        "properties": {
+                            "description": {"type": "string"},
+                            "config": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {"$ref": "#/$defs/test"},
+                            },
+                            "tests": {"type": "array", "items": {"$ref": "#/$defs/test"}},
+                        },
+                    },
+                },
                 "model": model,
                 "judge": {
                     **model,
