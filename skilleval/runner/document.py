@@ -28,6 +28,7 @@ from skilleval.results.summary import summarize
 from skilleval.runner import analysis
 from skilleval.runner.arms import TriggerResult
 from skilleval.runner.calls import calls
+from skilleval.runner.derived import with_derived
 from skilleval.runner.gate import decide
 from skilleval.runner.rundir import RunDir
 from skilleval.suite.model import Suite, TestCase
@@ -49,7 +50,7 @@ def build_run(
     overfit: Overfit | None = None,
 ) -> Run:
     """Everything the run found: its records, the aggregates and the gate's verdict."""
-    summary = summarize(records, arms)
+    summary = with_derived(summarize(records, arms), records, suite.derived_metrics)
     primary = "on" if "on" in arms else arms[0]
     lift_block = analysis.lift(suite, tests, records)
     trigger_block = analysis.trigger(suite, triggers)

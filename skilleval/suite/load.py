@@ -31,6 +31,7 @@ from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import with_rubric_prompt
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
+from skilleval.suite.derived import derived_metrics
 from skilleval.suite.graders import Grader, read_grader
 from skilleval.suite.ids import assign_ids
 from skilleval.suite.model import (
@@ -163,7 +164,9 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
                 )
     else:
         judge = _grader_judge(loader)
-    return assemble(loader, doc, tests, model, judge)
+    named = {a.metric for t in tests for a in t.every_assert if a.metric}
+    derived = derived_metrics(loader, doc, named)
+    return replace(assemble(loader, doc, tests, model, judge), derived_metrics=derived)
 
 
 def _check_templates(loader: _Loader, doc: Document) -> None:

@@ -405,6 +405,19 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                         },
                     },
                 },
+                "derivedMetrics": {
+                    "type": "array",
+                    "description": "Formulas over the named metrics' totals per arm (expr; `__count` is the number of results).",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["name", "value"],
+                        "properties": {
+                            "name": {"type": "string", "minLength": 1},
+                            "value": {"type": "string", "minLength": 1},
+                        },
+                    },
+                },
                 "env": {
                     "type": "object",
                     "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
