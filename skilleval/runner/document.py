@@ -67,6 +67,7 @@ def build_run(
             threshold=suite.threshold,
             trials=suite.trials,
             tests=len(tests),
+            metadata=dict(suite.metadata),
         ),
         environment=Environment(
             model=_identity(suite, provider),
