@@ -86,7 +86,9 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
     loader.schema = suite_schema(loader.registry)
     checked = check_schema(doc, loader.schema, loader.registry)
     # An unresolved $ref is reported already; the schema's view of it adds nothing.
-    noise = {str(doc.at(p)) for p in unresolved}
+    noise = {str(doc.at(p)) for p in unresolved} | {
+        str(doc.key_at([*p, "$ref"])) for p in unresolved
+    }
     loader.diags.extend(d for d in checked.problems if str(d.where) not in noise)
     loader.top = doc.data
     loader.skipped = checked.skipped
