@@ -252,7 +252,11 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                 },
                 "prompts": {
                     "anyOf": [
-                        FILE_REF,
+                        {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "One prompt, or a prompt file (its path, file:// optional, ending .txt, .md, .j2, .json, .jsonl, .yaml or .csv).",
+                        },
                         {"type": "array", "minItems": 1, "items": prompt_item},
                         {
                             "type": "object",
@@ -420,7 +424,6 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                 },
                 "env": {
                     "type": "object",
-                    "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
                     "additionalProperties": {"type": ["string", "number", "boolean"]},
                     "description": "Environment variables set for the run (never written to results).",
                 },
