@@ -5,13 +5,21 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Diagnostic, DiagnosticsError, Location, SuiteError, TemplateProblem
+from skilleval.errors import (
+    MISSING_FILE,
+    Diagnostic,
+    DiagnosticsError,
+    Location,
+    SuiteError,
+    TemplateProblem,
+)
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
@@ -34,20 +42,20 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         return []
     items: list[tuple[Any, list[str | int]]] = []
     if isinstance(raw, str):
-        items.append((as_file(raw), ["prompts"]))
+        items.append((raw, ["prompts"]))
     elif isinstance(raw, dict):
         # promptfoo's older map form: the keys are file paths, without file://.
         for k, v in raw.items():
             ref = k if fileref.is_ref(k) or not _PROMPT_FILE.search(k) else f"file://{k}"
             items.append(({"raw": ref, "label": v}, ["prompts", k]))
     else:
-        items.extend(
-            (as_file(item) if isinstance(item, str) else item, ["prompts", i])
-            for i, item in enumerate(raw)
-        )
+        items.extend((item, ["prompts", i]) for i, item in enumerate(raw))
     prompts: list[Prompt] = []
     for item, at in items:
         where = doc.at(at)
+        written = item
+        if isinstance(item, str):
+            item = as_file(item)
         label = None
         if isinstance(item, dict):
             label = item.get("label")
@@ -61,6 +69,18 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         try:
             prompts.extend(prompt_item(loader, str(item), loader.base, where, label))
         except DiagnosticsError as exc:
+            guessed = isinstance(written, str) and written != item
+            if guessed and any(d.code == MISSING_FILE for d in exc.diagnostics):
+                # A bare string read as a file name (promptfoo's rule): say so.
+                loader.add(
+                    replace(
+                        exc.diagnostics[0],
+                        message=f"{exc.diagnostics[0].message}; a one-line prompt ending like a"
+                        " prompt file's name is read as that file: to use these words as the"
+                        f" prompt, write `- raw: {json.dumps(written, ensure_ascii=False)}`",
+                    )
+                )
+                continue
             loader.absorb(exc)
     for i, p in enumerate(prompts):
         if not p.label:
