@@ -117,3 +117,35 @@ def test_a_text_prompt_file_splits_at_its_separator_lines(tmp_path: Path) -> Non
     texts = [t.prompt.text for t in loaded.tests]
     assert len(texts) == 2
     assert all(text and "---" not in text and "{{question}}" in text for text in texts)
+
+
+VERDICTS: dict[str, dict[str, int]] = {
+    # promptfoo's echo provider answers with the prompt, as skilleval's does for a text
+    # prompt. getting-started asks for the translation, which the prompt does not contain:
+    # every `contains`/`icontains` fails. The ollama examples' `not-icontains` refusal
+    # phrases appear in none of the messages: every check passes.
+    "getting-started": {"pass": 0, "fail": 4},
+    "ollama-comparison": {"pass": 20, "fail": 0},
+    "ollama": {"pass": 20, "fail": 0},
+}
+
+
+@pytest.mark.skipif(not CONFIGS, reason="promptfoo example configs not found beside the repo")
+@pytest.mark.parametrize("name", sorted(VERDICTS))
+def test_deterministic_verdicts_match_promptfoos_on_the_echo_model(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from skilleval.cli import run_cli
+
+    config = next(c for c in CONFIGS if name_of(c) == name)
+    if (DATA / name).is_dir():
+        shutil.copytree(DATA / name, tmp_path, dirs_exist_ok=True)
+    suite = tmp_path / "promptfooconfig.yaml"
+    suite.write_text(without_providers(config.read_text(encoding="utf-8")), encoding="utf-8")
+    run_cli(["run", str(suite), "--json", "--no-entry-points"])
+    records = json.loads(capsys.readouterr().out)["records"]
+    statuses = [r["status"] for r in records]
+    assert {s: statuses.count(s) for s in ("pass", "fail")} == VERDICTS[name]
+    assert len(statuses) == CASES[name]
