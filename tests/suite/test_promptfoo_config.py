@@ -535,3 +535,17 @@ def test_derived_metrics_are_computed_from_each_arms_totals() -> None:
         [metric("rate", "hits / count"), metric("twice", "rate * 2"), metric("bad", "hits / 0")],
     )
     assert summary.arms["default"].metrics == {"hits": 0.5, "rate": 0.5, "twice": 1.0}
+
+
+def test_a_var_read_only_through_default_may_be_left_out(tmp_path: Path) -> None:
+    suite = load(
+        tmp_path,
+        """
+        model: echo
+        prompts: ["{{ q }}{{ tone | default(' (plain)') }}"]
+        tests:
+          - vars: {q: hi}
+        """,
+    )
+    (test,) = suite.tests
+    assert template.render(test.prompt.text or "", test.vars) == "hi (plain)"
