@@ -10,7 +10,8 @@ the output stops at :data:`MAX_OUTPUT` characters. A limit hit is a :class:`Temp
 promptfoo writes its templates in Nunjucks; the filters its configs use that jinja2 lacks or
 spells differently are added with Nunjucks' meaning: ``load`` parses JSON, ``dump`` writes it
 (compact, as ``JSON.stringify`` does; ``dump(2)`` indents). A variable read only through
-``default`` (``{{ tone | default('plain') }}``) need not be defined.
+``default`` (``{{ tone | default('plain') }}``) need not be defined, and
+``{% for key, value in mapping %}`` walks a mapping's entries.
 """
 
 from __future__ import annotations
@@ -68,8 +69,14 @@ class _Steps:
 _steps: contextvars.ContextVar[_Steps | None] = contextvars.ContextVar("_steps", default=None)
 
 
-def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
-    """The items of a ``for`` loop, each one charged to the current render's budget."""
+def _counted(iterable: Iterable[Any], pairs: bool = False) -> Iterator[Any]:
+    """The items of a ``for`` loop, each one charged to the current render's budget.
+
+    ``pairs``: the loop names two targets (``{% for k, v in obj %}``), which over a mapping
+    walks its entries, as Nunjucks does.
+    """
+    if pairs and isinstance(iterable, Mapping):
+        iterable = iterable.items()
     steps = _steps.get()
     for item in iterable:
         if steps is not None:
@@ -222,7 +229,9 @@ def _compile(text: str) -> jinja2.Template:
     """The template ready to render, with every ``for`` loop charged to the step budget."""
     ast = copy.deepcopy(_parse(text)[0])
     for loop in ast.find_all(jinja2.nodes.For):
-        loop.iter = jinja2.nodes.Filter(loop.iter, _BUDGET_FILTER, [], [], None, None)
+        pairs = isinstance(loop.target, jinja2.nodes.Tuple) and len(loop.target.items) == 2
+        args = [jinja2.nodes.Const(pairs)]
+        loop.iter = jinja2.nodes.Filter(loop.iter, _BUDGET_FILTER, args, [], None, None)
     try:
         return _env().from_string(ast)
     except jinja2.TemplateSyntaxError as exc:
@@ -276,6 +285,9 @@ def render(text: str, vars: Mapping[str, Any]) -> str:
         raise TemplateProblem(f"template error: {exc}") from None
     except (OverflowError, MemoryError, RecursionError) as exc:
         raise TemplateProblem(f"template error: {exc or type(exc).__name__}") from None
+    except (TypeError, ValueError, LookupError, ArithmeticError) as exc:
+        # A value of the wrong kind (unpacking a string, a filter given a number …).
+        raise TemplateProblem(f"template error: {exc}") from None
     finally:
         _steps.reset(token)
 

@@ -148,3 +148,18 @@ def test_validate_reports_a_template_the_compiler_refuses_at_its_line(
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert ":4:13: error: template syntax error: block 'a' defined twice" in err
+
+
+def test_two_loop_names_walk_a_mappings_entries_as_nunjucks_does() -> None:
+    vars_ = {"d": {"a": 1, "b": 2}, "pairs": [[1, 2], [3, 4]]}
+    assert template.render("{% for k, v in d %}{{k}}={{v}};{% endfor %}", vars_) == "a=1;b=2;"
+    assert template.render("{% for k, v in pairs %}{{k}}{{v}};{% endfor %}", vars_) == "12;34;"
+    assert template.render("{% for k in d %}{{k}}{% endfor %}", vars_) == "ab"
+
+
+@pytest.mark.parametrize(
+    "text", ["{% for a, b in 'xyz' %}{% endfor %}", "{{ 1 + 'a' }}", "{{ d['a'] + 'x' }}"]
+)
+def test_a_value_of_the_wrong_kind_is_a_template_problem_not_a_crash(text: str) -> None:
+    with pytest.raises(TemplateProblem, match="template error: "):
+        template.render(text, {"d": {"a": 1}})
