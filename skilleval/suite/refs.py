@@ -28,7 +28,7 @@ def dereference(doc: Document) -> tuple[list[Diagnostic], list[PathKey]]:
     """
     problems: list[Diagnostic] = []
     failed: list[PathKey] = []
-    if not _has_ref(doc.data):
+    if "$ref" not in doc.text or not _has_ref(doc.data):
         return problems, failed
     todo: list[PathKey] = [()]
     while todo:

@@ -68,6 +68,8 @@ def expand(vars_: Mapping[str, Any], globs: set[str]) -> list[dict[str, Any]]:
     as does a ``file://`` glob (its files' contents); the tests are the cartesian product,
     the first var varying slowest. Any other list (of numbers, of mappings) is one value.
     """
+    if not any(isinstance(v, list) for v in vars_.values()):
+        return [dict(vars_)]
     choices: list[list[Any]] = []
     for key, value in vars_.items():
         listed = isinstance(value, list) and bool(value)
