@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from skilleval.suite.provider_ids import CLOUD
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,3 +41,7 @@ def _isolated_home(
     """Keep every test's cache and run directories out of the user's working tree."""
     home = tmp_path_factory.mktemp("skilleval-home")
     monkeypatch.setenv("SKILLEVAL_HOME", str(home))
+    # A developer's own API keys must not change what a hosted provider id means in a test.
+    for vendor in CLOUD.values():
+        monkeypatch.delenv(vendor.key_env, raising=False)
+    monkeypatch.delenv("OLLAMA_BASE_URL", raising=False)

@@ -13,13 +13,22 @@ import click
 from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.plugins.manager import PluginManager
 from skilleval.report import terminal
-from skilleval.report.outputs import check_output_path, write_output
+from skilleval.report.matrix import render_matrix_terminal
+from skilleval.report.outputs import (
+    check_matrix_output,
+    check_output_path,
+    write_matrix,
+    write_output,
+)
 from skilleval.report.progress import progress_reporter
-from skilleval.results.write import run_json
+from skilleval.results.write import matrix_json, run_json
+from skilleval.runner.matrix import run_matrix
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
+from skilleval.suite.model import Suite
 
 
 @click.command()
@@ -104,7 +113,24 @@ def run(
         entry_points=not no_entry_points,
     )
     suite, registry = load_suite(suite_file, overrides)
+    # The suite's own run settings (promptfoo's outputPath, evaluateOptions); the command
+    # line wins.
     outputs = outputs or suite.outputs
+    jobs = jobs or suite.jobs or 1
+    no_cache = no_cache or not suite.use_cache
+    for note in suite.notes:
+        click.echo(f"note: {note}", err=True)
+    if len(suite.models) > 1:
+        if resume is not None:
+            raise click.UsageError(
+                "--resume finishes one model's run: give that model's run directory with "
+                "`--model` set to it, or run the suite again"
+            )
+        for out in outputs:
+            check_matrix_output(out)
+        with environment(suite.env):
+            _run_matrix(ctx, suite, registry, filters, jobs, no_cache, outputs, quiet, as_json)
+        return
     for out in outputs:
         # Checked before the run, so a typo costs nothing; after loading, so that a plugin's
         # output format counts.
@@ -117,8 +143,8 @@ def run(
             options = RunOptions(
                 home=home_dir(),
                 filters=filters,
-                jobs=jobs or suite.jobs or 1,
-                use_cache=not no_cache and suite.use_cache,
+                jobs=jobs,
+                use_cache=not no_cache,
                 progress=progress,
                 resume=resume,
                 force=force,
@@ -165,6 +191,61 @@ def environment(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = old
+
+
+def _run_matrix(
+    ctx: click.Context,
+    suite: Suite,
+    registry: PluginManager,
+    filters: tuple[str, ...],
+    jobs: int,
+    no_cache: bool,
+    outputs: tuple[Path, ...],
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Every model of the suite, one after another, then the side-by-side report."""
+
+    def started(index: int, count: int, label: str) -> None:
+        if not quiet and not as_json:
+            click.echo(f"model {index + 1}/{count}: {label}", err=True)
+
+    try:
+        with progress_reporter(0, enabled=not quiet and not as_json) as progress:
+            options = RunOptions(
+                home=home_dir(),
+                filters=filters,
+                jobs=jobs,
+                use_cache=not no_cache,
+                progress=progress,
+                warn=lambda message: click.echo(f"warning: {message}", err=True),
+            )
+            outcome = run_matrix(suite, options, started)
+    except NoTestsSelected:
+        click.echo(f"no tests match {', '.join(filters)}", err=True)
+        ctx.exit(ExitCode.NO_TESTS)
+    matrix = outcome.matrix
+    unwritten: list[str] = []
+    for done in outcome.runs:
+        if done is not None:
+            try:
+                write_output(done.run, done.run_dir.root / "report.html", None, registry)
+            except UsageError as exc:
+                unwritten.append(str(exc))
+    for target in [outcome.path / "report.html", *outputs]:
+        try:
+            write_matrix(matrix, target)
+        except UsageError as exc:
+            unwritten.append(str(exc))
+    if as_json:
+        emit_json(matrix_json(matrix))
+    text = render_matrix_terminal(matrix)
+    click.echo(text.splitlines()[-1] if quiet else text, err=True)
+    if not quiet:
+        click.echo(f"side by side: {outcome.path}", err=True)
+    for message in unwritten:
+        click.echo(f"error: {message}", err=True)
+    ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
 
 
 def _suite_of(run_dir: Path) -> Path:

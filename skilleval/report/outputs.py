@@ -19,9 +19,11 @@ from typing import Any, cast
 from skilleval.errors import Diagnostic, Location, PluginError, StorageError, UsageError
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ReporterType
+from skilleval.report.matrix import render_matrix_html, render_matrix_markdown
 from skilleval.report.target import check_target
+from skilleval.results.matrix import Matrix
 from skilleval.results.model import Run
-from skilleval.results.write import run_json
+from skilleval.results.write import dumps_matrix, run_json, write_atomic
 
 SUPPORTED: tuple[str, ...] = (".json", ".jsonl", ".html", ".xml", ".md", ".csv")
 """The built-in formats' extensions, in the order the docs list them."""
@@ -108,3 +110,40 @@ def _render(found: ReporterType, run: Run, path: Path, tmp: Path) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+MATRIX_FORMATS: tuple[str, ...] = (".json", ".html", ".md")
+"""What ``-o`` can write for a run on several models; each model's run has every format."""
+
+
+def check_matrix_output(path: Path) -> None:
+    """Refuse, before the run, an ``-o`` the side-by-side report cannot be written as."""
+    if path.suffix not in MATRIX_FORMATS:
+        shown = f"'{path.suffix}'" if path.suffix else "no extension"
+        raise UsageError(
+            f"cannot write {path}: a run on several models writes {', '.join(MATRIX_FORMATS)} "
+            f"side by side, not {shown}; each model's run directory has its own results"
+        )
+    check_target(path)
+
+
+def write_matrix(matrix: Matrix, path: Path) -> None:
+    """Write the side-by-side report to ``path`` (``.json``, ``.html`` or ``.md``).
+
+    Raises:
+        UsageError: The extension is not one of those, or the file could not be written.
+        StorageError: The disk is full.
+    """
+    check_matrix_output(path)
+    render = {
+        ".json": dumps_matrix,
+        ".html": render_matrix_html,
+        ".md": render_matrix_markdown,
+    }[path.suffix]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, render(matrix))
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageError(f"cannot write {path}: no space left on the device") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

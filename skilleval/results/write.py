@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.results.codec import encode
+from skilleval.results.matrix import Matrix
 from skilleval.results.model import Run
 from skilleval.results.records import Record
 
@@ -53,3 +54,14 @@ def write_atomic(path: Path, text: str) -> None:
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def matrix_json(matrix: Matrix) -> dict[str, Any]:
+    """A side-by-side run as plain JSON data."""
+    data: dict[str, Any] = encode(matrix)
+    return data
+
+
+def dumps_matrix(matrix: Matrix) -> str:
+    """``matrix.json``'s text, written as ``results.json`` is."""
+    return json.dumps(matrix_json(matrix), ensure_ascii=False, indent=2) + "\n"

@@ -59,7 +59,7 @@ def build_run(
         skilleval=__version__,
         run_id=run_dir.root.name,
         status="interrupted" if interrupted else "complete",
-        notes=(),
+        notes=suite.notes,
         suite=SuiteInfo(
             path=suite.display,
             description=suite.description,

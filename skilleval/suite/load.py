@@ -29,6 +29,7 @@ from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import with_rubric_prompt
+from skilleval.suite.columns import only_their_prompts, read_model, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
 from skilleval.suite.derived import derived_metrics
@@ -153,10 +154,11 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     for raw in raws:
         tests.extend(_tests(loader, raw, default, default_doc, default_vars, prompts))
     assign_ids(loader, tests)
-    model = _model_spec(loader, doc, "model", loader.overrides.model)
+    models = read_models(loader, doc)
+    tests = only_their_prompts(loader, models, tests)
     judge = None
     if "judge" in data or loader.overrides.judge is not None:
-        judge = _model_spec(loader, doc, "judge", loader.overrides.judge)
+        judge = read_model(loader, doc, "judge", loader.overrides.judge)
         if loader.overrides.judge is None:
             for _, where in _distinct_graders(loader):
                 loader.error(
@@ -168,7 +170,14 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         judge = _grader_judge(loader)
     named = {a.metric for t in tests for a in t.every_assert if a.metric}
     derived = derived_metrics(loader, doc, named)
-    return replace(assemble(loader, doc, tests, model, judge), derived_metrics=derived)
+    suite = assemble(loader, doc, tests, models.model, judge)
+    return replace(
+        suite,
+        models=models.columns,
+        column_prompts=models.prompts if models.columns else (),
+        notes=tuple(models.notes),
+        derived_metrics=derived,
+    )
 
 
 def _check_templates(loader: _Loader, doc: Document) -> None:
@@ -372,33 +381,3 @@ def _turn_prompts(
     for turn in agentic.turn_templates(agent):
         _check_template_vars(loader, turn, vars_, turn.where)
     return [prompt]
-
-
-# -- model settings (parsed in suite/model_config.py, by each provider's registration) -------
-
-
-def _model_spec(loader: _Loader, doc: Document, key: str, override: str | None) -> ModelSpec:
-    raw: Any = override if override is not None else doc.data.get(key)
-    from_doc = key in doc.data and override is None
-    spec, diags = parse_model(
-        raw,
-        key=key,
-        where=doc.at([key]) if from_doc else Location("command line"),
-        doc=doc if from_doc else None,
-        manager=loader.registry,
-        # A path written in the suite is relative to it; one given on the command line
-        # (`--model ./m.gguf`), to the directory skilleval runs in.
-        base_dir=loader.base if from_doc else Path.cwd(),
-        reader=loader.reader,
-    )
-    loader.diags.extend(diags)
-    if spec is not None:
-        # Where a model that does not load is reported: the `model:` line, or the suite
-        # itself when it names no model (the embedded one).
-        if override is None:
-            spec = replace(spec, where=doc.key_at([key]) if from_doc else doc.at())
-        return spec
-    # A placeholder keeps loading going so that every problem is reported; the diagnostics
-    # above make the load fail before anything could run it.
-    placeholder = loader.registry.provider("echo") or loader.registry.providers()[0]
-    return ModelSpec(placeholder, label="invalid")

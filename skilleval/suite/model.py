@@ -8,7 +8,7 @@ suite does not write to them, and the schema generator shows them
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -155,6 +155,15 @@ class Suite:
     arms: tuple[str, ...] = ("default",)
     lift: LiftConfig = field(default_factory=lambda: LiftConfig())
     gate: GateConfig = field(default_factory=GateConfig)
+    models: tuple[ModelSpec, ...] = ()
+    """The models of a side-by-side run (``models:``, or promptfoo's ``providers:``), in
+    column order; empty for a one-model suite. ``model`` is the first of them."""
+    column_prompts: tuple[tuple[str, ...], ...] = ()
+    """Per model of ``models``, the labels of the prompts it runs (promptfoo's per-provider
+    ``prompts:``); an empty entry, or none at all, runs every prompt."""
+    notes: tuple[str, ...] = ()
+    """What loading read differently from how it was written (a promptfoo provider setting
+    skilleval does not use …): shown with the run, never silently dropped."""
     outputs: tuple[Path, ...] = ()
     """promptfoo's ``outputPath``: written after a run when ``-o`` names none."""
     jobs: int | None = None
@@ -170,6 +179,17 @@ class Suite:
     @property
     def base_dir(self) -> Path:
         return self.path.parent
+
+    def columns(self) -> tuple[Suite, ...]:
+        """One one-model suite per model of a side-by-side run (just this suite otherwise)."""
+        if len(self.models) < 2:
+            return (self,)
+        out: list[Suite] = []
+        for i, model in enumerate(self.models):
+            labels = self.column_prompts[i] if i < len(self.column_prompts) else ()
+            tests = tuple(t for t in self.tests if not labels or t.prompt.label in labels)
+            out.append(replace(self, model=model, models=(), column_prompts=(), tests=tests))
+        return tuple(out)
 
 
 SUITE_DEFAULTS = defaults(Suite)

@@ -12,7 +12,7 @@ A mapping without ``provider:`` picks the provider whose ``implied_by`` key it h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -130,6 +130,7 @@ def parse_model(
     manager: PluginManager,
     base_dir: Path,
     reader: filerefs.Reader,
+    path: Sequence[str | int] | None = None,
 ) -> tuple[ModelSpec | None, list[Diagnostic]]:
     """Read a ``model:`` or ``judge:`` value.
 
@@ -142,10 +143,13 @@ def parse_model(
         base_dir: The folder relative paths are relative to: the suite's for a value
             written in it, the current directory for one given on the command line.
         reader: Reads ``file://`` values and records the files read.
+        path: Where the value is in ``doc``, when not at the top-level ``key``
+            (``["models", 1]``).
 
     Returns:
         The spec (None when it cannot be built) and every problem found, positioned.
     """
+    at: list[str | int] = list(path) if path is not None else [key]
     if raw is None or raw == "default":
         raw = {"provider": DEFAULT_PROVIDER, "path": "default"}
         doc = None
@@ -167,12 +171,12 @@ def parse_model(
         return None, [Diagnostic(where, message)]
     provider = manager.provider(str(name))
     if provider is None:
-        at = doc.at([key, "provider"]) if doc else where
-        return None, [Diagnostic(at, manager.unknown("provider", str(name)))]
-    diags = _check_keys(provider, mapping, key, where, doc)
+        bad = doc.at([*at, "provider"]) if doc else where
+        return None, [Diagnostic(bad, manager.unknown("provider", str(name)))]
+    diags = _check_keys(provider, mapping, at, where, doc)
     if diags:
         return None, diags
-    ctx = _Context(base_dir, where, doc, [key], reader)
+    ctx = _Context(base_dir, where, doc, at, reader)
     config = provider.configure(mapping, ctx) if provider.configure else mapping
     if ctx.diags:
         return None, ctx.diags
@@ -183,7 +187,7 @@ def parse_model(
 def _check_keys(
     provider: ProviderType,
     mapping: Mapping[str, Any],
-    key: str,
+    at: list[str | int],
     where: Location,
     doc: Document | None,
 ) -> list[Diagnostic]:
@@ -191,7 +195,7 @@ def _check_keys(
     allowed = provider.properties()
     diags = [
         Diagnostic(
-            doc.key_at([key, extra]) if doc else where,
+            doc.key_at([*at, extra]) if doc else where,
             f"'{extra}' does not apply to the {provider.name} provider",
         )
         for extra in sorted(set(mapping) - set(allowed))
@@ -200,7 +204,7 @@ def _check_keys(
         return diags
     schema = {**dict(provider.schema or {}), "additionalProperties": True}
     if doc is not None:
-        return validate(doc.sub([key]), schema, what=f"the {provider.name} provider")
+        return validate(doc.sub(at), schema, what=f"the {provider.name} provider")
     # A shorthand (`model: NAME`, `--model NAME`) has no positions inside it.
     from jsonschema import Draft202012Validator  # lazy: start-up time
 

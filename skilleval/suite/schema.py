@@ -17,10 +17,8 @@ if TYPE_CHECKING:
 
 #: Keys promptfoo accepts that skilleval deliberately does not, with what to do instead.
 PROMPTFOO_KEYS: Mapping[str, str] = {
-    "providers": "skilleval runs one model per suite: set `model:` instead",
-    "targets": "skilleval runs one model per suite: set `model:` instead",
     "provider": "a test's `provider` replaces the model under test, which skilleval sets once"
-    " per suite with `model:`; a grader goes in `options.provider` or `judge:`",
+    " per suite with `model:` (or `models:`); a grader goes in `options.provider` or `judge:`",
     "redteam": "red-teaming is out of scope for skilleval",
     "timeoutMs": "per-call time limits are the provider's: `timeout` on an openai `model:`",
     "maxEvalTimeMs": "a run has no overall time limit; stop it with Ctrl-C and `--resume` it",

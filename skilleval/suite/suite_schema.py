@@ -199,6 +199,23 @@ prompt_item: dict[str, Any] = {
 }
 
 
+PROVIDER_ENTRY: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "object",
+            "minProperties": 1,
+            "properties": {
+                "id": {"type": "string", "minLength": 1},
+                "label": {"type": "string"},
+                "config": {"type": "object"},
+            },
+        },
+    ]
+}
+"""One promptfoo provider: an id, or a mapping with ``id``, ``label`` and ``config``."""
+
+
 def model_schema(providers: list[ProviderType]) -> dict[str, Any]:
     """``model:`` and ``judge:``: a shorthand string, or a mapping for one registered provider.
 
@@ -307,6 +324,22 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     },
                 },
                 "model": model,
+                "models": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": model,
+                    "description": "Several models side by side: every test runs on each, and the report has one column per model. Each item is what `model:` takes.",
+                },
+                **{
+                    key: {
+                        "description": "promptfoo's list of provider ids, read as `models:` (see docs/promptfoo.md).",
+                        "anyOf": [
+                            {"type": "string", "minLength": 1},
+                            {"type": "array", "minItems": 1, "items": PROVIDER_ENTRY},
+                        ],
+                    }
+                    for key in ("providers", "targets")
+                },
                 "judge": {
                     **model,
                     "description": "The grader for llm-rubric and llm-assert; defaults to the generator. Always greedy.",

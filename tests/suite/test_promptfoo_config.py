@@ -258,15 +258,18 @@ def test_an_openai_compatible_grader_becomes_an_openai_judge(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("provider", "words"),
     [
-        ("openai:gpt-4.1", "needs `config.apiBaseUrl`"),
-        ("anthropic:messages:claude-3", "is not a model skilleval can run"),
+        ("openai:gpt-4.1", "OPENAI_API_KEY is not set"),
+        ("anthropic:messages:claude-3", "ANTHROPIC_API_KEY is not set"),
+        ("python:grader.py", "custom providers are not run by skilleval"),
         ("{id: 'openai:chat:m', config: {apiKey: sk-1, apiBaseUrl: 'http://h/v1'}}", "apiKeyEnvar"),
         ("{id: echo, config: {temperature: 0.7}}", "'temperature' is not carried over"),
     ],
 )
 def test_a_grader_skilleval_cannot_run_is_refused_at_its_line(
-    tmp_path: Path, provider: str, words: str
+    tmp_path: Path, provider: str, words: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     found = problems(tmp_path, GRADED % provider)
     assert len(found) == 1
     assert found[0].startswith("suite.yaml:6:15: error: ")

@@ -1,0 +1,141 @@
+"""promptfoo's provider ids, read as skilleval model settings.
+
+A promptfoo config names its models in ``providers:`` (or ``targets:``) with ids such as
+``openai:chat:gpt-4o-mini`` or ``ollama:chat:llama3``. skilleval runs local models and
+OpenAI-compatible servers, so each id becomes the ``model:`` value that means the same thing:
+
+=================================  ===========================================================
+id                                 skilleval model
+=================================  ===========================================================
+``echo``                           the echo provider
+``file://m.gguf``, ``m.gguf``      that GGUF file, relative to the suite
+``llama:PATH``                     that GGUF file
+``openai:chat:NAME`` (``apiBaseUrl`` in ``config``)  that OpenAI-compatible server
+``openai:NAME``, ``openai:chat:NAME`` (no base URL)  api.openai.com, when OPENAI_API_KEY is set
+``ollama:NAME``, ``ollama:chat:NAME``                ollama's OpenAI-compatible endpoint
+``anthropic:…``, ``google:…``, ``mistral:…`` …        the vendor's OpenAI-compatible endpoint,
+                                                      when its key's variable is set
+=================================  ===========================================================
+
+Anything else (a ``python:`` or ``exec:`` provider, a cloud id whose key is not set) is refused
+with the reason; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+OLLAMA_URL = "http://127.0.0.1:11434/v1"
+"""Where ollama serves its OpenAI-compatible API unless ``OLLAMA_BASE_URL`` says otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class CloudVendor:
+    """A hosted API that speaks the OpenAI chat protocol, and the variable holding its key."""
+
+    base_url: str
+    key_env: str
+
+
+CLOUD: Mapping[str, CloudVendor] = {
+    "openai": CloudVendor("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "anthropic": CloudVendor("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+    "google": CloudVendor(
+        "https://generativelanguage.googleapis.com/v1beta/openai", "GOOGLE_API_KEY"
+    ),
+    "vertex": CloudVendor(
+        "https://generativelanguage.googleapis.com/v1beta/openai", "GOOGLE_API_KEY"
+    ),
+    "mistral": CloudVendor("https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    "groq": CloudVendor("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "deepseek": CloudVendor("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "openrouter": CloudVendor("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "togetherai": CloudVendor("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "fireworks": CloudVendor("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "perplexity": CloudVendor("https://api.perplexity.ai", "PERPLEXITY_API_KEY"),
+    "xai": CloudVendor("https://api.x.ai/v1", "XAI_API_KEY"),
+}
+
+# The part after the vendor that names an API, not a model: `openai:chat:NAME`.
+_API_KINDS = frozenset({"chat", "completion", "messages", "responses"})
+
+
+@dataclass(frozen=True, slots=True)
+class Translated:
+    """A provider id read as a model: the ``model:`` value, its column label, or why not."""
+
+    model: str | dict[str, Any] | None
+    label: str
+    refusal: str | None = None
+
+
+def translate(entry: Any, env: Mapping[str, str] | None = None) -> Translated:
+    """Read one ``providers:`` entry (an id, or a mapping with ``id``, ``label``, ``config``).
+
+    Args:
+        entry: The entry as written.
+        env: The environment to look up API keys and ``OLLAMA_BASE_URL`` in (the process's).
+    """
+    env = os.environ if env is None else env
+    config: Mapping[str, Any] = {}
+    label = ""
+    if isinstance(entry, Mapping):
+        config = entry.get("config") or {}
+        label = str(entry.get("label") or "")
+        entry = entry.get("id")
+    if not isinstance(entry, str) or not entry:
+        return Translated(
+            None, label, "a provider needs an `id` (e.g. `echo` or `file://model.gguf`)"
+        )
+    out = _translate_id(entry, config, env)
+    return Translated(out.model, label or out.label, out.refusal)
+
+
+def _translate_id(pid: str, config: Mapping[str, Any], env: Mapping[str, str]) -> Translated:
+    if pid == "echo":
+        return Translated("echo", "echo")
+    if pid.startswith("file://") and pid.endswith(".gguf"):
+        return Translated(pid.removeprefix("file://"), pid.removeprefix("file://"))
+    if pid.endswith(".gguf") and ":" not in pid:
+        return Translated(pid, pid)
+    vendor, _, rest = pid.partition(":")
+    if vendor in ("llama", "llama.cpp", "llamacpp") and rest.endswith(".gguf"):
+        return Translated(rest, rest)
+    parts = rest.split(":")
+    name = ":".join(parts[1:]) if parts[0] in _API_KINDS and len(parts) > 1 else rest
+    base = config.get("apiBaseUrl") or config.get("apiHost") or config.get("baseUrl")
+    if vendor == "ollama" and name:
+        url = str(base or env.get("OLLAMA_BASE_URL") or "").rstrip("/")
+        url = f"{url}/v1" if url and not url.endswith("/v1") else (url or OLLAMA_URL)
+        return Translated(_server(url, name, config), f"ollama:{name}")
+    if vendor in CLOUD and name:
+        if base:
+            return Translated(_server(str(base), name, config), name)
+        cloud = CLOUD[vendor]
+        if not env.get(cloud.key_env):
+            return Translated(
+                None,
+                name,
+                f"`{pid}` is a hosted model and {cloud.key_env} is not set; set it, or give "
+                "`config: {apiBaseUrl: URL}` for a local OpenAI-compatible server, or use a "
+                "local model (`file://model.gguf`)",
+            )
+        return Translated(_server(cloud.base_url, name, config, cloud.key_env), name)
+    hint = "use `echo`, `file://model.gguf`, `ollama:chat:NAME` or `openai:chat:NAME` with `config: {apiBaseUrl: URL}`"
+    if vendor in ("python", "exec", "file", "http", "https", "webhook", "script"):
+        why = f"`{pid}`: custom providers are not run by skilleval (write a provider plugin); "
+        return Translated(None, pid, why + hint)
+    return Translated(None, pid, f"`{pid}` is not a provider skilleval can run; {hint}")
+
+
+def _server(
+    base_url: str, name: str, config: Mapping[str, Any], key_env: str | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"provider": "openai", "base_url": base_url.rstrip("/"), "model": name}
+    key_env = config.get("apiKeyEnvar") or key_env
+    if key_env:
+        out["api_key_env"] = str(key_env)
+    return out

@@ -1,0 +1,89 @@
+"""promptfoo provider ids read as skilleval models: each id means what it meant there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from skilleval.suite.provider_ids import OLLAMA_URL, translate
+
+NO_KEYS: dict[str, str] = {}
+
+
+@pytest.mark.parametrize(
+    ("entry", "model", "label"),
+    [
+        ("echo", "echo", "echo"),
+        ("file://models/m.gguf", "models/m.gguf", "models/m.gguf"),
+        ("m.gguf", "m.gguf", "m.gguf"),
+        ("llama:./m.gguf", "./m.gguf", "./m.gguf"),
+        (
+            "ollama:chat:llama3.2",
+            {"provider": "openai", "base_url": OLLAMA_URL, "model": "llama3.2"},
+            "ollama:llama3.2",
+        ),
+        (
+            "ollama:llama3.2:1b",
+            {"provider": "openai", "base_url": OLLAMA_URL, "model": "llama3.2:1b"},
+            "ollama:llama3.2:1b",
+        ),
+        (
+            {"id": "openai:chat:qwen", "config": {"apiBaseUrl": "http://127.0.0.1:9/v1/"}},
+            {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "qwen"},
+            "qwen",
+        ),
+        (
+            {"id": "openai:gpt-4o", "label": "big", "config": {"apiBaseUrl": "http://h/v1"}},
+            {"provider": "openai", "base_url": "http://h/v1", "model": "gpt-4o"},
+            "big",
+        ),
+    ],
+)
+def test_local_ids(entry: Any, model: Any, label: str) -> None:
+    read = translate(entry, NO_KEYS)
+    assert read.refusal is None
+    assert read.model == model
+    assert read.label == label
+
+
+def test_ollama_base_url_from_the_environment() -> None:
+    read = translate("ollama:chat:phi3", {"OLLAMA_BASE_URL": "http://10.0.0.2:11434"})
+    assert read.model == {
+        "provider": "openai",
+        "base_url": "http://10.0.0.2:11434/v1",
+        "model": "phi3",
+    }
+
+
+@pytest.mark.parametrize(
+    ("pid", "env", "url"),
+    [
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY", "https://api.openai.com/v1"),
+        ("openai:chat:gpt-4o-mini", "OPENAI_API_KEY", "https://api.openai.com/v1"),
+        ("anthropic:messages:claude-sonnet-4", "ANTHROPIC_API_KEY", "https://api.anthropic.com/v1"),
+        ("mistral:mistral-small", "MISTRAL_API_KEY", "https://api.mistral.ai/v1"),
+    ],
+)
+def test_hosted_ids_need_their_key(pid: str, env: str, url: str) -> None:
+    refused = translate(pid, NO_KEYS)
+    assert refused.model is None
+    assert refused.refusal is not None
+    assert env in refused.refusal
+    accepted = translate(pid, {env: "secret"})
+    assert accepted.refusal is None
+    assert isinstance(accepted.model, dict)
+    assert accepted.model["base_url"] == url
+    assert accepted.model["api_key_env"] == env
+    # The key itself is never copied into the settings (or the results).
+    assert "secret" not in str(accepted.model)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["python:provider.py", "exec:./run.sh", "https://example.com/api", "bedrock:claude", {}, ""],
+)
+def test_ids_skilleval_cannot_run_are_refused_with_an_alternative(entry: Any) -> None:
+    read = translate(entry, NO_KEYS)
+    assert read.model is None
+    assert read.refusal
