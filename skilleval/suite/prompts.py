@@ -58,6 +58,13 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
             item = as_file(item)
         label = None
         if isinstance(item, dict):
+            if "config" in item:
+                loader.error(
+                    doc.key_at([*at, "config"]),
+                    "a prompt's `config` (provider settings such as `response_format`) is not"
+                    " applied: skilleval decodes every prompt with the suite's `decoding:`;"
+                    " remove it, and check the reply's shape with an `is-json` assertion",
+                )
             label = item.get("label")
             item = item.get("raw") or as_file(item.get("id") or "")
             if not item:

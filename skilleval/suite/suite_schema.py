@@ -193,6 +193,10 @@ prompt_item: dict[str, Any] = {
                 "raw": {"type": "string"},
                 "id": {"type": "string"},
                 "label": {"type": "string"},
+                "config": {
+                    "type": "object",
+                    "description": "promptfoo's per-prompt provider settings: refused (decoding is set for the whole suite).",
+                },
             },
         },
     ]

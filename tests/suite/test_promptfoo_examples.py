@@ -1,151 +1,118 @@
-"""Real promptfoo configs load unchanged, with their `providers:` swapped for the echo model.
+"""Real promptfoo configs load unchanged, and give promptfoo's verdicts on the echo model.
 
-The configs are promptfoo's own examples, kept in the shared reference folder beside the
-repository; the prompt files they name (which that folder does not hold) are stand-ins under
-tests/data/promptfoo-examples/. skilleval runs one model per suite, so the `providers:` block
-is replaced by `model: echo`, and nothing else is changed.
+tests/data/promptfoo/ holds public example configs of the promptfoo repository, each with
+the prompt files it reads, its ``echo.yaml`` (the same config on promptfoo's echo provider,
+without the assertions that need a hosted grader, a price or a clock) and
+``promptfoo-verdicts.json``, what promptfoo 0.123.1 decided for each assertion on that
+config (see its README).
 
-What does not load yet is marked xfail (strict, so that it is noticed once it does), with the
-reason: JavaScript assertions and transforms wait for the JavaScript engine, and Anthropic's
-message format for prompt files is not read.
+Loading: each config, with its ``providers:`` replaced by ``[echo]`` and nothing else
+changed, must load. Verdicts: skilleval runs ``echo.yaml`` and must reach promptfoo's verdict
+for every assertion of every test × prompt. What cannot pass yet is marked xfail (strict, so
+that it is noticed once it does), with the reason.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from skilleval.cli import run_cli
 from skilleval.errors import DiagnosticsError
 from skilleval.suite.load import Overrides, load_suite
 
-HERE = Path(__file__).resolve()
-DATA = HERE.parents[1] / "data" / "promptfoo-examples"
-EXAMPLES = next(
-    (
-        p / "shared" / "reference" / "promptfoo-examples"
-        for p in HERE.parents
-        if (p / "shared" / "reference" / "promptfoo-examples").is_dir()
-    ),
-    None,
-)
-CONFIGS = sorted(EXAMPLES.glob("*.yaml")) if EXAMPLES else []
+DATA = Path(__file__).resolve().parents[1] / "data" / "promptfoo"
+EXAMPLES = sorted(p.parent.name for p in DATA.glob("*/promptfooconfig.yaml"))
 
 JS = "javascript assertions and transforms need the JavaScript engine"
-OUT_OF_SCOPE: dict[str, str] = {
+NOT_YET: dict[str, str] = {
     "claude-vs-gpt": f"{JS}; its prompt file is in Anthropic's message format (content parts)",
+    "javascript-assert-external": JS,
     "json-output": JS,
     "self-grading": JS,
+    "structured-outputs-config": f"{JS}; its prompts set `config.response_format`, which is refused",
 }
-"""Examples that cannot load yet, and why."""
-
-CASES: dict[str, int] = {
-    # name: test cases once loaded (tests × prompts × var combinations)
-    "getting-started": 2 * 2,
-    "gpt-4o-vs-4o-mini": 15,
-    "llama-gpt-comparison": 8,
-    "mistral-llama-comparison": 8 * 2,
-    "ollama-comparison": 10 * 2,
-    "ollama": 10 * 2,
-    "python-provider": 3 * 2,
-}
+"""Examples that cannot load or be graded yet, and why."""
 
 
-def name_of(config: Path) -> str:
-    return config.name.split("__")[1]
-
-
-def without_providers(text: str) -> str:
-    """The config with its `providers:` (or `targets:`) block replaced by `model: echo`."""
+def with_echo(text: str) -> str:
+    """The config with its ``providers:`` (or ``targets:``) block replaced by ``[echo]``."""
     lines, skipping = [], False
     for line in text.splitlines():
         if re.match(r"^(providers|targets):", line):
+            lines.append("providers: [echo]")
             skipping = True
             continue
-        if skipping and (not line.strip() or line[0] in " \t"):
+        if skipping and (not line.strip() or line[0] in " \t-"):
             continue
         skipping = False
         lines.append(line)
-    return "model: echo\n" + "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
 
 
-def params() -> list[object]:
-    out: list[object] = []
-    for config in CONFIGS:
-        name = name_of(config)
-        marks = (
-            [pytest.mark.xfail(reason=OUT_OF_SCOPE[name], raises=DiagnosticsError, strict=True)]
-            if name in OUT_OF_SCOPE
-            else []
+def params() -> list[Any]:
+    return [
+        pytest.param(
+            name,
+            id=name,
+            marks=[pytest.mark.xfail(reason=NOT_YET[name], strict=True)] if name in NOT_YET else [],
         )
-        out.append(pytest.param(config, id=name, marks=marks))
-    return out
+        for name in EXAMPLES
+    ]
 
 
-@pytest.mark.skipif(not CONFIGS, reason="promptfoo example configs not found beside the repo")
-@pytest.mark.parametrize("config", params())
-def test_promptfoo_example_loads_with_echo(config: Path, tmp_path: Path) -> None:
-    name = name_of(config)
-    if (DATA / name).is_dir():
-        shutil.copytree(DATA / name, tmp_path, dirs_exist_ok=True)
-    suite = tmp_path / "promptfooconfig.yaml"
-    suite.write_text(without_providers(config.read_text(encoding="utf-8")), encoding="utf-8")
-    loaded, _ = load_suite(suite, Overrides(entry_points=False))
-    assert len(loaded.tests) == CASES[name]
+def copy_example(name: str, tmp_path: Path) -> Path:
+    shutil.copytree(DATA / name, tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+def test_the_examples_are_there() -> None:
+    assert len(EXAMPLES) >= 10
+    assert set(NOT_YET) <= set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", params())
+def test_promptfoo_example_loads_with_echo(name: str, tmp_path: Path) -> None:
+    folder = copy_example(name, tmp_path)
+    config = folder / "promptfooconfig.yaml"
+    config.write_text(with_echo(config.read_text(encoding="utf-8")), encoding="utf-8")
+    try:
+        loaded, _ = load_suite(config, Overrides(entry_points=False))
+    except DiagnosticsError as exc:
+        pytest.fail("\n".join(str(d) for d in exc.diagnostics))
+    assert loaded.tests
     assert loaded.model.kind == "echo"
 
 
-def test_every_example_is_either_expected_to_load_or_explained() -> None:
-    names = {name_of(c) for c in CONFIGS}
-    assert names <= set(CASES) | set(OUT_OF_SCOPE)
-    assert not set(CASES) & set(OUT_OF_SCOPE)
-
-
-@pytest.mark.skipif(not CONFIGS, reason="promptfoo example configs not found beside the repo")
-def test_a_text_prompt_file_splits_at_its_separator_lines(tmp_path: Path) -> None:
-    """self-grading's prompts.txt holds two prompts; every test runs each of them."""
-    shutil.copytree(DATA / "self-grading", tmp_path, dirs_exist_ok=True)
-    suite = tmp_path / "s.yaml"
-    suite.write_text(
-        "model: echo\nprompts: [file://prompts.txt]\n"
-        "tests:\n  - vars: {name: Bob, question: Where is my order?}\n",
-        encoding="utf-8",
-    )
-    loaded, _ = load_suite(suite, Overrides(entry_points=False))
-    texts = [t.prompt.text for t in loaded.tests]
-    assert len(texts) == 2
-    assert all(text and "---" not in text and "{{question}}" in text for text in texts)
-
-
-VERDICTS: dict[str, dict[str, int]] = {
-    # promptfoo's echo provider answers with the prompt, as skilleval's does for a text
-    # prompt. getting-started asks for the translation, which the prompt does not contain:
-    # every `contains`/`icontains` fails. The ollama examples' `not-icontains` refusal
-    # phrases appear in none of the messages: every check passes.
-    "getting-started": {"pass": 0, "fail": 4},
-    "ollama-comparison": {"pass": 20, "fail": 0},
-    "ollama": {"pass": 20, "fail": 0},
-}
-
-
-@pytest.mark.skipif(not CONFIGS, reason="promptfoo example configs not found beside the repo")
-@pytest.mark.parametrize("name", sorted(VERDICTS))
-def test_deterministic_verdicts_match_promptfoos_on_the_echo_model(
+@pytest.mark.parametrize("name", params())
+def test_verdicts_match_promptfoos_on_the_echo_model(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import json
-
-    from skilleval.cli import run_cli
-
-    config = next(c for c in CONFIGS if name_of(c) == name)
-    if (DATA / name).is_dir():
-        shutil.copytree(DATA / name, tmp_path, dirs_exist_ok=True)
-    suite = tmp_path / "promptfooconfig.yaml"
-    suite.write_text(without_providers(config.read_text(encoding="utf-8")), encoding="utf-8")
-    run_cli(["run", str(suite), "--json", "--no-entry-points"])
+    folder = copy_example(name, tmp_path)
+    expected = json.loads((folder / "promptfoo-verdicts.json").read_text(encoding="utf-8"))
+    suite, _ = load_suite(folder / "echo.yaml", Overrides(entry_points=False))
+    prompts = sorted({t.prompt.label for t in suite.tests}, key=_first_index(suite))
+    position = {
+        t.id: (i // len(prompts), prompts.index(t.prompt.label)) for i, t in enumerate(suite.tests)
+    }
+    run_cli(["run", str(folder / "echo.yaml"), "--json", "--no-entry-points"])
     records = json.loads(capsys.readouterr().out)["records"]
-    statuses = [r["status"] for r in records]
-    assert {s: statuses.count(s) for s in ("pass", "fail")} == VERDICTS[name]
-    assert len(statuses) == CASES[name]
+    got = {
+        position[r["test_id"]]: [(a["type"], a["status"] == "pass") for a in r["asserts"]]
+        for r in records
+    }
+    want = {
+        (row["test_index"], row["prompt_index"]): [(a["type"], a["pass"]) for a in row["asserts"]]
+        for row in expected["results"]
+    }
+    assert got == want
+
+
+def _first_index(suite: Any) -> Any:
+    order = [t.prompt.label for t in suite.tests]
+    return order.index
