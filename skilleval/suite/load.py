@@ -6,11 +6,14 @@ are all collected and reported together, in file order, each at its ``file:line:
 part the schema finds wrong is set aside (:mod:`skilleval.suite.recover`) and the rest is
 still checked, so one ``validate`` reports every mistake.
 
-The stages live in their own modules: prompts (:mod:`~skilleval.suite.prompts`), where tests
-come from (:mod:`~skilleval.suite.sources`), vars (:mod:`~skilleval.suite.vars`), assertions
+The stages live in their own modules: ``$ref`` to ``assertionTemplates``, followed before
+the schema check (:mod:`~skilleval.suite.refs`), prompts (:mod:`~skilleval.suite.prompts`),
+where tests come from, scenarios included (:mod:`~skilleval.suite.sources`), vars and their
+expansion into one test per combination (:mod:`~skilleval.suite.vars`), assertions
 (:mod:`~skilleval.suite.assertion_config`), transforms (:mod:`~skilleval.suite.transforms`),
-ids (:mod:`~skilleval.suite.ids`), and the suite-wide settings
-(:mod:`~skilleval.suite.settings`). Paths written in a file are relative to that file's
+ids (:mod:`~skilleval.suite.ids`), promptfoo's graders as the judge
+(:mod:`~skilleval.suite.graders`), derived metrics (:mod:`~skilleval.suite.derived`), and the
+suite-wide settings (:mod:`~skilleval.suite.settings`). Paths written in a file are relative to that file's
 folder; paths given on the command line, to the current directory.
 """
 
