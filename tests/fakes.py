@@ -6,7 +6,7 @@ Import them as ``from fakes import FakeProvider, COMMIT_SKILL`` (``tests/`` is o
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from skilleval.engine.base import Completion, ModelIdentity, Request
@@ -73,3 +73,47 @@ class FakeProvider:
 
     def close(self) -> None:
         pass
+
+
+def routed(scores: Mapping[str, float]) -> Completion:
+    """A router's reply to a constrained choice: the best-scoring option, with every score.
+
+    The llama provider scores each option by log-probability; this is its shape, so the
+    skill margin, the AUROC and calibration can be scripted.
+    """
+    return Completion(
+        text=max(scores, key=lambda k: scores[k]), choice_scores=dict(scores), prompt_tokens=10
+    )
+
+
+class ScoringRouter(FakeProvider):
+    """Answers routing requests from per-request scores: ``scores[test_id]``, else ``fallback``;
+    anything else with ``ok``.
+
+    ``pick`` overrides the chosen label for a test id, for a router whose choice disagrees
+    with its own ranking (as one sampling from the scores may).
+    """
+
+    name = "scoring-router"
+
+    def __init__(
+        self,
+        scores: Mapping[str, Mapping[str, float]],
+        fallback: Mapping[str, float] | None = None,
+        pick: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(default="ok")
+        self.scores = scores
+        self.fallback = fallback
+        self.pick = pick or {}
+
+    def reply(self, request: Request) -> Completion:
+        if not request.choices:
+            return super().reply(request)
+        given = self.scores.get(request.test_id, self.fallback)
+        if given is None:
+            raise AssertionError(f"no scores for {request.test_id!r}")
+        reply = routed({c: given[c] for c in request.choices})
+        if request.test_id in self.pick:
+            return Completion(self.pick[request.test_id], choice_scores=reply.choice_scores)
+        return reply

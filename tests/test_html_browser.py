@@ -238,3 +238,81 @@ def test_screenshot_for_people_to_look_at(page: Any) -> None:
     assert page.save_screenshot(str(target))
     assert target.stat().st_size > 10_000
     page.set_window_size(1280, 900)
+
+
+ROUTED_SUITE = """
+version: 1
+type: capability
+skill: skill/SKILL.md
+trigger: {calibrate: true}
+model:
+  provider: scripted
+  responses:
+    - {arm: router, id: "(content-free)", scores: {commit-message: -1.0, none: -0.2}}
+    - {arm: router, id: p1, scores: {commit-message: -0.5, none: -0.9}}
+    - {arm: router, id: p2, scores: {commit-message: -0.8, none: -0.6}}
+    - {arm: router, id: p3, scores: {commit-message: -0.7, none: -0.4}}
+    - {arm: router, id: n1, scores: {commit-message: -2.0, none: -0.1}}
+    - {arm: router, id: n2, scores: {commit-message: -1.5, none: -0.5}}
+    - {output: "feat: x"}
+tests:
+  - {id: p1, prompt: "Write a commit message for the parser fix", should_trigger: true}
+  - {id: p2, prompt: "Commit message for renaming a module", should_trigger: true}
+  - {id: p3, prompt: "Commit message please: bump deps", should_trigger: true}
+  - {id: n1, prompt: "What is 2 plus 2?", should_trigger: false}
+  - {id: n2, prompt: "Name a colour", should_trigger: false}
+"""
+
+UNQUALIFIED = {
+    "checked": True,
+    "qualified": False,
+    "reasons": ["the accuracy interval [0.38, 0.62] reaches the chance level 0.50"],
+    "accuracy": 0.5,
+    "accuracy_ci95": [0.38, 0.62],
+    "chance": 0.5,
+    "auroc": 0.55,
+    "auroc_ci95": [0.41, 0.69],
+    "cases": 64,
+    "checked_at": "2026-12-01T00:00:00+00:00",
+}
+
+
+@pytest.fixture(scope="module")
+def trigger_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """A run whose router scores its options, calibrated, with an unqualified router verdict."""
+    from test_reports import SKILL, run_doc, write
+
+    folder = tmp_path_factory.mktemp("browser-trigger")
+    write(folder / "skill" / "SKILL.md", SKILL)
+    suite = write(folder / "suite.yaml", ROUTED_SUITE)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKILLEVAL_HOME", str(folder / "home"))
+        doc = run_doc(suite, None)
+    doc["trigger"]["router"] = UNQUALIFIED
+    path = folder / "trigger.html"
+    write_output(typed(doc), path, None, builtin_formats())
+    return doc, path
+
+
+def test_the_trigger_card_shows_auroc_calibration_and_the_router(
+    driver: Any, trigger_report: tuple[dict[str, Any], Path]
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    doc, path = trigger_report
+    driver.get(path.as_uri())
+    assert [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")] == []
+    auroc = driver.find_element(By.ID, "trigger-auroc")
+    assert auroc.is_displayed()
+    assert auroc.text == f"{doc['trigger']['auroc']['value']:.2f}" == "1.00"
+    assert "95% Newcombe interval" in driver.find_element(By.ID, "trigger-auroc-note").text
+    calibrated = driver.find_element(By.ID, "trigger-calibrated")
+    assert calibrated.is_displayed()
+    recall = calibrated.find_element(By.CSS_SELECTOR, '[data-metric="trigger.calibrated.recall"]')
+    assert recall.text == view.pct(doc["trigger"]["calibrated"]["recall"], 1) == "100.0%"
+    raw = driver.find_element(By.CSS_SELECTOR, '[data-metric="trigger.recall"]')
+    assert raw.text == view.pct(doc["trigger"]["recall"], 1)  # the raw figure stays
+    router = driver.find_element(By.ID, "router-fitness")
+    assert router.is_displayed()
+    assert "router unqualified" in router.text
+    assert "reaches the chance level 0.50" in router.text

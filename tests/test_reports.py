@@ -603,12 +603,15 @@ def test_compare_shows_lift_and_trigger_changes(tmp_path: Path, capsys) -> None:
     b = copy.deepcopy(a)
     b["lift"].update(lift=0.25, verdict="no evidence", ci95=[-0.1, 0.6])
     b["trigger"]["accuracy"] = 0.5
+    ranked = {"value": 0.9, "ci95": [0.6, 0.98], "positives": 6, "negatives": 2}
+    a["trigger"]["auroc"] = {**ranked, "unscored": [], "reason": None}
     result = compare(typed(a), typed(b))
     lift = {d.name: d for d in result.lift or []}
     assert lift["lift"].change == pytest.approx(-0.75)
     assert result.lift_verdicts == ("helps", "no evidence")
     trig = {d.name: d for d in result.trigger or []}
     assert trig["accuracy"].change == pytest.approx(0.5 - 0.875)
+    assert (trig["auroc"].before, trig["auroc"].after) == (0.9, b["trigger"]["auroc"]["value"])
     text = render_text(result)
     assert "lift: verdict helps → no evidence" in text
     assert "accuracy" in text

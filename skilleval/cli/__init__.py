@@ -17,6 +17,7 @@ from skilleval.cli import (
     cache_cmd,
     compare_cmd,
     history_cmd,
+    import_cmd,
     judge_check_cmd,
     lint_cmd,
     overfit_cmd,
@@ -58,6 +59,7 @@ cli.add_command(overfit_cmd.overfit)
 cli.add_command(power_cmd.power)
 cli.add_command(history_cmd.history)
 cli.add_command(watch_cmd.watch)
+cli.add_command(import_cmd.import_group)
 
 
 EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (

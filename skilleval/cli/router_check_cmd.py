@@ -7,7 +7,14 @@ from typing import Any
 import click
 
 from skilleval.cli.judge_check_cmd import judge_spec, model_name
-from skilleval.cli.options import cached_provider, emit_json, fitness_options, json_option
+from skilleval.cli.options import (
+    cached_provider,
+    emit_json,
+    fitness_options,
+    json_option,
+    warn,
+)
+from skilleval.engine.base import ModelIdentity
 from skilleval.errors import ProviderError
 from skilleval.exitcodes import ExitCode
 from skilleval.runner.routercheck import (
@@ -15,7 +22,9 @@ from skilleval.runner.routercheck import (
     RouterCheckReport,
     load_router_set,
     run_router_check,
+    store_fitness,
 )
+from skilleval.runner.rundir import home_dir
 
 
 @click.command("router-check")
@@ -30,10 +39,12 @@ def router_check(
     no_cache: bool,
     as_json: bool,
 ) -> None:
-    """Route the router-fitness set; report accuracy with its interval, recall and false triggers.
+    """Route the router-fitness set; report accuracy and AUROC with their intervals, recall
+    and false triggers, and whether the router is qualified.
 
     The set is suites/router-fitness.yaml: requests, each with the skill it should trigger or
-    none, routed the way a suite's trigger measurement routes them.
+    none, routed the way a suite's trigger measurement routes them. A full check (no --limit)
+    is kept per router model, and runs routed by that model show its verdict.
 
     Exits 0 when the check ran, whatever the figures, and 3 when the router could not run.
     """
@@ -41,9 +52,11 @@ def router_check(
     provider = cached_provider(
         judge_spec(router_model, key="router", option="--router-model"), use_cache=not no_cache
     )
+    identity: ModelIdentity | None = None
     try:
         try:
-            model: dict[str, Any] = provider.identity().to_json()
+            identity = provider.identity()
+            model: dict[str, Any] = identity.to_json()
         except ProviderError as exc:
             model = {"error": str(exc)}
         describe = {
@@ -63,6 +76,12 @@ def router_check(
         )
     finally:
         provider.close()
+    # Only a full check is a verdict; runs with this router show it in their trigger block.
+    if identity is not None and limit is None and not report.aborted and report.outcomes:
+        try:
+            store_fitness(home_dir(), identity, report)
+        except OSError as exc:
+            warn(f"could not keep the router's verdict: {exc}")
     if as_json:
         emit_json(report.to_json())
     else:
@@ -102,10 +121,21 @@ def _summary(report: RouterCheckReport) -> None:
         f"error rate      {_figure(report.error_rate)}  "
         f"({report.errors}/{n} cases could not be routed)",
     ]
-    if interval is not None and interval[0] <= 0.5:
+    estimate = report.auroc
+    if estimate.value is None:
+        lines.append("AUROC           n/a  (the router gives no scores to rank by)")
+    else:
+        lo, hi = estimate.ci95 or (0.0, 1.0)
         lines.append(
-            "note: the interval includes 0.50, what a router answering none every time gets"
+            f"AUROC           {estimate.value:.2f} [{lo:.2f}, {hi:.2f}]  (how well the best "
+            "skill's score minus none's ranks requests for a skill above the rest; 0.50 is a "
+            "coin, 95% Newcombe interval)"
         )
+    reasons = report.unqualified_because()
+    if reasons:
+        lines.extend(f"UNQUALIFIED: {reason}" for reason in reasons)
+    else:
+        lines.append("qualified: both intervals clear chance")
     if report.constant:
         lines.append("note: the router gave every case the same label; it cannot tell them apart")
     click.echo("\n".join(lines), err=True)

@@ -119,7 +119,7 @@ def run(
     jobs = jobs or suite.jobs or 1
     no_cache = no_cache or not suite.use_cache
     for note in suite.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(note, err=True)
     if len(suite.models) > 1:
         if resume is not None:
             raise click.UsageError(

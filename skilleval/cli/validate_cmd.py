@@ -66,9 +66,20 @@ def validate(
             if not as_json:
                 click.echo(str(exc), err=True)
             continue
-        report.append({"path": str(file), "ok": True, "tests": len(suite.tests), "diagnostics": []})
+        report.append(
+            {
+                "path": str(file),
+                "ok": True,
+                "tests": len(suite.tests),
+                "diagnostics": [],
+                **({"warnings": list(suite.notes)} if suite.notes else {}),
+            }
+        )
         if not as_json:
-            click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)
+            for note in suite.notes:
+                click.echo(note, err=True)
+            models = f", {len(suite.models)} models" if suite.models else ""
+            click.echo(f"{suite.display}: ok ({len(suite.tests)} tests{models})", err=True)
         if suite.trials > 1 and suite.trials % 2 == 0:
             click.echo(
                 f"{suite.display}: warning: trials: {suite.trials} is even, so a test's majority "

@@ -111,6 +111,7 @@ class ScriptedProvider:
         # message) can be matched as well as a user's question.
         prompt = "\n".join(m.content for m in request.messages)
         text = None
+        scores: dict[str, float] | None = None
         for rule in self.rules:
             if "arm" in rule and rule["arm"] != arm:
                 continue
@@ -120,7 +121,7 @@ class ScriptedProvider:
                 continue
             if "id" not in rule and "match" not in rule and "arm" not in rule:
                 continue
-            text = _pick(rule, request.trial)
+            text, scores = _answer(rule, request)
             break
         if text is None:
             if request.choices:
@@ -136,6 +137,7 @@ class ScriptedProvider:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=_tokens(text),
                 latency_ms=0.1,
+                choice_scores=scores,
                 tokens_evaluated=prompt_tokens,
             )
         )
@@ -146,6 +148,29 @@ class ScriptedProvider:
 
     def close(self) -> None:
         pass
+
+
+def _answer(rule: Mapping[str, Any], request: Request) -> tuple[str, dict[str, float] | None]:
+    """A rule's reply and, for a constrained choice, the scores it gives the options.
+
+    A rule with ``scores`` plays a router that exposes log-probabilities, as the llama
+    provider does: it must score every option, since a real router scores them all.
+    """
+    scores = rule.get("scores")
+    if scores is None or not request.choices:
+        if "output" not in rule and "outputs" not in rule:
+            raise ProviderError(
+                "a scripted rule with only `scores:` answers routing requests; "
+                "add `output:` to answer others"
+            )
+        return _pick(rule, request.trial), None
+    missing = [c for c in request.choices if c not in scores]
+    if missing:
+        raise ProviderError(f"scripted `scores:` names no score for {', '.join(missing)}")
+    given = {c: float(scores[c]) for c in request.choices}
+    if "output" in rule or "outputs" in rule:
+        return _pick(rule, request.trial), given
+    return max(request.choices, key=lambda c: given[c]), given
 
 
 def _pick(rule: Mapping[str, Any], trial: int) -> str:
@@ -172,6 +197,13 @@ SCRIPTED_RULE: dict[str, Any] = {
         "match": {"type": "string", "description": "Answer prompts that this regex finds."},
         "arm": {"type": "string", "description": "Only in this arm (on, off, routed)."},
         "output": {"type": "string"},
+        "scores": {
+            "type": "object",
+            "additionalProperties": {"type": "number"},
+            "minProperties": 1,
+            "description": "For a routing request: each option's log-probability score; "
+            "the reply is the best one unless `output` says otherwise.",
+        },
         "outputs": {
             "type": "array",
             "items": {"type": "string"},
@@ -205,7 +237,7 @@ class ScriptedConfig:
     """The scripted provider's rules, in order, and its fallback reply."""
 
     responses: tuple[Mapping[str, Any], ...] = ()
-    """Rules ``{id|match|arm, output|outputs}``, tried in order."""
+    """Rules ``{id|match|arm, output|outputs|scores}``, tried in order."""
     default: str | None = None
 
     @classmethod
@@ -225,8 +257,8 @@ def _checked_rules(rules: Any, ctx: ConfigContext) -> list[Mapping[str, Any]]:
         return []
     out: list[Mapping[str, Any]] = []
     for rule in rules:
-        if not isinstance(rule, dict) or not ({"output", "outputs"} & set(rule)):
-            ctx.error("each scripted response needs `output:` or `outputs:`")
+        if not isinstance(rule, dict) or not ({"output", "outputs", "scores"} & set(rule)):
+            ctx.error("each scripted response needs `output:`, `outputs:` or `scores:`")
             continue
         if "match" in rule:
             try:

@@ -136,12 +136,14 @@ def _lift(a: Run, b: Run) -> list[Delta] | None:
 
 def _trigger_rates(trigger: Trigger | None) -> dict[str, float | None]:
     if trigger is None:
-        return dict.fromkeys(("accuracy", "precision", "recall", "f1"))
+        return dict.fromkeys(("accuracy", "precision", "recall", "f1", "auroc"))
     return {
         "accuracy": trigger.accuracy,
         "precision": trigger.precision,
         "recall": trigger.recall,
         "f1": trigger.f1,
+        # Threshold-free: a router can rank better without choosing differently.
+        "auroc": trigger.auroc.value if trigger.auroc is not None else None,
     }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from skilleval.report import charts, view
+from skilleval.report import charts, trigger_view, view
 from skilleval.report.history import History
 from skilleval.report.view import Row
 from skilleval.results.model import (
@@ -261,6 +261,7 @@ def _trigger_view(trigger: Trigger | None, skill: str | None) -> dict[str, Any] 
                 "correct": t.correct,
                 "scores": t.scores,
                 "margin": t.margin,
+                "skill_margin": t.skill_margin,
                 "error": t.error,
                 "expected_label": _label(t.expected, skill),
                 "chosen_label": _label(t.chosen, skill),
@@ -269,6 +270,24 @@ def _trigger_view(trigger: Trigger | None, skill: str | None) -> dict[str, Any] 
         ],
         "misrouted": list(trigger.misrouted),
         "binary": {"tp": trigger.tp, "fp": trigger.fp, "tn": trigger.tn, "fn": trigger.fn},
+        **_trigger_extras(trigger),
+    }
+
+
+def _trigger_extras(trigger: Trigger) -> dict[str, Any]:
+    """The AUROC, calibrated figures and router fitness: the sentences the other reports print."""
+    router = None
+    if trigger.router is not None:
+        status = trigger_view.router_status(trigger.router)
+        router = {"label": status.label, "tone": status.tone, "text": status.text}
+    return {
+        "auroc": None
+        if trigger.auroc is None
+        else {"text": trigger_view.auroc_line(trigger.auroc)},
+        "calibrated": None
+        if trigger.calibrated is None
+        else {"text": trigger_view.calibrated_line(trigger.calibrated)},
+        "router": router,
     }
 
 

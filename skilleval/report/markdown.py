@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from skilleval.report import view
+from skilleval.report import trigger_view, view
 from skilleval.results.model import ArmSummary, Lift, Reliability, Run, Tally, Trigger
 
 MAX_FAILING = 25
@@ -93,6 +93,20 @@ def _trigger_line(trigger: Trigger) -> str:
     return line
 
 
+def _trigger_extras(trigger: Trigger) -> list[str]:
+    """The AUROC, the calibrated figures and the router's fitness, each on its own line."""
+    out = []
+    if trigger.auroc is not None:
+        out.append(f"**Trigger AUROC**: {md(trigger_view.auroc_line(trigger.auroc), 600)}")
+    if trigger.calibrated is not None:
+        line = trigger_view.calibrated_line(trigger.calibrated)
+        out.append(f"**Calibrated triggering**: {md(line, 600)}")
+    if trigger.router is not None:
+        status = trigger_view.router_status(trigger.router)
+        out.append(f"**Router**: {md(status.text, 600)}")
+    return out
+
+
 def _reliability_lines(reliability: Mapping[str, Reliability]) -> list[str]:
     out = []
     for arm, rel in reliability.items():
@@ -165,6 +179,7 @@ def render_markdown(run: Run) -> str:
         extras.append(_lift_line(run.lift))
     if run.trigger:
         extras.append(_trigger_line(run.trigger))
+        extras.extend(_trigger_extras(run.trigger))
     if run.reliability:
         extras += _reliability_lines(run.reliability)
     if run.overfit:

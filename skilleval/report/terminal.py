@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from skilleval.report import view
+from skilleval.report.trigger_view import trigger_extra_lines
 from skilleval.results.model import Lift, Reliability, Run, TestRow, Trigger
 from skilleval.results.records import Record
 
@@ -121,6 +122,7 @@ def _trigger_lines(trigger: Trigger) -> list[str]:
         )
     if trigger.misrouted:
         lines.append("misrouted: " + ", ".join(trigger.misrouted))
+    lines.extend(trigger_extra_lines(trigger))
     return lines
 
 

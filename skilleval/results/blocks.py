@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from skilleval.results.codec import meta
+from skilleval.results.codec import OMIT_EMPTY, meta
 from skilleval.results.records import ARM, COUNT, RATE, Tier, TriggerOutcome
 
 LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]
@@ -119,6 +119,93 @@ class Lift:
 
 
 @dataclass(frozen=True, slots=True)
+class Auroc:
+    """How well a router's skill margin ranks the tests: the threshold-free view of triggering.
+
+    The chance that a test meant to trigger has a higher margin than one that is not (ties
+    half): 0.5 is a coin, 1 a perfect ranking, whatever the threshold the choice used.
+    """
+
+    value: float | None = field(
+        metadata=meta("Mann–Whitney U / (positives × negatives); null when a class is empty.")
+    )
+    ci95: tuple[float, float] | None = field(
+        metadata=meta("Newcombe's (2006, Method 5) 95% interval; null with the value.")
+    )
+    positives: int = field(metadata=meta("Tests meant to trigger that have a margin.", ref=COUNT))
+    negatives: int = field(
+        metadata=meta("Tests not meant to trigger that have a margin.", ref=COUNT)
+    )
+    unscored: tuple[str, ...] = field(
+        metadata=meta("Tests left out: the decision failed or the router gave no scores.")
+    )
+    reason: str | None = field(metadata=meta("Why the value is null."))
+
+
+@dataclass(frozen=True, slots=True)
+class CalibratedDecision:
+    """One test's decision after contextual calibration."""
+
+    test_id: str
+    chosen: str = field(metadata=meta("The best option once content-free scores are subtracted."))
+    margin: float = field(metadata=meta("The calibrated skill margin.", digits=6))
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerCalibration:
+    """Contextual calibration: each option's score minus its score for content-free requests.
+
+    Reported beside the raw figures, never in their place: the gate reads the raw ones.
+    """
+
+    requests: tuple[str, ...] = field(metadata=meta("The content-free requests routed."))
+    content_free: Mapping[str, float] | None = field(
+        metadata=meta("Per option: log of the mean probability over the content-free requests.")
+    )
+    margin: float | None = field(
+        metadata=meta("The skill margin of the content-free requests: the router's bias.")
+    )
+    tp: int = field(metadata=meta(ref=COUNT))
+    fp: int = field(metadata=meta(ref=COUNT))
+    tn: int = field(metadata=meta(ref=COUNT))
+    fn: int = field(metadata=meta(ref=COUNT))
+    n: int = field(metadata=meta(ref=COUNT))
+    accuracy: float | None = field(metadata=meta(ref=RATE))
+    precision: float | None = field(metadata=meta(ref=RATE))
+    recall: float | None = field(metadata=meta(ref=RATE))
+    f1: float | None = field(metadata=meta(ref=RATE))
+    auroc: Auroc
+    tests: tuple[CalibratedDecision, ...]
+    misrouted: tuple[str, ...]
+    reason: str | None = field(
+        metadata=meta("Why calibration could not be applied (then every count is 0).")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RouterFitness:
+    """The run's router as ``skilleval router-check`` measured it, when it did."""
+
+    checked: bool = field(metadata=meta("Whether a router check of this model was found."))
+    qualified: bool | None = field(
+        metadata=meta(
+            "False when the accuracy interval includes the chance level or the AUROC "
+            "interval includes 0.5; null when not checked."
+        )
+    )
+    reasons: tuple[str, ...] = field(metadata=meta("Why the router is unqualified."))
+    accuracy: float | None = field(metadata=meta(ref=RATE))
+    accuracy_ci95: tuple[float, float] | None
+    chance: float | None = field(
+        metadata=meta("The accuracy of always giving the commonest label.", ref=RATE)
+    )
+    auroc: float | None = field(metadata=meta(ref=RATE))
+    auroc_ci95: tuple[float, float] | None
+    cases: int = field(metadata=meta(ref=COUNT))
+    checked_at: str | None = field(metadata=meta("When the check ran (UTC, ISO 8601)."))
+
+
+@dataclass(frozen=True, slots=True)
 class Trigger:
     """Did the skill fire when it should, and only then?"""
 
@@ -139,6 +226,20 @@ class Trigger:
     misrouted: tuple[str, ...] = field(metadata=meta("Tests whose trigger decision was wrong."))
     errors: tuple[str, ...] = field(
         metadata=meta("Tests whose trigger decision could not be made.")
+    )
+    auroc: Auroc | None = field(
+        default=None,
+        metadata=meta("The AUROC of the skill margin over should_trigger.", omit=OMIT_EMPTY),
+    )
+    calibrated: TriggerCalibration | None = field(
+        default=None,
+        metadata=meta(
+            "With `trigger: {calibrate: true}`: the calibrated figures.", omit=OMIT_EMPTY
+        ),
+    )
+    router: RouterFitness | None = field(
+        default=None,
+        metadata=meta("The router's fitness, from a cached `router-check`.", omit=OMIT_EMPTY),
     )
 
 

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from skilleval.results.blocks import (
     ArmSummary,
+    Auroc,
+    CalibratedDecision,
     CurvePoint,
     Fraction,
     Lift,
@@ -23,12 +25,14 @@ from skilleval.results.blocks import (
     OverfitItem,
     Reliability,
     ReliabilityPoint,
+    RouterFitness,
     Severity,
     Summary,
     Tally,
     TestReliability,
     TestRow,
     Trigger,
+    TriggerCalibration,
 )
 from skilleval.results.codec import OMIT_EMPTY, meta
 from skilleval.results.records import ARM, COUNT, Record
@@ -36,6 +40,8 @@ from skilleval.results.records import ARM, COUNT, Record
 __all__ = [
     "RESULTS_VERSION",
     "ArmSummary",
+    "Auroc",
+    "CalibratedDecision",
     "Calls",
     "CurvePoint",
     "DecodingInfo",
@@ -55,6 +61,7 @@ __all__ = [
     "RegistryEntry",
     "Reliability",
     "ReliabilityPoint",
+    "RouterFitness",
     "Run",
     "RunStatus",
     "Severity",
@@ -67,6 +74,7 @@ __all__ = [
     "TestRow",
     "Timing",
     "Trigger",
+    "TriggerCalibration",
 ]
 
 RESULTS_VERSION = 1

@@ -66,6 +66,15 @@ class TriggerOutcome:
         metadata=meta("Score of the choice minus the runner-up: how close the decision was.")
     )
     error: str | None
+    skill_margin: float | None = field(
+        default=None,
+        metadata=meta(
+            "The skill's log-probability score minus the best other option's (with no "
+            "distractors, minus none's): above 0 when the skill is chosen. The score the "
+            "trigger AUROC ranks; absent when the router gives no scores.",
+            omit=OMIT_EMPTY,
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

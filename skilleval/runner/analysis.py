@@ -9,9 +9,18 @@ from dataclasses import replace
 
 from skilleval import stats
 from skilleval.results.codec import decode
-from skilleval.results.model import Lift, LiftRow, Reliability, Trigger
+from skilleval.results.model import (
+    Auroc,
+    CalibratedDecision,
+    Lift,
+    LiftRow,
+    Reliability,
+    RouterFitness,
+    Trigger,
+    TriggerCalibration,
+)
 from skilleval.results.records import Record
-from skilleval.runner.arms import NONE, TriggerResult
+from skilleval.runner.arms import CONTENT_FREE, NONE, ContentFree, TriggerResult, skill_margin
 from skilleval.suite.model import Suite, TestCase
 
 
@@ -80,8 +89,15 @@ def lift(suite: Suite, tests: Sequence[TestCase], records: Sequence[Record]) -> 
     )
 
 
-def trigger(suite: Suite, results: Sequence[TriggerResult]) -> Trigger | None:
-    """Trigger accuracy, precision, recall and F1 for the skill, plus a routing confusion matrix."""
+def trigger(
+    suite: Suite,
+    results: Sequence[TriggerResult],
+    content_free: ContentFree | None = None,
+    router: RouterFitness | None = None,
+) -> Trigger | None:
+    """Trigger accuracy, precision, recall and F1 for the skill, plus a routing confusion matrix,
+    the AUROC of the skill margin, the calibrated figures when ``content_free`` is given, and
+    the router's fitness when it is known."""
     if suite.skill is None:
         return None
     name = suite.skill.name
@@ -108,6 +124,78 @@ def trigger(suite: Suite, results: Sequence[TriggerResult]) -> Trigger | None:
             },
         ),
         tests=tuple(r.outcome(name) for r in scored),
+        auroc=margin_auroc([(r.test_id, bool(r.expected), r.skill_margin(name)) for r in scored]),
+        calibrated=None if content_free is None else calibrated(name, scored, content_free),
+        router=router,
+    )
+
+
+def margin_auroc(rows: Sequence[tuple[str, bool, float | None]]) -> Auroc:
+    """The AUROC of ``(test_id, should_trigger, margin)`` rows; rows with no margin are left out."""
+    positives = [m for _, expected, m in rows if expected and m is not None]
+    negatives = [m for _, expected, m in rows if not expected and m is not None]
+    unscored = tuple(test_id for test_id, _, m in rows if m is None)
+    estimate = stats.auroc(positives, negatives)
+    shown = estimate.to_json()
+    reason = None
+    if estimate.value is None:
+        if len(unscored) == len(rows):
+            reason = "the router gave no scores (its provider exposes no log-probabilities)"
+        else:
+            missing = "should_trigger: true" if not positives else "should_trigger: false"
+            reason = f"no scored test with {missing}, so there is nothing to rank against"
+    return Auroc(
+        value=shown["value"],
+        ci95=None if shown["ci95"] is None else (shown["ci95"][0], shown["ci95"][1]),
+        positives=estimate.positives,
+        negatives=estimate.negatives,
+        unscored=unscored,
+        reason=reason,
+    )
+
+
+def calibrated(
+    skill: str, scored: Sequence[TriggerResult], content_free: ContentFree
+) -> TriggerCalibration:
+    """Every decision re-taken on scores minus the content-free scores (contextual calibration)."""
+    decisions: list[CalibratedDecision] = []
+    rows: list[tuple[str, bool, float | None]] = []
+    reason = content_free.error
+    for r in scored:
+        scores = None if r.error is not None else content_free.calibrated(r.scores)
+        margin = skill_margin(scores, skill)
+        rows.append((r.test_id, bool(r.expected), margin))
+        if scores is not None and margin is not None:
+            chosen = max(sorted(scores), key=lambda k: scores[k])
+            decisions.append(CalibratedDecision(r.test_id, chosen, round(margin, 6)))
+    if reason is None and not decisions:
+        reason = "the router gave no scores (its provider exposes no log-probabilities)"
+    expected = {r.test_id: bool(r.expected) for r in scored}
+    metrics = stats.trigger_metrics([(expected[d.test_id], d.chosen == skill) for d in decisions])
+    bias = None if content_free.scores is None else skill_margin(content_free.scores, skill)
+
+    def rate(x: float | None) -> float | None:
+        return None if x is None else round(x, 6)
+
+    return TriggerCalibration(
+        requests=CONTENT_FREE,
+        content_free=None
+        if content_free.scores is None
+        else {k: round(v, 6) for k, v in sorted(content_free.scores.items())},
+        margin=None if bias is None else round(bias, 6),
+        tp=metrics.tp,
+        fp=metrics.fp,
+        tn=metrics.tn,
+        fn=metrics.fn,
+        n=metrics.n,
+        accuracy=rate(metrics.accuracy),
+        precision=rate(metrics.precision),
+        recall=rate(metrics.recall),
+        f1=rate(metrics.f1),
+        auroc=margin_auroc(rows),
+        tests=tuple(decisions),
+        misrouted=tuple(d.test_id for d in decisions if (d.chosen == skill) != expected[d.test_id]),
+        reason=reason,
     )
 
 

@@ -11,6 +11,7 @@ greedy, so the choice is reproducible.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -77,6 +78,14 @@ class TriggerResult:
         rest = [v for k, v in self.scores.items() if k != self.chosen]
         return round(best - max(rest), 6)
 
+    def skill_margin(self, skill: str) -> float | None:
+        """The skill's score minus the best other option's: above 0 when the skill is chosen.
+
+        With no distractors it is the skill-vs-``none`` margin. None without scores for every
+        option (the provider exposes no log-probabilities) or when the decision failed.
+        """
+        return skill_margin(self.scores, skill) if self.error is None else None
+
     def outcome(self, skill: str) -> TriggerOutcome:
         """The routing decision as recorded in the results, judged against ``skill``."""
         triggered = self.triggered(skill)
@@ -93,7 +102,15 @@ class TriggerResult:
             else {k: round(v, 6) for k, v in self.scores.items()},
             margin=self.margin(),
             error=self.error,
+            skill_margin=None if (m := self.skill_margin(skill)) is None else round(m, 6),
         )
+
+
+def skill_margin(scores: Mapping[str, float] | None, skill: str) -> float | None:
+    """``scores[skill]`` minus the best other score; None unless the skill and another are scored."""
+    if not scores or skill not in scores or len(scores) < 2:
+        return None
+    return scores[skill] - max(v for k, v in scores.items() if k != skill)
 
 
 def routing_request(skills: Sequence[Routable], prompt: str, *, seed: int, test_id: str) -> Request:
@@ -152,6 +169,53 @@ def measure(provider: Provider, suite: Suite, test: TestCase, prompt: str) -> Tr
         error=routed.error,
         stats=routed.stats,
     )
+
+
+CONTENT_FREE: tuple[str, ...] = ("N/A", "[MASK]", "")
+"""The content-free requests of contextual calibration (Zhao et al., "Calibrate Before Use",
+ICML 2021): what the router answers when the request says nothing is its bias."""
+
+CONTENT_FREE_ID = "(content-free)"
+"""The test id the content-free routing requests carry (scripted rules can answer it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContentFree:
+    """The router's scores for content-free requests, averaged as probabilities."""
+
+    scores: Mapping[str, float] | None
+    """Per option: the log of the mean probability over :data:`CONTENT_FREE`; None on failure."""
+    error: str | None = None
+
+    def calibrated(self, scores: Mapping[str, float] | None) -> dict[str, float] | None:
+        """``scores`` with each option's content-free score subtracted; None when either is missing."""
+        if self.scores is None or not scores or set(scores) != set(self.scores):
+            return None
+        return {k: v - self.scores[k] for k, v in scores.items()}
+
+
+def content_free(provider: Provider, suite: Suite) -> ContentFree:
+    """Route each content-free request and average the option scores as probabilities.
+
+    Averaging probabilities (not log-probabilities) is the paper's recipe; in log space it is
+    a log-mean-exp, computed from the largest term so no exponent overflows.
+    """
+    skills = [s for s in (suite.skill, *suite.distractors) if s is not None]
+    seen: list[Mapping[str, float]] = []
+    for text in CONTENT_FREE:
+        request = routing_request(skills, text, seed=suite.decoding.seed, test_id=CONTENT_FREE_ID)
+        routed = route(provider, request)
+        if routed.error is not None:
+            return ContentFree(None, f"content-free request {text!r}: {routed.error}")
+        if routed.scores is None or set(routed.scores) != set(request.choices or ()):
+            return ContentFree(None, "the router gives no score for each option")
+        seen.append(routed.scores)
+    averaged = {}
+    for label in seen[0]:
+        values = [s[label] for s in seen]
+        top = max(values)
+        averaged[label] = top + math.log(sum(math.exp(v - top) for v in values) / len(values))
+    return ContentFree(averaged)
 
 
 def system_prompts(suite: Suite) -> dict[str, str | None]:

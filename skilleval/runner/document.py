@@ -18,6 +18,7 @@ from skilleval.results.model import (
     ModelInfo,
     Overfit,
     RegistryEntry,
+    RouterFitness,
     Run,
     SkillInfo,
     SuiteInfo,
@@ -26,7 +27,7 @@ from skilleval.results.model import (
 from skilleval.results.records import Record
 from skilleval.results.summary import summarize
 from skilleval.runner import analysis
-from skilleval.runner.arms import TriggerResult
+from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.calls import calls
 from skilleval.runner.derived import with_derived
 from skilleval.runner.gate import decide
@@ -48,12 +49,19 @@ def build_run(
     triggers: Sequence[TriggerResult] = (),
     judge: Judge | None = None,
     overfit: Overfit | None = None,
+    *,
+    content_free: ContentFree | None = None,
+    router: RouterFitness | None = None,
 ) -> Run:
-    """Everything the run found: its records, the aggregates and the gate's verdict."""
+    """Everything the run found: its records, the aggregates and the gate's verdict.
+
+    ``content_free`` (with ``trigger: {calibrate: true}``) adds the calibrated trigger
+    figures; ``router`` is the router's kept fitness verdict.
+    """
     summary = with_derived(summarize(records, arms), records, suite.derived_metrics)
     primary = "on" if "on" in arms else arms[0]
     lift_block = analysis.lift(suite, tests, records)
-    trigger_block = analysis.trigger(suite, triggers)
+    trigger_block = analysis.trigger(suite, triggers, content_free, router)
     return Run(
         version=RESULTS_VERSION,
         skilleval=__version__,

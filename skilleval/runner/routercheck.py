@@ -14,20 +14,35 @@ Figures, each over the cases it names:
 * recall: over the cases that expect a skill, the share routed to that skill;
 * false triggers: over the cases that expect ``none``, the share routed to some skill; and the
   same over the near-misses alone, the requests that resemble a skill without being its job;
-* error rate: the share of cases the router could not answer.
+* error rate: the share of cases the router could not answer;
+* AUROC: how well the router's trigger margin (the best skill's score minus ``none``'s) ranks
+  the cases that expect a skill above those that expect ``none``, with Newcombe's 95%
+  interval; null when the router gives no scores.
+
+A router is *unqualified* when its accuracy interval reaches down to the chance level (the
+accuracy of always giving the commonest label) or its AUROC interval includes 0.5. A full
+check (no ``--limit``) is kept per router identity under the home folder, and a run whose
+router it measured shows the verdict in its trigger block (:func:`cached_fitness`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from skilleval import stats
-from skilleval.engine.base import Provider
-from skilleval.errors import Diagnostic
-from skilleval.runner.arms import NONE, Routed, route, routing_request
+from skilleval.engine.base import ModelIdentity, Provider
+from skilleval.errors import DecodeError, Diagnostic
+from skilleval.results.codec import decode, encode
+from skilleval.results.model import RouterFitness
+from skilleval.runner.arms import NONE, Routed, route, routing_request, skill_margin
 from skilleval.shipped import suite_text
 from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
 from skilleval.suite.yamlio import Document
@@ -141,6 +156,14 @@ class CaseOutcome:
         """Whether the router picked some skill; None when it could not answer."""
         return None if self.routed.chosen is None else self.routed.chosen != NONE
 
+    @property
+    def margin(self) -> float | None:
+        """The best skill's score minus ``none``'s; None without a score for every option."""
+        if self.routed.error is not None:
+            return None
+        against = skill_margin(self.routed.scores, NONE)
+        return None if against is None else -against
+
     def to_json(self) -> dict[str, Any]:
         scores = self.routed.scores
         return {
@@ -218,6 +241,58 @@ class RouterCheckReport:
         return _share(sum(o.triggered is True for o in near), len(near))
 
     @property
+    def chance(self) -> float | None:
+        """The accuracy of a router that always gives the commonest expected label."""
+        counts = Counter(o.case.expect for o in self.outcomes)
+        return max(counts.values()) / len(self.outcomes) if self.outcomes else None
+
+    @property
+    def auroc(self) -> stats.AurocEstimate:
+        """The AUROC of the trigger margin over the cases that expect a skill or ``none``."""
+        scored = [(o.case.should_trigger, o.margin) for o in self.outcomes]
+        return stats.auroc(
+            [m for want, m in scored if want and m is not None],
+            [m for want, m in scored if not want and m is not None],
+        )
+
+    def unqualified_because(self) -> list[str]:
+        """Why the router cannot be trusted with trigger figures; empty when it can."""
+        reasons: list[str] = []
+        interval, chance = self.interval, self.chance
+        if interval is not None and chance is not None and interval[0] <= chance:
+            reasons.append(
+                f"the accuracy interval [{interval[0]:.2f}, {interval[1]:.2f}] reaches the "
+                f"chance level {chance:.2f} (always giving the commonest label)"
+            )
+        ci = self.auroc.ci95
+        if ci is not None and ci[0] <= 0.5:
+            reasons.append(
+                f"the AUROC interval [{ci[0]:.2f}, {ci[1]:.2f}] includes 0.5 "
+                "(its margins rank no better than a coin)"
+            )
+        return reasons
+
+    def fitness(self, checked_at: str | None = None) -> RouterFitness:
+        """The verdict a run shows in its trigger block."""
+        interval, estimate = self.interval, self.auroc
+        reasons = self.unqualified_because()
+        shown = estimate.to_json()
+        return RouterFitness(
+            checked=True,
+            qualified=None if not self.outcomes else not reasons,
+            reasons=tuple(reasons),
+            accuracy=None if self.accuracy is None else round(self.accuracy, 6),
+            accuracy_ci95=None
+            if interval is None
+            else (round(interval[0], 6), round(interval[1], 6)),
+            chance=None if self.chance is None else round(self.chance, 6),
+            auroc=shown["value"],
+            auroc_ci95=None if shown["ci95"] is None else (shown["ci95"][0], shown["ci95"][1]),
+            cases=len(self.outcomes),
+            checked_at=checked_at,
+        )
+
+    @property
     def constant(self) -> bool:
         """Whether the router gave every case it answered the same label."""
         return len({o.routed.chosen for o in self.outcomes if o.routed.chosen is not None}) == 1
@@ -236,6 +311,10 @@ class RouterCheckReport:
             "near_miss_false_triggers": self.near_miss_false_triggers,
             "error_rate": self.error_rate,
             "errors": self.errors,
+            "chance": self.chance,
+            "auroc": self.auroc.to_json(),
+            "qualified": None if not self.outcomes else not self.unqualified_because(),
+            "unqualified_because": self.unqualified_because(),
             "constant": self.constant,
             "seconds": round(self.seconds, 3),
             "aborted": self.aborted,
@@ -284,3 +363,58 @@ def run_router_check(
         seconds=time.perf_counter() - start,
         aborted=aborted,
     )
+
+
+# -- the verdict kept per router ------------------------------------------------------------------
+
+FITNESS_DIR = "router-fitness"
+"""Under the home folder: one file per router identity and fitness set."""
+
+
+def _fitness_file(home: Path, identity: ModelIdentity) -> Path:
+    digest = hashlib.sha256(suite_text(DATA_FILE).encode("utf-8"))
+    digest.update(b"\0" + identity.key().encode("utf-8", "surrogatepass"))
+    return home / FITNESS_DIR / f"{digest.hexdigest()[:32]}.json"
+
+
+def store_fitness(home: Path, identity: ModelIdentity, report: RouterCheckReport) -> Path:
+    """Keep a full check's verdict for ``identity``, so runs with that router can show it.
+
+    The file is keyed by the identity and the fitness set's text: editing the set, or a
+    different model file, is a new router.
+    """
+    path = _fitness_file(home, identity)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    body = {"identity": identity.key(), "fitness": encode(report.fitness(stamp))}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def cached_fitness(home: Path, identity: ModelIdentity) -> RouterFitness | None:
+    """The kept verdict for ``identity``; None when it was never checked (or the file is unreadable)."""
+    path = _fitness_file(home, identity)
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+        if body.get("identity") != identity.key():
+            return None
+        return decode(RouterFitness, body["fitness"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, DecodeError):
+        return None
+
+
+NOT_CHECKED = RouterFitness(
+    checked=False,
+    qualified=None,
+    reasons=(),
+    accuracy=None,
+    accuracy_ci95=None,
+    chance=None,
+    auroc=None,
+    auroc_ci95=None,
+    cases=0,
+    checked_at=None,
+)
+"""A router no full ``router-check`` has measured."""

@@ -21,16 +21,17 @@ from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.judge.overfit import overfit_report
 from skilleval.results.codec import decode
-from skilleval.results.model import Overfit
+from skilleval.results.model import Overfit, RouterFitness
 from skilleval.results.records import Record
 from skilleval.runner import agentic as agentic_mod
 from skilleval.runner import arms as arms_mod
 from skilleval.runner import resume as resume_mod
-from skilleval.runner.arms import TriggerResult
+from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
 from skilleval.runner.options import Progress, RunOptions, RunOutcome
 from skilleval.runner.plan import Job, messages_for, plan, select
 from skilleval.runner.providers import build_judge, build_provider, separate_judge
+from skilleval.runner.routercheck import NOT_CHECKED, cached_fitness
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.schedule import run_jobs
 from skilleval.suite.model import Suite, TestCase
@@ -59,6 +60,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     triggers: dict[str, TriggerResult] = {}
+    content_free: ContentFree | None = None
     interrupted = False
     # What a call costs, for the `cost` assertion: nothing on a local model, unknown over HTTP.
     cost = 0.0 if suite.model.kind != "openai" else None
@@ -84,6 +86,8 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     restore = agentic_mod.sigterm_as_interrupt() if agentic_suite else None
     try:
         triggers = _measure_triggers(suite, tests, provider)
+        if suite.trigger.calibrate and triggers:
+            content_free = arms_mod.content_free(provider, suite)
         systems = arms_mod.system_prompts(suite)
 
         def system_for(arm: str, test: TestCase) -> str | None:
@@ -124,6 +128,8 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         list(triggers.values()),
         judge,
         overfit,
+        content_free=content_free,
+        router=_router_fitness(options, provider) if triggers else None,
     )
     run_dir.write_results(run)
     run_dir.mark_latest()
@@ -151,6 +157,20 @@ def _overfit(
             reason=f"the overfitting judge could not run: {exc}",
             unclassified=(),
         )
+
+
+def _router_fitness(options: RunOptions, provider: Provider) -> RouterFitness | None:
+    """The router's verdict from a kept ``router-check``; not-checked when there is none.
+
+    None for a model without weights (scripted, echo): its routing is written, not measured.
+    """
+    try:
+        identity = provider.identity()
+    except SkillevalError:
+        return None
+    if identity.kind in ("scripted", "echo"):
+        return None
+    return cached_fitness(options.home, identity) or NOT_CHECKED
 
 
 def _measure_triggers(

@@ -15,6 +15,8 @@ Modules:
   together.
 * :mod:`~skilleval.stats.power`: the chance of a ``helps`` verdict, and the tests needed.
 * :mod:`~skilleval.stats.trigger`: trigger metrics and the routing confusion matrix.
+* :mod:`~skilleval.stats.auroc`: the AUROC of a score over two classes, with Newcombe's
+  interval (the router's skill margin over the ``should_trigger`` labels).
 
 Notation for paired outcomes, one pair per distinct test: ``a`` both pass, ``b`` only ON (skill
 loaded) passes, ``c`` only OFF passes, ``d`` both fail, ``n = a + b + c + d``.
@@ -23,6 +25,7 @@ loaded) passes, ``c`` only OFF passes, ``d`` both fail, ``n = a + b + c + d``.
 from __future__ import annotations
 
 from skilleval.stats._exact import Z95, Sidedness, SidednessArg, sidedness_word
+from skilleval.stats.auroc import AurocEstimate, auroc, mann_whitney_u, newcombe_auroc_interval
 from skilleval.stats.intervals import newcombe_paired, wilson
 from skilleval.stats.lift import LiftResult, lift_analysis, lift_from_trials
 from skilleval.stats.paired import (
@@ -63,6 +66,7 @@ from skilleval.stats.verdict import Decision, LiftVerdict
 
 __all__ = [
     "Z95",
+    "AurocEstimate",
     "ConfusionMatrix",
     "Decision",
     "LiftResult",
@@ -76,6 +80,7 @@ __all__ = [
     "SidednessArg",
     "TestReliability",
     "TriggerMetrics",
+    "auroc",
     "can_reach_significance",
     "confusion_matrix",
     "discordant_for_power",
@@ -83,8 +88,10 @@ __all__ = [
     "lift_analysis",
     "lift_from_trials",
     "majority",
+    "mann_whitney_u",
     "mcnemar_exact",
     "min_wins_for_significance",
+    "newcombe_auroc_interval",
     "newcombe_paired",
     "observed_tie_rate",
     "paired_counts",

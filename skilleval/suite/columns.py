@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Location
+from skilleval.errors import Diagnostic, Location
 from skilleval.suite.context import Loader
 from skilleval.suite.model import TestCase
 from skilleval.suite.model_config import ModelSpec, parse_model
@@ -36,6 +36,7 @@ class Models:
     model: ModelSpec
     columns: tuple[ModelSpec, ...] = ()
     notes: list[str] = field(default_factory=list)
+    """Warnings, each ``file:line:col: warning: …``."""
     prompts: tuple[tuple[str, ...], ...] = ()
     """Per model (in column order), the prompt labels it runs; empty: every prompt."""
     prompts_at: tuple[Location, ...] = ()
@@ -58,13 +59,14 @@ def read_models(loader: Loader, doc: Document) -> Models:
     prompts: list[tuple[tuple[str, ...], Location]] = []
     # A list is read even when --model replaces it, so that its mistakes are still reported.
     if key == "models":
-        specs = _listed(loader, doc)
+        specs, prompts = _listed(loader, doc)
     elif key is not None:
         specs, notes, prompts = _providers(loader, doc, key)
     if override is not None or key is None:
         out = Models(read_model(loader, doc, "model", override), notes=notes)
         if override is not None and key is not None:
-            out.notes.append(f"--model {override} replaces the suite's `{key}:`; one model runs")
+            message = f"--model {override} replaces the suite's `{key}:`; one model runs"
+            out.notes.append(_warning(Location("command line"), message))
         return out
     if not specs:
         return Models(_placeholder(loader), notes=notes)
@@ -101,12 +103,22 @@ def read_model(loader: Loader, doc: Document, key: str, override: str | None) ->
     return spec
 
 
-def _listed(loader: Loader, doc: Document) -> list[ModelSpec]:
-    """skilleval's ``models:``: each item is what ``model:`` takes."""
+def _listed(
+    loader: Loader, doc: Document
+) -> tuple[list[ModelSpec], list[tuple[tuple[str, ...], Location]]]:
+    """skilleval's ``models:``: each item is what ``model:`` takes, and a mapping may also give
+    its column a ``label`` and limit it to some ``prompts`` (by label)."""
     items = doc.data.get("models")
     specs: list[ModelSpec] = []
+    prompts: list[tuple[tuple[str, ...], Location]] = []
     for i, raw in enumerate(items if isinstance(items, list) else []):
         where = doc.at(["models", i])
+        label = ""
+        labels: tuple[str, ...] = ()
+        if isinstance(raw, Mapping):
+            raw = dict(raw)
+            label = str(raw.pop("label", "") or "")
+            labels = tuple(str(x) for x in raw.pop("prompts", None) or ())
         spec = _parse(
             loader,
             raw,
@@ -117,8 +129,9 @@ def _listed(loader: Loader, doc: Document) -> list[ModelSpec]:
             path=["models", i],
         )
         if spec is not None:
-            specs.append(replace(spec, where=where))
-    return specs
+            specs.append(replace(spec, where=where, label=label or spec.label))
+            prompts.append((labels, doc.at(["models", i, "prompts"]) if labels else where))
+    return specs, prompts
 
 
 def _providers(
@@ -140,12 +153,17 @@ def _providers(
             item = {"id": pid, **(rest if isinstance(rest, Mapping) else {})}
         if isinstance(item, Mapping):
             for extra in sorted(set(item) - _READ_ENTRY):
-                notes.append(f"{where}: `{extra}` of this provider is not used by skilleval")
+                notes.append(
+                    _warning(where, f"`{extra}` of this provider is not used by skilleval")
+                )
             config = item.get("config") or {}
             for extra in sorted(set(config) - _READ_CONFIG if isinstance(config, Mapping) else ()):
                 notes.append(
-                    f"{where}: `config.{extra}` is not used: skilleval sets decoding for the "
-                    "whole suite (`decoding:`)"
+                    _warning(
+                        where,
+                        f"`config.{extra}` is not used: skilleval sets decoding for the whole "
+                        "suite (`decoding:`)",
+                    )
                 )
         read = translate(item)
         if read.refusal is not None or read.model is None:
@@ -175,6 +193,10 @@ def only_their_prompts(loader: Loader, models: Models, tests: list[TestCase]) ->
     if models.prompts and not models.columns and models.prompts[0]:
         return [t for t in tests if t.prompt.label in models.prompts[0]]
     return tests
+
+
+def _warning(where: Location, message: str) -> str:
+    return str(Diagnostic(where, message, severity="warning"))
 
 
 def _parse(

@@ -45,6 +45,7 @@ from skilleval.suite.model import (
     TestCase,
 )
 from skilleval.suite.model_config import ModelSpec, parse_model
+from skilleval.suite.promptfoo_import import differences, is_promptfoo
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
@@ -178,7 +179,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
-        notes=tuple(models.notes),
+        notes=tuple(_promptfoo_notes(doc)) + tuple(models.notes),
         derived_metrics=derived,
     )
 
@@ -384,3 +385,14 @@ def _turn_prompts(
     for turn in agentic.turn_templates(agent):
         _check_template_vars(loader, turn, vars_, turn.where)
     return [prompt]
+
+
+def _promptfoo_notes(doc: Document) -> list[str]:
+    """For a config written for promptfoo, every difference in meaning, as a warning."""
+    if not is_promptfoo(doc.data):
+        return []
+    return [
+        str(Diagnostic(d.where, d.message, severity="warning"))
+        for d in differences(doc)
+        if d.carried  # what is not carried over at all is an error of its own
+    ]

@@ -132,6 +132,14 @@ class LiftConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class TriggerConfig:
+    """How triggering is measured (``trigger:`` in the suite)."""
+
+    calibrate: bool = False
+    """Also report contextual calibration: every margin minus a content-free request's."""
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     """A loaded suite, ready to plan and run."""
 
@@ -154,6 +162,7 @@ class Suite:
     distractors: tuple[Skill, ...] = ()
     arms: tuple[str, ...] = ("default",)
     lift: LiftConfig = field(default_factory=lambda: LiftConfig())
+    trigger: TriggerConfig = field(default_factory=lambda: TriggerConfig())
     gate: GateConfig = field(default_factory=GateConfig)
     models: tuple[ModelSpec, ...] = ()
     """The models of a side-by-side run (``models:``, or promptfoo's ``providers:``), in
@@ -162,8 +171,9 @@ class Suite:
     """Per model of ``models``, the labels of the prompts it runs (promptfoo's per-provider
     ``prompts:``); an empty entry, or none at all, runs every prompt."""
     notes: tuple[str, ...] = ()
-    """What loading read differently from how it was written (a promptfoo provider setting
-    skilleval does not use …): shown with the run, never silently dropped."""
+    """Warnings (``file:line:col: warning: …``): what loading read differently from how it
+    was written (a promptfoo provider setting skilleval does not use …), shown with the run
+    and kept in its results, never silently dropped."""
     outputs: tuple[Path, ...] = ()
     """promptfoo's ``outputPath``: written after a run when ``-o`` names none."""
     jobs: int | None = None

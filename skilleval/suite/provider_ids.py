@@ -72,12 +72,16 @@ class Translated:
     refusal: str | None = None
 
 
-def translate(entry: Any, env: Mapping[str, str] | None = None) -> Translated:
+def translate(
+    entry: Any, env: Mapping[str, str] | None = None, *, need_keys: bool = True
+) -> Translated:
     """Read one ``providers:`` entry (an id, or a mapping with ``id``, ``label``, ``config``).
 
     Args:
         entry: The entry as written.
         env: The environment to look up API keys and ``OLLAMA_BASE_URL`` in (the process's).
+        need_keys: Refuse a hosted id whose key's variable is not set. ``import`` writes it
+            out anyway, naming the variable, so that the run asks for the key.
     """
     env = os.environ if env is None else env
     config: Mapping[str, Any] = {}
@@ -90,11 +94,13 @@ def translate(entry: Any, env: Mapping[str, str] | None = None) -> Translated:
         return Translated(
             None, label, "a provider needs an `id` (e.g. `echo` or `file://model.gguf`)"
         )
-    out = _translate_id(entry, config, env)
+    out = _translate_id(entry, config, env, need_keys)
     return Translated(out.model, label or out.label, out.refusal)
 
 
-def _translate_id(pid: str, config: Mapping[str, Any], env: Mapping[str, str]) -> Translated:
+def _translate_id(
+    pid: str, config: Mapping[str, Any], env: Mapping[str, str], need_keys: bool
+) -> Translated:
     if pid == "echo":
         return Translated("echo", "echo")
     if pid.startswith("file://") and pid.endswith(".gguf"):
@@ -115,7 +121,7 @@ def _translate_id(pid: str, config: Mapping[str, Any], env: Mapping[str, str]) -
         if base:
             return Translated(_server(str(base), name, config), name)
         cloud = CLOUD[vendor]
-        if not env.get(cloud.key_env):
+        if need_keys and not env.get(cloud.key_env):
             return Translated(
                 None,
                 name,

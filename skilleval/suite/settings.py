@@ -1,4 +1,4 @@
-"""The suite-wide settings (trials, decoding, skill and arms, lift, gate), and the Suite itself.
+"""The suite-wide settings (trials, decoding, skill and arms, lift, trigger, gate), and the Suite itself.
 
 A setting the suite does not write takes the default its dataclass declares in
 :mod:`skilleval.suite.model`, the one place defaults are written (the schema shows them).
@@ -13,7 +13,7 @@ from typing import Any
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
 from skilleval.suite.gate import parse_gate
-from skilleval.suite.model import SUITE_DEFAULTS, LiftConfig, Suite, TestCase
+from skilleval.suite.model import SUITE_DEFAULTS, LiftConfig, Suite, TestCase, TriggerConfig
 from skilleval.suite.model_config import ModelSpec, parse_decoding
 from skilleval.suite.skill_config import arms, load_skills
 from skilleval.suite.yamlio import Document
@@ -60,6 +60,12 @@ def assemble(
     lift = LiftConfig(
         **written(data.get("lift") or {}, {"alpha": float, "min_lift": float, "sidedness": str})
     )
+    trigger = TriggerConfig(**written(data.get("trigger") or {}, {"calibrate": bool}))
+    if "trigger" in data and skill is None and "skill" not in loader.top:
+        loader.error(
+            doc.key_at(["trigger"]),
+            "`trigger` settings need a skill to route: add `skill: path/to/SKILL.md`",
+        )
     gate_cfg = parse_gate(doc, data.get("gate"), "skill" in loader.top, loader.error)
     plugin_dirs = tuple((loader.base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}
@@ -76,6 +82,7 @@ def assemble(
         distractors=distractors,
         arms=arm_names,
         lift=lift,
+        trigger=trigger,
         gate=gate_cfg,
         files=frozenset(files),
         registry_listing=tuple(loader.registry.listing()),

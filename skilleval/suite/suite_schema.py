@@ -15,7 +15,7 @@ from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ProviderType
 from skilleval.suite import agentic_schema as agentic
 from skilleval.suite.defaults import with_defaults
-from skilleval.suite.model import AssertionEntry, LiftConfig, Suite
+from skilleval.suite.model import AssertionEntry, LiftConfig, Suite, TriggerConfig
 from skilleval.suite.model_config import Decoding
 
 FILE_REF: dict[str, Any] = {
@@ -385,6 +385,22 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                             },
                         },
                         LiftConfig,
+                    ),
+                },
+                "trigger": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "description": "How triggering is measured; needs `skill:`.",
+                    "properties": with_defaults(
+                        {
+                            "calibrate": {
+                                "type": "boolean",
+                                "description": "Also report contextual calibration: each "
+                                "router margin minus the margin of a content-free request, "
+                                "beside the raw figures.",
+                            },
+                        },
+                        TriggerConfig,
                     ),
                 },
                 "gate": {

@@ -108,3 +108,59 @@ def test_skill_run_reports_arms_lift_and_trigger(tmp_path: Path, capsys) -> None
     for row in trig["tests"]:
         assert row["chosen"] in ("shouting", "none")
         assert set(row["scores"]) == {"shouting", "none"}
+
+
+def test_the_trigger_block_has_the_auroc_and_calibration_of_a_real_router(
+    tmp_path: Path, capsys
+) -> None:
+    write(tmp_path / "skill" / "SKILL.md", SKILL)
+    suite = write(
+        tmp_path / "suite.yaml",
+        """
+        version: 1
+        type: capability
+        skill: skill/SKILL.md
+        trigger: {calibrate: true}
+        model: default
+        decoding: {max_tokens: 8}
+        tests:
+          - {id: shout-hello, should_trigger: true, prompt: "Shout hello at me."}
+          - {id: shout-yes, should_trigger: true, prompt: "Shout the word yes."}
+          - {id: rain, should_trigger: false, prompt: "Is rain wet?"}
+          - {id: sum, should_trigger: false, prompt: "What is 2 plus 3?"}
+    """,
+    )
+    run_cli(["run", str(suite), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    trig = doc["trigger"]
+    margins = {t["test_id"]: t["skill_margin"] for t in trig["tests"]}
+    for row in trig["tests"]:  # the llama provider scores both options by log-probability
+        scores = row["scores"]
+        assert margins[row["test_id"]] == pytest.approx(scores["shouting"] - scores["none"])
+    auroc = trig["auroc"]
+    assert (auroc["positives"], auroc["negatives"], auroc["unscored"]) == (2, 2, [])
+    positives = [margins["shout-hello"], margins["shout-yes"]]
+    negatives = [margins["rain"], margins["sum"]]
+    pairs = [(p > n) + 0.5 * (p == n) for p in positives for n in negatives]
+    assert auroc["value"] == pytest.approx(sum(pairs) / 4)
+    lo, hi = auroc["ci95"]
+    assert 0 <= lo <= auroc["value"] <= hi <= 1
+    cal = trig["calibrated"]
+    assert cal["reason"] is None
+    assert set(cal["content_free"]) == {"shouting", "none"}
+    bias = cal["margin"]
+    assert bias == pytest.approx(cal["content_free"]["shouting"] - cal["content_free"]["none"])
+    for decision in cal["tests"]:
+        assert decision["margin"] == pytest.approx(margins[decision["test_id"]] - bias, abs=1e-5)
+    assert cal["auroc"]["value"] == auroc["value"]  # one skill, no distractor: a pure shift
+    assert trig["router"] == {**trig["router"], "checked": False, "qualified": None}
+    run_cli(["run", str(suite)])
+    err = capsys.readouterr().err
+    assert f"trigger AUROC {auroc['value']:.2f} [{lo:.2f}, {hi:.2f}]" in err
+    assert f"calibrated (content-free margin {bias:+.2f} subtracted)" in err
+    assert "router not checked: run `skilleval router-check" in err
+    latest = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / "latest"
+    html = (latest / "report.html").read_text(encoding="utf-8")
+    assert f'data-metric="trigger.auroc.value" data-value="{auroc["value"]}"' in html
+    assert 'id="trigger-calibrated"' in html
+    assert 'data-value="router not checked"' in html

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,9 @@ def test_router_check_cli_with_a_constant_router(capsys: pytest.CaptureFixture[s
     assert out["constant"] is True
     assert out["router"]["decoding"]["greedy"] is True
     assert {r["chosen"] for r in out["results"]} == {NONE}
+    assert out["auroc"]["value"] is None  # echo gives no scores to rank by
+    assert out["qualified"] is False
+    assert out["chance"] == 0.5
 
 
 def test_router_check_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,6 +39,21 @@ def test_router_check_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> No
     assert "[ 4/4]" in err
     assert "accuracy        0.00 [0.00, 0.49]" in err
     assert "the router gave every case the same label" in err
+
+
+def test_a_full_check_is_kept_and_a_limited_one_is_not(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    kept = Path(os.environ["SKILLEVAL_HOME"]) / "router-fitness"
+    assert run_cli(["router-check", "--router-model", "echo", "--limit", "4"]) == 0
+    assert not kept.exists()
+    assert run_cli(["router-check", "--router-model", "echo"]) == 0
+    err = capsys.readouterr().err
+    assert "AUROC           n/a  (the router gives no scores to rank by)" in err
+    assert "UNQUALIFIED: the accuracy interval [0.38, 0.62] reaches the chance level 0.50" in err
+    (verdict,) = kept.iterdir()
+    fitness = json.loads(verdict.read_text(encoding="utf-8"))["fitness"]
+    assert (fitness["qualified"], fitness["auroc"], fitness["cases"]) == (False, None, 64)
 
 
 def test_router_check_exits_3_when_the_router_cannot_run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -230,3 +231,66 @@ def test_terminal_report_shows_lift_trigger_and_decoding(project: Path, capsys) 
     assert "exact McNemar" in err
     assert "trigger accuracy 100%" in err
     assert "greedy, seed 0" in err
+
+
+SCORED = """
+version: 1
+type: capability
+skill: skill/SKILL.md
+trigger: {calibrate: true}
+model:
+  provider: scripted
+  responses:
+    - {arm: router, id: "(content-free)", scores: {commit-message: -1.0, none: -0.2}}
+    - {arm: router, id: p1, scores: {commit-message: -0.5, none: -0.9}}
+    - {arm: router, id: p2, scores: {commit-message: -0.8, none: -0.6}}
+    - {arm: router, id: n1, scores: {commit-message: -2.0, none: -0.1}}
+    - {arm: router, id: n2, output: commit-message, scores: {commit-message: -1.5, none: -0.5}}
+    - {output: "feat: x"}
+tests:
+  - {id: p1, prompt: "Write a commit message for the parser fix", should_trigger: true}
+  - {id: p2, prompt: "Commit message for renaming a module", should_trigger: true}
+  - {id: n1, prompt: "What is 2 plus 2?", should_trigger: false}
+  - {id: n2, prompt: "Name a colour", should_trigger: false}
+"""
+
+
+def test_scripted_scores_give_the_auroc_and_calibrated_figures_in_every_report(
+    project: Path, capsys
+) -> None:
+    suite = write(project / "suite.yaml", SCORED)
+    _, doc = run_json(["run", str(suite)], capsys)
+    trigger = doc["trigger"]
+    assert trigger["recall"] == 0.5  # p2 went to none
+    assert trigger["fp"] == 1  # n2's scripted output overrides its own scores
+    assert trigger["auroc"]["value"] == 1.0
+    assert (trigger["auroc"]["positives"], trigger["auroc"]["negatives"]) == (2, 2)
+    assert trigger["calibrated"]["margin"] == -0.8
+    assert trigger["calibrated"]["recall"] == 1.0
+    assert trigger["calibrated"]["fp"] == 0
+    assert "router" not in trigger  # a scripted router is written, not measured
+    by_id = {r["test_id"]: r["trigger"] for r in doc["records"] if r["arm"] == "on"}
+    assert by_id["p2"]["skill_margin"] == -0.2
+    run_cli(["run", str(suite)])
+    err = capsys.readouterr().err
+    assert "trigger AUROC 1.00 [" in err
+    assert "calibrated (content-free margin -0.80 subtracted): accuracy 100% (4/4)" in err
+    latest = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / "latest"
+    run_cli(["report", str(latest), "-o", str(project / "r.md"), "-o", str(project / "r.html")])
+    md = (project / "r.md").read_text(encoding="utf-8")
+    assert "**Trigger AUROC**: trigger AUROC 1.00" in md
+    assert "**Calibrated triggering**: calibrated" in md
+    html = (project / "r.html").read_text(encoding="utf-8")
+    assert 'id="trigger-auroc" data-metric="trigger.auroc.value" data-value="1.0">1.00<' in html
+    assert 'data-metric="trigger.calibrated.recall" data-value="1.0"' in html
+
+
+def test_a_scores_only_rule_answers_routing_requests_only(project: Path, capsys) -> None:
+    text = SCORED.replace('    - {output: "feat: x"}\n', "").replace(
+        "{arm: router, id: p1,", "{id: p1,"
+    )
+    suite = write(project / "suite.yaml", text)
+    _, doc = run_json(["run", str(suite)], capsys)
+    p1 = next(r for r in doc["records"] if r["test_id"] == "p1" and r["arm"] == "on")
+    assert p1["status"] == "error"
+    assert "answers routing requests; add `output:`" in p1["error"]

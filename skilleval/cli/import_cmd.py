@@ -1,0 +1,71 @@
+"""``skilleval import promptfoo``: write a promptfoo config as a skilleval suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from skilleval.errors import DiagnosticsError, SuiteError, UsageError
+from skilleval.exitcodes import ExitCode
+from skilleval.suite.load import Overrides, load_suite
+from skilleval.suite.promptfoo_import import import_config
+from skilleval.suite.yamlio import load_yaml
+
+
+@click.group("import")
+def import_group() -> None:
+    """Write another tool's config as a skilleval suite."""
+
+
+@import_group.command("promptfoo")
+@click.argument(
+    "config", metavar="CONFIG", type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the suite (default: suite.yaml beside CONFIG).",
+)
+@click.option("--force", is_flag=True, help="Replace the output file if it exists.")
+@click.pass_context
+def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool) -> None:
+    """Write the promptfoo CONFIG as a skilleval suite, then validate it.
+
+    The suite keeps the config's comments, reads its providers as `models:` and its grader
+    as `judge:`, and says in comments what changed meaning. What cannot be carried over is
+    listed here and in the suite's header.
+    """
+    target = output or config.with_name("suite.yaml")
+    if target.resolve() == config.resolve():
+        raise UsageError(f"{target} is the config itself; give another --output")
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists; give --force to replace it, or another --output")
+    # The config is read by skilleval's own reader first, so that a broken file gets
+    # positioned messages (and a file that is not text, a plain one).
+    doc = load_yaml(config, strict=False)
+    if doc.problems:
+        raise SuiteError(doc.problems)
+    try:
+        imported = import_config(config)
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"cannot import {config}: {exc}") from None
+    try:
+        target.write_text(imported.text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    for line in imported.left_out:
+        click.echo(f"not carried over: {line}", err=True)
+    click.echo(f"wrote {target}", err=True)
+    # Relative paths in the config keep their meaning only beside it.
+    if target.resolve().parent != config.resolve().parent:
+        click.echo("note: file:// paths are relative to the config's folder", err=True)
+    try:
+        suite, _ = load_suite(target, Overrides())
+    except DiagnosticsError as exc:
+        click.echo(str(exc), err=True)
+        ctx.exit(ExitCode.INVALID)
+    for note in suite.notes:
+        click.echo(note, err=True)
+    click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)

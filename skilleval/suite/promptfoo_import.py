@@ -1,0 +1,194 @@
+"""promptfoo configs: how skilleval reads one differently, and ``skilleval import promptfoo``.
+
+skilleval reads a promptfoo config as it is (``skilleval run promptfooconfig.yaml``), with
+every difference in meaning reported as a warning (:func:`differences`). ``import`` writes
+the equivalent skilleval suite instead (:func:`import_config`): the same YAML, comments kept,
+with ``version: 1``, the providers as ``models:``, the grader as ``judge:``, and a comment
+wherever something changed meaning or could not be carried over.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skilleval.errors import Location
+from skilleval.suite.columns import PROVIDER_LISTS
+from skilleval.suite.provider_ids import translate
+from skilleval.suite.schema import PROMPTFOO_KEYS
+from skilleval.suite.yamlio import Document
+
+MARKERS = (*PROVIDER_LISTS, "evaluateOptions", "redteam", "scenarios", "outputPath", "env")
+"""Top-level keys that only a promptfoo config has."""
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One place where skilleval reads the config otherwise than promptfoo would."""
+
+    where: Location
+    message: str
+    carried: bool = True
+    """False: the setting is not carried over at all."""
+
+
+def is_promptfoo(data: Any) -> bool:
+    """A config written for promptfoo: no ``version:``, and a key only promptfoo has."""
+    return isinstance(data, Mapping) and "version" not in data and any(k in data for k in MARKERS)
+
+
+def differences(doc: Document) -> list[Difference]:
+    """What skilleval does differently with this promptfoo config, each at its position."""
+    data: Mapping[str, Any] = doc.data
+    out: list[Difference] = []
+    decoding = data.get("decoding")
+    if decoding is None:
+        out.append(
+            Difference(
+                doc.at(),
+                "decoding is greedy with seed 0 and at most 256 new tokens for every model "
+                "(promptfoo leaves it to each provider); set `decoding:` to change it",
+            )
+        )
+    for key in PROVIDER_LISTS:
+        if key in data:
+            out.append(
+                Difference(
+                    doc.key_at([key]),
+                    f"`{key}:` is read as `models:`: each model runs the whole suite as a run of "
+                    "its own, with one column each in the side-by-side report",
+                )
+            )
+    default = data.get("defaultTest")
+    options = default.get("options") if isinstance(default, Mapping) else None
+    if isinstance(options, Mapping) and "provider" in options:
+        out.append(
+            Difference(
+                doc.key_at(["defaultTest", "options", "provider"]),
+                "the grading provider is read as `judge:`",
+            )
+        )
+    for key in data:
+        if key in PROMPTFOO_KEYS:
+            out.append(Difference(doc.key_at([key]), f"`{key}`: {PROMPTFOO_KEYS[key]}", False))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """A promptfoo config written as a skilleval suite."""
+
+    text: str
+    """The suite's YAML."""
+    left_out: tuple[str, ...]
+    """What could not be carried over, one line each."""
+
+
+def import_config(path: Path) -> Imported:
+    """The skilleval suite equivalent to the promptfoo config at ``path``.
+
+    Raises:
+        OSError: The file cannot be read.
+        ruamel.yaml.YAMLError: It is not YAML (``validate`` gives the positioned message).
+    """
+    from ruamel.yaml import YAML  # lazy: start-up time
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    yaml = YAML(typ="rt")
+    yaml.width = 4096  # keep the config's own line breaks
+    yaml.preserve_quotes = True
+    data = yaml.load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, CommentedMap):
+        raise ValueError(f"{path} is not a mapping of keys like `tests:`")
+    left_out: list[str] = []
+    notes: list[str] = []
+
+    models: list[Any] = []
+    for key in PROVIDER_LISTS:
+        if key not in data:
+            continue
+        raw = data[key]
+        for i, entry in enumerate(raw if isinstance(raw, list) else [raw]):
+            read = translate(entry, need_keys=False)
+            name = f"{key}[{i}]" if isinstance(raw, list) else key
+            if read.model is None:
+                left_out.append(f"{name}: {read.refusal}")
+                continue
+            model: Any = read.model
+            extra: dict[str, Any] = {}
+            if isinstance(model, dict) or (isinstance(entry, Mapping) and entry.get("label")):
+                extra["label"] = read.label  # the column's name: the id's model, or its label
+            if isinstance(entry, Mapping) and entry.get("prompts"):
+                extra["prompts"] = [str(x) for x in entry["prompts"]]
+            if extra:
+                base = model if isinstance(model, dict) else _as_mapping(model)
+                model = {**base, **extra}
+            if isinstance(model, dict):
+                model = CommentedMap(model)
+                model.fa.set_flow_style()
+            models.append((model, read.label, entry))
+        index = list(data).index(key)
+        del data[key]
+        if models:
+            # `models:` even for one: its items take the column label and prompts.
+            new_key, value = "models", CommentedSeq(m for m, _, _ in models)
+            data.insert(index, new_key, value)
+            data.yaml_set_comment_before_after_key(
+                new_key, before=f"From promptfoo's `{key}:` (each id read as a model)."
+            )
+        for _, label, entry in models:
+            if isinstance(entry, Mapping):
+                dropped = sorted(set(entry.get("config") or {}) - {"apiBaseUrl", "apiKeyEnvar"})
+                if dropped:
+                    notes.append(
+                        f"{label}: provider settings {', '.join(dropped)} are not used; "
+                        "decoding is set for the whole suite by `decoding:`"
+                    )
+        break
+
+    default = data.get("defaultTest")
+    options = default.get("options") if isinstance(default, Mapping) else None
+    if isinstance(options, CommentedMap) and "provider" in options:
+        grader = translate(options["provider"], need_keys=False)
+        del options["provider"]
+        if not options:
+            del default["options"]
+        if grader.model is None:
+            left_out.append(f"defaultTest.options.provider: {grader.refusal}")
+        else:
+            judge: Any = grader.model
+            if isinstance(judge, dict):
+                judge = CommentedMap(judge)
+                judge.fa.set_flow_style()
+            data.insert(len(data), "judge", judge)
+            data.yaml_set_comment_before_after_key(
+                "judge", before="From promptfoo's defaultTest.options.provider (the grader)."
+            )
+
+    for key in list(data):
+        if key in PROMPTFOO_KEYS:
+            left_out.append(f"{key}: {PROMPTFOO_KEYS[key]}")
+            del data[key]
+
+    data.insert(0, "version", 1)
+    header = [f"Imported from {path.name} by `skilleval import promptfoo`."]
+    header += [f"Not carried over: {line}" for line in left_out]
+    header += [f"Changed: {line}" for line in notes]
+    header.append(
+        "Decoding is greedy with seed 0 and at most 256 new tokens unless `decoding:` says "
+        "otherwise."
+    )
+    data.yaml_set_start_comment("\n".join(header))
+    buffer = io.StringIO()
+    yaml.dump(data, buffer)
+    return Imported(buffer.getvalue(), tuple(left_out))
+
+
+def _as_mapping(model: str) -> dict[str, Any]:
+    """A shorthand model (``echo``, a GGUF path) as a mapping, to give it a label."""
+    if model == "echo":
+        return {"provider": "echo"}
+    return {"path": model}

@@ -1,0 +1,100 @@
+"""`skilleval import promptfoo`: a promptfoo config becomes a skilleval suite that means the same."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skilleval.cli import run_cli
+from skilleval.suite.load import Overrides, load_suite
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "promptfoo"
+
+
+def imported(folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
+    copy = shutil.copytree(DATA / folder, tmp_path / folder)
+    code = run_cli(["import", "promptfoo", str(copy / "promptfooconfig.yaml")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    return copy / "suite.yaml", err
+
+
+def test_providers_become_labelled_models_with_their_prompts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite_file, err = imported("ollama", tmp_path, capsys)
+    text = suite_file.read_text(encoding="utf-8")
+    assert text.startswith("# Imported from promptfooconfig.yaml")
+    assert "version: 1" in text
+    assert "\nproviders:" not in text
+    # The config's own comments are kept.
+    assert "# yaml-language-server" in text or "Comparing local Ollama models" in text
+    suite, _ = load_suite(suite_file, Overrides(entry_points=False))
+    assert [m.label for m in suite.models] == [
+        "ollama:llama4-scout",
+        "ollama:llama4-maverick",
+        "gpt-5-mini",
+    ]
+    scout, _, gpt = suite.columns()
+    assert {t.prompt.label for t in scout.tests} == {"llama_prompt"}
+    assert {t.prompt.label for t in gpt.tests} == {"openai_prompt"}
+    # The hosted model is carried over naming its key, which the run asks for.
+    assert gpt.model.to_json()["base_url"] == "https://api.openai.com/v1"
+    assert "api_key_env: OPENAI_API_KEY" in text
+    assert "Changed: ollama:llama4-scout: provider settings num_predict are not used" in text
+    assert "ok (20 tests)" in err
+
+
+def test_the_imported_suite_has_the_same_tests_as_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite_file, _ = imported("ollama-comparison", tmp_path, capsys)
+    ours, _ = load_suite(suite_file, Overrides(entry_points=False))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    theirs, _ = load_suite(suite_file.with_name("promptfooconfig.yaml"))
+    assert [m.label for m in ours.models] == [m.label for m in theirs.models]
+    assert ours.column_prompts == theirs.column_prompts
+    assert [t.id for t in ours.tests] == [t.id for t in theirs.tests]
+    assert [[a.type for a in t.asserts] for t in ours.tests] == [
+        [a.type for a in t.asserts] for t in theirs.tests
+    ]
+
+
+def test_what_cannot_be_carried_over_is_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite_file, err = imported("llama-gpt-comparison", tmp_path, capsys)
+    assert "not carried over: providers[2]: `replicate:meta/meta-llama-3.1-405b-instruct`" in err
+    assert "Not carried over: providers[2]" in suite_file.read_text(encoding="utf-8")
+
+
+def test_an_existing_output_is_not_replaced_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite_file, _ = imported("simple-cli", tmp_path, capsys)
+    config = suite_file.with_name("promptfooconfig.yaml")
+    assert run_cli(["import", "promptfoo", str(config)]) == 2
+    assert "exists; give --force" in capsys.readouterr().err
+    assert run_cli(["import", "promptfoo", str(config), "--force"]) == 0
+
+
+def test_a_promptfoo_config_run_directly_warns_of_every_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = shutil.copytree(DATA / "ollama", tmp_path / "ollama")
+    code = run_cli(["validate", str(copy / "promptfooconfig.yaml"), "--no-entry-points"])
+    err = capsys.readouterr().err
+    assert code == 4  # the hosted model has no key here
+    assert "OPENAI_API_KEY is not set" in err
+    config = copy / "promptfooconfig.yaml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("openai:gpt-5-mini", "echo"), encoding="utf-8"
+    )
+    assert run_cli(["validate", str(config), "--no-entry-points"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: `providers:` is read as `models:`" in err
+    assert "warning: decoding is greedy" in err
+    assert "warning: `config.num_predict` is not used" in err
+    assert "ok (20 tests, 3 models)" in err
