@@ -38,11 +38,15 @@ from skilleval.suite.model import Suite
     required=False,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
-@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
+@model_option(
+    "--model",
+    help="default, a .gguf path, hf:OWNER/REPO:QUANT, ollama:NAME, lmstudio:NAME or echo "
+    "(overrides `model:`).",
+)
 @model_option(
     "--judge-model",
     "judge_model",
-    help="The grader for llm-rubric/llm-assert: default, a .gguf path, echo (overrides `judge:`).",
+    help="The grader for llm-rubric/llm-assert: any --model value (overrides `judge:`).",
 )
 @click.option("--trials", type=click.IntRange(min=1), help="Trials per test (distribution mode).")
 @click.option("--seed", type=click.IntRange(min=0), help="Base seed (overrides `decoding.seed`).")

@@ -21,7 +21,11 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
-@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
+@model_option(
+    "--model",
+    help="default, a .gguf path, hf:OWNER/REPO:QUANT, ollama:NAME, lmstudio:NAME or echo "
+    "(overrides `model:`).",
+)
 @click.option(
     "-k",
     "--filter",

@@ -27,6 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from skilleval.engine.base import (
     clean_reply,
 )
 from skilleval.engine.embedded import default_model_path
+from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_checks import (
     GGUF_MAGIC,
@@ -122,6 +124,10 @@ class LlamaProvider:
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
         self._path: Path | None = None
+        self._fetched: Fetched | None = None
+        self._fetch_error: ProviderError | None = None
+        """A failed hub fetch, raised again rather than retried on every call."""
+        self._path_lock = threading.Lock()
         self._identity: ModelIdentity | None = None
         self._llm: Any = None
         self._formatter: Any = None
@@ -136,23 +142,51 @@ class LlamaProvider:
 
     @property
     def path(self) -> Path:
-        """The GGUF file this provider runs (the embedded model for ``default``)."""
-        if self._path is None:
-            raw = self.config.path
-            if raw == "default":
-                self._path = default_model_path()
-            else:
-                self._path = Path(raw).expanduser()
-        return self._path
-
-    def identity(self) -> ModelIdentity:
-        """File name, size and SHA-256 of the GGUF; does not load the model.
+        """The GGUF file this provider runs: the embedded model for ``default``, the file in
+        huggingface_hub's cache for an ``hf:`` reference (fetched on first use).
 
         Raises:
-            ProviderError: The file is missing or unreadable.
+            ProviderError: The embedded model is not installed, or a hub file cannot be
+                fetched (:class:`~skilleval.errors.ModelDownloadError`).
+        """
+        with self._path_lock:
+            if self._path is None:
+                raw = self.config.path
+                if raw == "default":
+                    self._path = default_model_path()
+                elif is_hub_ref(raw):
+                    self._path = self._fetch(raw).path
+                else:
+                    self._path = Path(raw).expanduser()
+            return self._path
+
+    def _fetch(self, raw: str) -> Fetched:
+        if self._fetch_error is not None:
+            raise self._fetch_error
+        try:
+            # The reference was checked when the suite loaded; a spec built in code may not be.
+            ref = parse_ref(raw)
+        except ValueError as exc:
+            raise ProviderError(str(exc)) from None
+        try:
+            self._fetched = fetch(ref)
+        except ProviderError as exc:
+            self._fetch_error = exc
+            raise
+        return self._fetched
+
+    def identity(self) -> ModelIdentity:
+        """File name, size and SHA-256 of the GGUF, and for a hub file the repository, file
+        and commit it came from; does not load the model.
+
+        Raises:
+            ProviderError: The file is missing or unreadable, or cannot be fetched.
         """
         if self._identity is None:
-            self._identity = file_identity(self.path, self.memo_dir)
+            identity = file_identity(self.path, self.memo_dir)
+            if self._fetched is not None:
+                identity = replace(identity, details=self._fetched.details())
+            self._identity = identity
         return self._identity
 
     def check(self) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skilleval.engine.hf import is_hub_ref, problem_with
 from skilleval.plugins.markers import ConfigContext
 
 __all__ = ["GGUF_SCHEMA", "N_BATCH", "N_CTX", "LlamaConfig"]
@@ -21,7 +22,8 @@ class LlamaConfig:
     """How to load a GGUF model: ``model: {provider: gguf, path, n_ctx, threads, n_batch}``."""
 
     path: str = "default"
-    """``default`` (the embedded model) or a .gguf file, made absolute against the suite."""
+    """``default`` (the embedded model), an ``hf:`` reference (fetched when a run starts), or a
+    .gguf file, made absolute against the suite."""
     n_ctx: int = N_CTX
     threads: int | None = None
     """CPU threads; None lets llama.cpp choose."""
@@ -33,7 +35,11 @@ class LlamaConfig:
     def configure(cls, raw: Mapping[str, Any], ctx: ConfigContext) -> LlamaConfig:
         written = str(raw.get("path", "default"))
         path = written
-        if written != "default":
+        if is_hub_ref(written):
+            problem = problem_with(written)
+            if problem is not None:
+                ctx.error(problem, "path")
+        elif written != "default":
             p = Path(written).expanduser()
             path = str(p if p.is_absolute() else ctx.base_dir / p)
         return cls(
@@ -56,7 +62,11 @@ class LlamaConfig:
 GGUF_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "minLength": 1, "description": "`default` or a .gguf file."},
+        "path": {
+            "type": "string",
+            "minLength": 1,
+            "description": "`default`, a .gguf file, or hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (a file on a Hugging Face hub, optionally @REVISION).",
+        },
         "n_ctx": {"type": "integer", "minimum": 256},
         "threads": {"type": "integer", "minimum": 1},
         "n_batch": {"type": "integer", "minimum": 1},

@@ -49,7 +49,7 @@ GRADER: dict[str, Any] = {
 }
 
 transform: dict[str, Any] = {
-    "description": "Applied to the output before the assertions: an expr string, or {jmespath: query} / {expr: ...}.",
+    "description": "Applied to the output before the assertions: an expr or JavaScript string, file://transform.js[:fn], or {jmespath: query} / {expr: ...} / {javascript: ...}.",
     "anyOf": [
         {"type": "string", "minLength": 1},
         {
@@ -60,6 +60,7 @@ transform: dict[str, Any] = {
             "properties": {
                 "jmespath": {"type": "string", "minLength": 1},
                 "expr": {"type": "string", "minLength": 1},
+                "javascript": {"type": "string", "minLength": 1},
             },
         },
     ],
