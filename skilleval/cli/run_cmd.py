@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -62,10 +63,17 @@ from skilleval.suite.model import Suite
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Parallel requests for providers that allow it (the OpenAI provider); default 1, or"
-    " the suite's evaluateOptions.maxConcurrency.",
+    help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
+    "requests an in-process model decodes together, unless model.parallel is set. Default 1, "
+    "or the suite's evaluateOptions.maxConcurrency.",
 )
 @click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
+@click.option(
+    "--no-judge-check",
+    is_flag=True,
+    help="Skip measuring the judge on the judge-fitness set (done once per judge model, "
+    "then cached); reports then say the judge was not checked.",
+)
 @click.option(
     "-o",
     "--output",
@@ -95,6 +103,7 @@ def run(
     filters: tuple[str, ...],
     jobs: int | None,
     no_cache: bool,
+    no_judge_check: bool,
     outputs: tuple[Path, ...],
     quiet: bool,
     resume: Path | None,
@@ -103,7 +112,12 @@ def run(
     no_entry_points: bool,
     as_json: bool,
 ) -> None:
-    """Run SUITE and report; the exit code tells CI whether its gate passed."""
+    """Run SUITE and report; the exit code tells CI whether its gate passed.
+
+    The first time a judge model grades a run, it is first measured on the judge-fitness set
+    (suites/judge-fitness.yaml); the result is cached per judge model and shown in every
+    report. A judge no better than chance makes the model tier "unqualified".
+    """
     if suite_file is None:
         if resume is None:
             raise click.UsageError("give a SUITE to run, or --resume RUN_DIR")
@@ -133,7 +147,18 @@ def run(
         for out in outputs:
             check_matrix_output(out)
         with environment(suite.env):
-            _run_matrix(ctx, suite, registry, filters, jobs, no_cache, outputs, quiet, as_json)
+            _run_matrix(
+                ctx,
+                suite,
+                registry,
+                filters,
+                jobs,
+                no_cache,
+                outputs,
+                quiet,
+                as_json,
+                no_judge_check,
+            )
         return
     for out in outputs:
         # Checked before the run, so a typo costs nothing; after loading, so that a plugin's
@@ -153,6 +178,8 @@ def run(
                 resume=resume,
                 force=force,
                 warn=lambda message: click.echo(f"warning: {message}", err=True),
+                judge_check=not no_judge_check,
+                notice=None if quiet else lambda message: click.echo(message, err=True),
             )
             outcome = run_suite(suite, options)
     except NoTestsSelected:
@@ -171,7 +198,7 @@ def run(
             unwritten.append(str(exc))
     if as_json:
         emit_json(run_json(run))
-    text = terminal.render_terminal(run)
+    text = terminal.render_terminal(run, color=_color())
     if quiet:
         click.echo(text.splitlines()[-1], err=True)
     else:
@@ -197,6 +224,11 @@ def environment(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[name] = old
 
 
+def _color() -> bool:
+    """ANSI styles on stderr: only on a terminal, and never under NO_COLOR."""
+    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+
+
 def _run_matrix(
     ctx: click.Context,
     suite: Suite,
@@ -207,6 +239,7 @@ def _run_matrix(
     outputs: tuple[Path, ...],
     quiet: bool,
     as_json: bool,
+    no_judge_check: bool = False,
 ) -> None:
     """Every model of the suite, one after another, then the side-by-side report."""
 
@@ -223,6 +256,8 @@ def _run_matrix(
                 use_cache=not no_cache,
                 progress=progress,
                 warn=lambda message: click.echo(f"warning: {message}", err=True),
+                judge_check=not no_judge_check,
+                notice=None if quiet else lambda message: click.echo(message, err=True),
             )
             outcome = run_matrix(suite, options, started)
     except NoTestsSelected:

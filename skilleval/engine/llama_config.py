@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,10 +12,22 @@ from typing import Any
 from skilleval.engine.hf import is_hub_ref, problem_with
 from skilleval.plugins.markers import ConfigContext
 
-__all__ = ["GGUF_SCHEMA", "N_BATCH", "N_CTX", "LlamaConfig"]
+__all__ = [
+    "DEFAULT_PARALLEL",
+    "GGUF_SCHEMA",
+    "N_BATCH",
+    "N_CTX",
+    "LlamaConfig",
+    "batch_width",
+    "default_threads",
+]
 
 N_CTX = 4096
 N_BATCH = 512
+DEFAULT_PARALLEL = 1
+"""Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise.
+On this project's shared 2-core machine the gain of batching could not be told from the
+noise (bench/README.md), so it is opt-in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +39,11 @@ class LlamaConfig:
     .gguf file, made absolute against the suite."""
     n_ctx: int = N_CTX
     threads: int | None = None
-    """CPU threads; None lets llama.cpp choose."""
+    """CPU threads; None lets llama.cpp choose (see :func:`default_threads`)."""
     n_batch: int = N_BATCH
+    parallel: int | None = None
+    """Requests decoded together; None means ``--jobs`` when above 1, else
+    :data:`DEFAULT_PARALLEL` (one at a time)."""
     label: str = "default"
     """The path as written, for messages."""
 
@@ -47,6 +63,7 @@ class LlamaConfig:
             n_ctx=int(raw.get("n_ctx", N_CTX)),
             threads=raw.get("threads"),
             n_batch=int(raw.get("n_batch", N_BATCH)),
+            parallel=raw.get("parallel"),
             label=written,
         )
 
@@ -56,6 +73,8 @@ class LlamaConfig:
             "n_ctx": self.n_ctx,
             "threads": self.threads,
             "n_batch": self.n_batch,
+            # Only when set, so that the results of suites without it keep their shape.
+            **({"parallel": self.parallel} if self.parallel is not None else {}),
         }
 
 
@@ -70,5 +89,25 @@ GGUF_SCHEMA: dict[str, Any] = {
         "n_ctx": {"type": "integer", "minimum": 256},
         "threads": {"type": "integer", "minimum": 1},
         "n_batch": {"type": "integer", "minimum": 1},
+        "parallel": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 64,
+            "description": "Requests decoded together in one batch (1: one at a time).",
+        },
     },
 }
+
+
+def default_threads() -> int:
+    """llama-cpp-python's own default for generation, half the cores (prompts use them all):
+    the thread count a run records when ``threads`` is not set."""
+    return max((os.cpu_count() or 2) // 2, 1)
+
+
+def batch_width(config: LlamaConfig, jobs: int) -> int:
+    """How many requests decode together: ``parallel``, else ``--jobs`` above 1, else the
+    default."""
+    if config.parallel is not None:
+        return max(1, int(config.parallel))
+    return jobs if jobs > 1 else DEFAULT_PARALLEL

@@ -453,6 +453,12 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                             "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
                         },
                         "max_errors": {"type": "integer", "minimum": 0},
+                        "judge_fitness": {
+                            "type": "string",
+                            "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                            "description": "On the judge's fitness (accuracy on the judge-fitness "
+                            "set, chance 0.5); fails when the judge was not checked.",
+                        },
                     },
                 },
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
