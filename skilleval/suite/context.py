@@ -47,6 +47,9 @@ class Loader:
     """Tools from the top-level ``tools:`` and ``defaultTest.tools``, in that order."""
     skipped: frozenset[PathKey] = frozenset()
     """Parts of the suite file that broke the schema: reported already, not compiled."""
+    graders: list[tuple[Any, Location, Path]] = field(default_factory=list)
+    """promptfoo's grader settings (``options.provider``, an assertion's ``provider``), each
+    with where it is written and the folder its paths are relative to; they become the judge."""
     plugins_incomplete: bool = False
     """A plugin folder could not be loaded, so an unknown type may be one of its own."""
     default_asserts: dict[int, AssertionEntry] = field(default_factory=dict)
