@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from skilleval.errors import ExprRuntimeError
 from skilleval.results.model import ArmSummary, Summary
 from skilleval.results.records import Record
-from skilleval.suite.derived import COUNT
+from skilleval.suite.derived import COUNT, js_body
 from skilleval.suite.model import DerivedMetric
+from skilleval.util.jsengine import JsError, evaluate_number
 
 
 def with_derived(
@@ -37,17 +39,24 @@ def _arm(
 ) -> ArmSummary:
     totals: dict[str, float] = {}
     for record in records:
-        for name, value in record.metrics.items():
-            totals[name] = totals.get(name, 0.0) + value
+        for name, total in record.metrics.items():
+            totals[name] = totals.get(name, 0.0) + total
     env: dict[str, float] = {**totals, COUNT: float(len(records))}
     added: dict[str, float] = {}
     for metric in derived:
-        if not metric.formula.names <= env.keys():
-            continue
-        try:
-            value = metric.formula.evaluate(env)
-        except ExprRuntimeError:
-            continue
+        value: Any
+        if metric.formula is None:
+            try:
+                value = evaluate_number(js_body(metric.source), {**env, "__count": env[COUNT]})
+            except JsError:
+                continue
+        else:
+            if not metric.formula.names <= env.keys():
+                continue
+            try:
+                value = metric.formula.evaluate(env)
+            except ExprRuntimeError:
+                continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         if not math.isfinite(value):

@@ -3,10 +3,9 @@
 Each entry is ``{name, value}``; ``value`` is an ``expr`` formula (docs/expr.md) over the
 metrics the assertions name with ``metric:``, each standing for its total over an arm's
 results as in promptfoo, and ``__count`` (also ``count``), the number of results. A later
-entry may read an earlier one. promptfoo also takes JavaScript here (a
-``function(namedScores, context)`` body); such a formula is refused at load, with the reason,
-until a JavaScript engine is available: :class:`DerivedMetric` keeps the formula's ``kind``
-so that another evaluator can take it.
+entry may read an earlier one. A formula expr cannot read is taken as JavaScript, as promptfoo
+takes it: the metrics are variables and ``namedScores``, and it runs in the sandbox of
+:mod:`skilleval.util.jsengine`; its syntax is checked at load.
 """
 
 from __future__ import annotations
@@ -19,11 +18,24 @@ from skilleval import expr
 from skilleval.suite.context import Loader
 from skilleval.suite.model import DerivedMetric
 from skilleval.suite.yamlio import Document
+from skilleval.util.jsengine import check_inline
 
 COUNT = "count"
 """The name a formula reads the number of results by (promptfoo's ``__count``)."""
 _PROMPTFOO_COUNT = re.compile(r"(?<![\w.'\"])__count(?!\w)")
 _JAVASCRIPT = re.compile(r"\bfunction\b|=>|\breturn\b|===|!==|&&|\|\||\bnamedScores\b|;")
+
+
+_FUNCTION = re.compile(r"^\s*(async\s+)?(function\b|\([^()]*\)\s*=>|\w+\s*=>)")
+
+
+def js_body(source: str) -> str:
+    """A JavaScript formula as the code the sandbox runs: a function (promptfoo's
+    ``function (namedScores, context) {…}``) is called with the metrics and ``{count}``;
+    anything else is an expression or a body over the metric names."""
+    if _FUNCTION.match(source):
+        return f"({source.strip().rstrip(';')})(namedScores, {{count: __count, __count: __count}})"
+    return source
 
 
 def derived_metrics(
@@ -50,15 +62,18 @@ def derived_metrics(
         try:
             formula = expr.compile_expr(_PROMPTFOO_COUNT.sub(COUNT, source))
         except expr.ExprSyntaxError as exc:
-            if _JAVASCRIPT.search(source):
+            if not _JAVASCRIPT.search(source):
+                loader.error(where, f"derived metric '{name}': {exc.message} at column {exc.col}")
+                continue
+            failure = check_inline(js_body(source), ("namedScores", "__count", *sorted(known)))
+            if failure is not None:
                 loader.error(
                     where,
-                    f"derived metric '{name}' is JavaScript, which needs the JavaScript engine;"
-                    " write the formula as an expr over the metric names (docs/expr.md),"
-                    " e.g. `correct / __count`",
+                    f"derived metric '{name}': {failure.describe('the formula', inline=True)}",
                 )
-            else:
-                loader.error(where, f"derived metric '{name}': {exc.message} at column {exc.col}")
+                continue
+            out.append(DerivedMetric(name, source, "javascript", None, where))
+            known.add(name)
             continue
         unknown = sorted(formula.names - known - {COUNT})
         if unknown:

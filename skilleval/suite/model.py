@@ -126,9 +126,10 @@ class DerivedMetric:
     name: str
     source: str
     """As written."""
-    kind: Literal["expr"]
-    """The formula's language; the only one evaluated today."""
-    formula: Expr
+    kind: Literal["expr", "javascript"]
+    """The formula's language: expr, or JavaScript when expr cannot read it."""
+    formula: Expr | None
+    """The compiled expr formula; None for JavaScript, which runs in the sandbox."""
     where: Location
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 import time
 from dataclasses import replace
@@ -504,6 +505,7 @@ def test_derived_metric_formulas_are_checked_at_load(tmp_path: Path) -> None:
         derivedMetrics:
           - {name: rate, value: hits / __count}
           - {name: js, value: "function(namedScores) { return namedScores.hits }"}
+          - {name: broken, value: "namedScores.hits / ;"}
           - {name: typo, value: hitz + 1}
         tests:
           - prompt: hi
@@ -511,9 +513,41 @@ def test_derived_metric_formulas_are_checked_at_load(tmp_path: Path) -> None:
         """,
     )
     assert len(found) == 2
-    assert "'js' is JavaScript, which needs the JavaScript engine" in found[0]
+    assert "derived metric 'broken': JavaScript syntax error" in found[0]
     assert "reads 'hitz'" in found[1]
     assert "did you mean 'hits'?" in found[1]
+
+
+def test_javascript_derived_metrics_run_in_the_sandbox(tmp_path: Path) -> None:
+    from skilleval.cli import run_cli
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            """
+            model: echo
+            derivedMetrics:
+              - {name: share, value: "function (namedScores, ctx) { return namedScores.greets / ctx.count; }"}
+              - {name: twice, value: "greets * 2"}
+              - {name: arrow, value: "(s, c) => s.greets + c.__count"}
+              - {name: loops, value: "function () { while (true) {} }"}
+            tests:
+              - prompt: Say hello
+                assert: [{type: icontains, value: hello, metric: greets}]
+              - prompt: Say bye
+                assert: [{type: icontains, value: hello, metric: greets}]
+            """
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "r.json"
+    assert run_cli(["run", str(suite), "-q", "-o", str(out)]) == 1
+    metrics = json.loads(out.read_text(encoding="utf-8"))["summary"]["arms"]["default"]["metrics"]
+    assert metrics["share"] == 0.5
+    assert metrics["twice"] == 2.0
+    assert metrics["arrow"] == 3.0
+    # A formula that runs away is stopped by the sandbox's limit and left out.
+    assert "loops" not in metrics
 
 
 def test_derived_metrics_are_computed_from_each_arms_totals() -> None:
