@@ -212,8 +212,16 @@ def with_affixes(
 
 
 def chat_prompt(pdoc: Document, label: str) -> Prompt:
-    """A chat prompt file: a list of ``{role, content}`` messages."""
-    data = pdoc.data
+    """A chat prompt file: a list of ``{role, content}`` messages, or a mapping holding them
+    under ``messages`` (the shape Anthropic's and OpenAI's APIs take).
+
+    ``content`` is text, or a list of content parts of which only ``{type: text, text}``
+    parts are read (joined by blank lines); provider hints on a part (``cache_control``) are
+    ignored, and any other part (an image …) is an error at its position.
+    """
+    data, at = pdoc.data, []
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        data, at = data["messages"], ["messages"]
     if not isinstance(data, list) or not data:
         raise SuiteError(
             [
@@ -224,25 +232,47 @@ def chat_prompt(pdoc: Document, label: str) -> Prompt:
         )
     messages: list[tuple[str, str]] = []
     for i, msg in enumerate(data):
-        if (
-            not isinstance(msg, dict)
-            or not isinstance(msg.get("role"), str)
-            or not isinstance(msg.get("content"), str)
-        ):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, list):
+            content = _text_parts(pdoc, [*at, i, "content"], content)
+        if not isinstance(msg, dict) or not isinstance(msg.get("role"), str) or content is None:
             raise SuiteError(
-                [Diagnostic(pdoc.at([i]), "each message needs a string `role` and `content`")]
+                [Diagnostic(pdoc.at([*at, i]), "each message needs a string `role` and `content`")]
             )
         if msg["role"] not in _ROLES:
             raise SuiteError(
                 [
                     Diagnostic(
-                        pdoc.at([i, "role"]),
+                        pdoc.at([*at, i, "role"]),
                         f"role must be system, user or assistant, not {msg['role']!r}",
                     )
                 ]
             )
-        messages.append((msg["role"], msg["content"]))
+        messages.append((msg["role"], content))
     return Prompt(label, messages=tuple(messages), where=pdoc.at())
+
+
+def _text_parts(pdoc: Document, at: list[str | int], parts: list[Any]) -> str | None:
+    """The text of a message's content parts; an error for a part that is not text."""
+    texts: list[str] = []
+    for j, part in enumerate(parts):
+        if (
+            isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+        ):
+            texts.append(part["text"])
+            continue
+        kind = part.get("type") if isinstance(part, dict) else None
+        raise SuiteError(
+            [
+                Diagnostic(
+                    pdoc.at([*at, j]),
+                    f"only text content parts are read ({{type: text, text: …}}), not {kind!r}",
+                )
+            ]
+        )
+    return "\n\n".join(texts) if texts else None
 
 
 def test_prompts(

@@ -29,10 +29,8 @@ from skilleval.suite.load import Overrides, load_suite
 DATA = Path(__file__).resolve().parents[1] / "data" / "promptfoo"
 EXAMPLES = sorted(p.parent.name for p in DATA.glob("*/promptfooconfig.yaml"))
 
-ANTHROPIC = "its prompt file is in Anthropic's message format (content parts), not read"
 RESPONSE_FORMAT = "its prompts set `config.response_format`, which is refused"
 NOT_YET: dict[str, str] = {
-    "claude-vs-gpt": ANTHROPIC,
     "structured-outputs-config": RESPONSE_FORMAT,
 }
 """Examples that cannot load yet, and why."""
