@@ -9,7 +9,7 @@ when both accuracy ("fitness") and discrimination lie above chance.
 The outcome is remembered in ``<home>/judge-fitness.json``, keyed by everything that could
 change it (``suites/judge-fitness.measured.json`` ships the same kind of entries, measured
 for the embedded model, so that its first run does not spend minutes repeating them): the judge model's identity (:meth:`~skilleval.engine.base.ModelIdentity.key`, the
-SHA-256 for a GGUF), its seed, the text of the fitness set and of the judge prompts, and the
+SHA-256 for a GGUF), its seed unless it is greedy, the text of the fitness set and of the judge prompts, and the
 version of this rule. The next run with the same judge reads it back for free. A judge with
 no readable identity (a plugin's own ``Judge``) is measured every run and never remembered.
 """
@@ -183,7 +183,13 @@ def memo_key(judge: Judge, seed: int) -> str | None:
     for name in _PROMPTS:
         digest.update(templates.joinpath(name).read_bytes())
     digest.update(json.dumps(WORKED_EXAMPLE.texts).encode("utf-8"))
-    return f"{model}|seed={seed}|rule={RULE_VERSION}|inputs={digest.hexdigest()[:16]}"
+    # A greedy judge gives the same grades whatever its seed, so its measurement serves every
+    # seed (a suite's `decoding.seed` is the judge's seed too).
+    describe = getattr(judge, "describe", None)
+    described = describe() if callable(describe) else {}
+    greedy = bool(described.get("greedy") or (described.get("decoding") or {}).get("greedy"))
+    sampling = "greedy" if greedy else f"seed={seed}"
+    return f"{model}|{sampling}|rule={RULE_VERSION}|inputs={digest.hexdigest()[:16]}"
 
 
 def _own_counters(judge: Judge, seed: int) -> Judge:
