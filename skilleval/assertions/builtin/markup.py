@@ -16,6 +16,7 @@ heuristic: at least two signs of HTML among tags, entities, a doctype, comments 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -561,7 +562,8 @@ HTML_ELEMENTS = frozenset(
 )
 """The element names promptfoo recognises as HTML; a name with a dash is a custom element."""
 
-_WRITTEN_WRAPPER = {name: re.compile(f"<{name}(?=[\\s>/])") for name in ("html", "head", "body")}
+_WRAPPERS = ("html", "head", "body")
+_WRAPPER_TAG = {name: re.compile(f"<{name}(?=[\\s>/])") for name in _WRAPPERS}
 
 
 def _local_name(tag: Any) -> str | None:
@@ -579,6 +581,64 @@ def _loose_text(body: Any) -> str | None:
     return None
 
 
+@functools.cache
+def _recording_builder() -> Any:
+    """html5lib's ElementTree builder, noting which head and body elements were written.
+
+    The parser adds them when a document leaves them out; only the ones made from a tag in
+    the text count as written. A tag from the text is told apart from one the parser implies
+    by the tokenizer's ``selfClosingAcknowledged`` key, which implied tags lack. (html5lib
+    always implies the html element; :func:`_html_tag_first` says whether it was written.)
+    """
+    from html5lib import treebuilders  # lazy: start-up time
+
+    base: Any = treebuilders.getTreeBuilder("etree")
+
+    class Recording(base):  # type: ignore[misc, valid-type]
+        def reset(self) -> None:
+            super().reset()
+            self.written: set[int] = set()
+
+        def _note(self, token: Mapping[str, Any], element: Any) -> None:
+            if token.get("name") in _WRAPPERS and "selfClosingAcknowledged" in token:
+                self.written.add(id(element._element))
+
+        def insertElementNormal(self, token: Mapping[str, Any]) -> Any:
+            element = super().insertElementNormal(token)
+            self._note(token, element)
+            return element
+
+        def insertElementTable(self, token: Mapping[str, Any]) -> Any:
+            element = super().insertElementTable(token)
+            self._note(token, element)
+            return element
+
+    return Recording
+
+
+_IGNORED_BEFORE_HTML = frozenset({"Comment", "Doctype", "SpaceCharacters", "ParseError"})
+
+
+def _html_tag_first(text: str) -> bool:
+    """Whether an ``<html>`` tag makes the html element: no content comes before it.
+
+    Comments, a doctype, whitespace and stray end tags (other than head, body, html and br)
+    may precede it, as the HTML algorithm ignores them there.
+    """
+    from html5lib._tokenizer import HTMLTokenizer  # lazy: start-up time
+    from html5lib.constants import tokenTypes
+
+    kinds = {number: name for name, number in tokenTypes.items()}
+    for token in HTMLTokenizer(text):
+        kind = kinds.get(token["type"], "")
+        if kind in _IGNORED_BEFORE_HTML:
+            continue
+        if kind == "EndTag" and token["name"] not in ("head", "body", "html", "br"):
+            continue
+        return kind == "StartTag" and token["name"] == "html"
+    return False
+
+
 def html_problem(text: str) -> str | None:
     """Why ``text`` is not an HTML document or fragment by promptfoo's rules, or None."""
     import html5lib  # lazy: start-up time
@@ -590,17 +650,26 @@ def html_problem(text: str) -> str | None:
         return f"output is longer than {MAX_HTML_CHARS} characters"
     if re.match(r"\s*<\?xml", trimmed, re.IGNORECASE):
         return "output is XML, not HTML"
-    root = html5lib.parse(trimmed, treebuilder="etree", namespaceHTMLElements=False)
+    parser = html5lib.HTMLParser(tree=_recording_builder(), namespaceHTMLElements=False)
+    root = parser.parse(trimmed, scripting=True)
     lowered = trimmed.lower()
+
+    def written(name: str, element: Any) -> bool:
+        if not _WRAPPER_TAG[name].search(lowered):
+            return False
+        if name == "html":
+            return _html_tag_first(trimmed)
+        return id(element) in parser.tree.written
+
     elements = [(name, el) for el in root.iter() if (name := _local_name(el.tag)) is not None]
     body = next((el for name, el in elements if name == "body"), None)
-    if body is not None and not _WRITTEN_WRAPPER["body"].search(lowered):
+    if body is not None and not written("body", body):
         loose = _loose_text(body)
         if loose is not None:
             return f"text {quote(loose, 40)} stands outside any element"
-    for name, _ in elements:
-        if name in _WRITTEN_WRAPPER:
-            if _WRITTEN_WRAPPER[name].search(lowered):
+    for name, element in elements:
+        if name in _WRAPPERS:
+            if written(name, element):
                 return None
         elif name in HTML_ELEMENTS or "-" in name:
             return None
