@@ -594,7 +594,7 @@ def _recording_builder() -> Any:
 
     base: Any = treebuilders.getTreeBuilder("etree")
 
-    class Recording(base):  # type: ignore[misc, valid-type]
+    class Recording(base):  # type: ignore[misc]
         def reset(self) -> None:
             super().reset()
             self.written: set[int] = set()
@@ -635,7 +635,7 @@ def _html_tag_first(text: str) -> bool:
             continue
         if kind == "EndTag" and token["name"] not in ("head", "body", "html", "br"):
             continue
-        return kind == "StartTag" and token["name"] == "html"
+        return kind == "StartTag" and str(token["name"]) == "html"
     return False
 
 
