@@ -349,15 +349,56 @@ def xml_candidates(text: str) -> list[tuple[int, int]]:
 
 _WRAPPER = "skilleval-fragment"
 _ENTITY = re.compile(r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9A-Fa-f]+);)")
+_ATTRIBUTE = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?""")
+
+
+def _attribute_text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
+
+
+def _lenient_tag(tag: str) -> str:
+    """An opening tag rewritten so that expat reads it as promptfoo's parser does.
+
+    Attribute values may hold ``<`` and ``&``, may be unquoted, and an attribute may have no
+    value (it is true).
+    """
+    closing = "/>" if tag.rstrip(">").rstrip().endswith("/") else ">"
+    body = tag[1:].rstrip(">").rstrip().removesuffix("/")
+    name = _name_at(body, 0)
+    pieces = [f"<{name}"]
+    for match in _ATTRIBUTE.finditer(body, len(name)):
+        double, single, bare = match.group(2, 3, 4)
+        value = next((v for v in (double, single, bare) if v is not None), "true")
+        pieces.append(f' {match.group(1)}="{_attribute_text(value)}"')
+    return "".join(pieces) + closing
+
+
+def _lenient(fragment: str) -> str:
+    """``fragment`` with the laxities promptfoo's parser allows made well-formed."""
+    pieces: list[str] = []
+    last = 0
+    at = fragment.find("<")
+    while at >= 0:
+        tag = _read_tag(fragment, at)
+        if tag is None:
+            at = fragment.find("<", at + 1)
+            continue
+        pieces.append(_ENTITY.sub("&amp;", fragment[last:at]))
+        raw = fragment[at : tag.end + 1]
+        pieces.append(_lenient_tag(raw) if tag.kind == "open" else raw)
+        last = tag.end + 1
+        at = fragment.find("<", last)
+    pieces.append(_ENTITY.sub("&amp;", fragment[last:]))
+    return "".join(pieces)
 
 
 def _fragment_tree(fragment: str) -> dict[str, Any] | None:
     """A fragment's nested mapping (several top-level elements allowed), or None if malformed.
 
     As in promptfoo's parser, an ``&`` that starts no character reference, and an entity no
-    DTD defines, are kept as text.
+    DTD defines, are kept as text; attribute values need no quotes, and may hold ``<``.
     """
-    escaped = _ENTITY.sub("&amp;", fragment)
+    escaped = _lenient(fragment)
     try:
         tree = _parse_tree(f"<{_WRAPPER}>{escaped}</{_WRAPPER}>")[_WRAPPER]
     except expat.ExpatError:
