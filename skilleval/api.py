@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from skilleval.trajectory import Step
 
@@ -55,6 +55,16 @@ class Judge(Protocol):
     def complete_json(
         self, messages: list[dict[str, str]], schema: Mapping[str, Any], max_tokens: int
     ) -> Any: ...
+
+
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """A judge that can also embed texts (``similar``, ``answer-relevance``).
+
+    Optional: a judge without ``embed`` makes those types an ``error``.
+    """
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +110,9 @@ class Check:
     turn's steps); None for a plain test."""
     workspace: Path | None = None
     """The run's workspace folder, for a test that runs the agent loop; None otherwise."""
+    context: Any = None
+    """What the assertion's ``contextTransform`` made of the output (a text or a list of
+    texts) for the ``context-*`` types; None when it has none."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Deprecated: a free-form mapping kept for third-party code that builds its own checks.
     skilleval puts nothing here; read :attr:`cost`, :attr:`trajectory` and :attr:`workspace`."""
@@ -151,6 +164,7 @@ class Verdict:
 
 
 AssertionFn = Callable[[Check], Any]
+_Marked = TypeVar("_Marked", bound=Callable[..., Any])
 ValueCheck = Callable[[Any], "str | None"]
 
 
@@ -172,6 +186,10 @@ class AssertionType:
     origin: str = "builtin"
     uses_threshold: bool = False
     """True when ``threshold:`` can stand in for ``value:`` (promptfoo's latency, levenshtein)."""
+    compares: bool = False
+    """True for a type that grades the outputs of one test under every prompt together
+    (``select-best``): its function takes the list of their checks and returns one verdict
+    per check, in order."""
 
     @property
     def kind(self) -> Literal["assertion"]:
@@ -235,7 +253,8 @@ def assertion(
     check_value: ValueCheck | None = None,
     options: Mapping[str, Any] | None = None,
     uses_threshold: bool = False,
-) -> Callable[[AssertionFn], AssertionFn]:
+    compares: bool = False,
+) -> Callable[[_Marked], _Marked]:
     """Mark ``fn`` as the assertion type ``name``.
 
     Args:
@@ -246,9 +265,12 @@ def assertion(
         check_value: Extra validation run at load time; return an error message or None.
         options: Extra assertion keys this type accepts, as JSON Schema properties.
         uses_threshold: Accept ``threshold:`` in place of ``value:``.
+        compares: The function grades the outputs of one test under every prompt at once: it
+            takes a list of checks and returns a list of verdicts (see
+            :attr:`AssertionType.compares`).
     """
 
-    def mark(fn: AssertionFn) -> AssertionFn:
+    def mark(fn: _Marked) -> _Marked:
         doc = inspect.getdoc(fn) or ""
         spec = AssertionType(
             name=name,
@@ -260,6 +282,7 @@ def assertion(
             options_schema=dict(options or {}),
             summary=doc.strip().splitlines()[0] if doc.strip() else "",
             uses_threshold=uses_threshold,
+            compares=compares,
         )
         setattr(fn, MARK, spec)
         return fn

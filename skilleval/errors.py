@@ -9,7 +9,8 @@ Exception tree::
     │   ├── TruncatedError         the reply hit max_tokens before it finished
     │   ├── InvalidReplyError      a constrained reply did not parse or match its schema
     │   │   └── InvalidReply       a judge reply that is not JSON or breaks its schema
-    │   └── JudgeError             the judge gave no usable reply, even after a repair retry
+    │   ├── JudgeError             the judge gave no usable reply, even after a repair retry
+    │   └── CannotEmbed            the model has no way to turn texts into vectors
     ├── StorageError               a run's file could not be written (disk full …) (exit 3)
     │   └── CacheError             the response cache is damaged or cannot be written
     ├── UsageError                 the command line asks for something impossible (exit 2)
@@ -136,6 +137,11 @@ class TruncatedError(ProviderError):
 
 class InvalidReplyError(ProviderError):
     """A reply constrained to a JSON Schema or a set of choices came back outside it."""
+
+
+class CannotEmbed(ProviderError):
+    """The model cannot turn texts into vectors (it has no ``embed``), so embedding types
+    (``similar``, ``answer-relevance``) cannot be graded with it: an ``error`` verdict."""
 
 
 class StorageError(SkillevalError):

@@ -7,7 +7,7 @@ assertions; the runner builds requests and the cache wraps providers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -19,6 +19,7 @@ __all__ = [
     "Checked",
     "Completion",
     "Decoding",
+    "Embedder",
     "Message",
     "ModelIdentity",
     "ModelSpec",
@@ -189,4 +190,26 @@ class Checked(Protocol):
     def check(self) -> None:
         """Raise ProviderError if the model cannot be loaded (a missing file, not a model,
         a runtime that is not installed); cheap, and loads nothing."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A provider that can also turn texts into vectors (``similar``, ``answer-relevance``).
+
+    Optional: a provider without ``embed`` cannot grade the embedding types, and they say so
+    in an error verdict. Vectors of the same text from the same model are identical from run
+    to run; how they are compared is the assertion's business.
+    """
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order, all of the same length.
+
+        Raises:
+            ProviderError: The model cannot embed, or a text does not fit its context.
+        """
+        ...
+
+    def embed_salt(self) -> str:
+        """Cache-key material beyond the identity that can change a vector (runtime version)."""
         ...

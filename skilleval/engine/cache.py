@@ -14,13 +14,22 @@ This module wraps a provider with the cache; the key is made in
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from skilleval.engine.base import Checked, Completion, ModelIdentity, Provider, Request, clean_reply
-from skilleval.engine.cachekey import KEY_FORMAT, cache_key
+from skilleval.engine.base import (
+    Checked,
+    Completion,
+    Embedder,
+    ModelIdentity,
+    Provider,
+    Request,
+    clean_reply,
+)
+from skilleval.engine.cachekey import KEY_FORMAT, cache_key, embedding_key
 from skilleval.engine.cachestore import BUSY_TIMEOUT_MS, CacheInfo, ResponseCache, open_cache
-from skilleval.errors import CacheError
+from skilleval.errors import CacheError, CannotEmbed, ProviderError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -124,6 +133,50 @@ class CachingProvider:
                 self._set_aside(cache, exc)
         return completion
 
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of ``texts``: from the cache, or from the inner provider (and then stored).
+
+        Raises:
+            CannotEmbed: The inner provider has no ``embed``.
+            ProviderError: From the inner provider, or it returned something that is not one
+                finite vector per text.
+        """
+        inner = self.inner
+        if not isinstance(inner, Embedder):
+            raise CannotEmbed(f"provider {self.identity().kind} cannot embed")
+        cache = self.cache
+        keys = [embedding_key(self.identity(), t, inner.embed_salt()) for t in texts]
+        found: dict[int, list[float]] = {}
+        if cache is not None:
+            try:
+                for i, key in enumerate(keys):
+                    hit = cache.get_vector(key)
+                    if hit is not None:
+                        found[i] = hit
+            except CacheError as exc:
+                self._set_aside(cache, exc)
+                found = {}
+        missing = [i for i in range(len(texts)) if i not in found]
+        with self._lock:
+            self.hits += len(found)
+            self.calls += 1 if missing else 0
+        if missing:
+            fresh = inner.embed([texts[i] for i in missing])
+            _check_vectors(fresh, len(missing))
+            found.update(zip(missing, fresh, strict=True))
+            cache = self.cache
+            if cache is not None:
+                try:
+                    for i in missing:
+                        cache.put_vector(keys[i], found[i], model=self.identity().key())
+                except CacheError as exc:
+                    self._set_aside(cache, exc)
+        return [found[i] for i in range(len(texts))]
+
+    def embed_salt(self) -> str:
+        inner = self.inner
+        return inner.embed_salt() if isinstance(inner, Embedder) else ""
+
     def _set_aside(self, cache: ResponseCache, exc: CacheError) -> None:
         """Stop using ``cache`` for this run, and say so once."""
         with self._lock:
@@ -147,3 +200,22 @@ class CachingProvider:
     def close(self) -> None:
         """Close the inner provider. The cache belongs to the caller and stays open."""
         self.inner.close()
+
+
+def _check_vectors(vectors: object, count: int) -> None:
+    """Raise unless ``vectors`` is ``count`` finite vectors of one length (a plugin's may not be)."""
+    ok = (
+        isinstance(vectors, list)
+        and len(vectors) == count
+        and all(isinstance(v, list) and v for v in vectors)
+        and len({len(v) for v in vectors}) <= 1
+        and all(
+            isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+            for v in vectors
+            for x in v
+        )
+    )
+    if not ok:
+        raise ProviderError(
+            f"the model's embed did not return {count} finite vectors of one length"
+        )

@@ -9,7 +9,7 @@ from typing import Any
 
 from skilleval.engine.base import ModelIdentity, Request
 
-__all__ = ["KEY_FORMAT", "cache_key"]
+__all__ = ["KEY_FORMAT", "cache_key", "embedding_key"]
 
 KEY_FORMAT = 1
 """Bumped whenever the key's contents change, so old entries are simply never hit."""
@@ -65,3 +65,12 @@ def cache_key(identity: ModelIdentity, request: Request, salt: str) -> str:
     )
     # surrogatepass: a lone surrogate in a prompt (a YAML "\\ud800") still hashes, and uniquely.
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def embedding_key(identity: ModelIdentity, text: str, salt: str) -> str:
+    """The cache key of one text's vector: the model identity, the text and the provider's
+    :meth:`~skilleval.engine.base.Embedder.embed_salt`. Marked as an embedding, so it never
+    equals the key of a completion."""
+    payload = {"format": KEY_FORMAT, "embedding": text, "model": identity.key(), "salt": salt}
+    data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()

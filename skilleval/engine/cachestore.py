@@ -208,6 +208,35 @@ class ResponseCache:
             )
         return True
 
+    def get_vector(self, key: str) -> list[float] | None:
+        """The stored embedding for ``key`` (from :func:`embedding_key`), or None.
+
+        Raises:
+            CacheError: The database failed.
+        """
+        with self._lock:
+            row = self._one("SELECT body FROM responses WHERE key = ?", (key,))
+        if row is None:
+            return None
+        try:
+            vector = json.loads(bytes(row[0]).decode("utf-8"))["embedding"]
+            return [float(x) for x in vector]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None  # a damaged row is a miss
+
+    def put_vector(self, key: str, vector: list[float], model: str = "") -> None:
+        """Store an embedding under ``key``.
+
+        Raises:
+            CacheError: It could not be written.
+        """
+        body = json.dumps({"embedding": vector}, allow_nan=False, separators=(",", ":"))
+        with self._lock:
+            self._run(
+                "INSERT OR REPLACE INTO responses (key, model, body, created) VALUES (?, ?, ?, ?)",
+                (key, without_surrogates(model), body, time.time()),
+            )
+
     def info(self) -> CacheInfo:
         """Entry count and size on disk."""
         with self._lock:

@@ -54,6 +54,7 @@ from skilleval.engine.llama_checks import (
     validate_json,
 )
 from skilleval.engine.llama_config import GGUF_SCHEMA, N_BATCH, N_CTX, LlamaConfig
+from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -129,6 +130,7 @@ class LlamaProvider:
         self._canonical = 0
         """How many leading KV positions were evaluated in batches of two or more tokens."""
         self._lock = threading.Lock()
+        self._embedder: GgufEmbedder | None = None
 
     # -- Provider protocol -------------------------------------------------------------------
 
@@ -195,8 +197,25 @@ class LlamaProvider:
                 llm.n_tokens = 0
                 raise
 
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
+        (see :mod:`~skilleval.engine.llama_embed`), created on the first call."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = GgufEmbedder(
+                    self.path, self.config.n_ctx, self.config.threads, INSTALL_HINT
+                )
+            embedder = self._embedder
+        return embedder.embed(texts)
+
+    def embed_salt(self) -> str:
+        """The runtime version and pooling, which can change a vector for the same file."""
+        return f"llama-cpp-python={runtime_version()};pooling={POOLING}"
+
     def close(self) -> None:
         """Free the model; the next call loads it again."""
+        if self._embedder is not None:
+            self._embedder.close()
         with self._lock:
             if self._llm is not None:
                 self._llm.close()

@@ -18,7 +18,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ from skilleval.engine.openai_wire import (
     CHOICE_KEY,
     chat_completions_url,
     choice_schema,
+    embedding_vectors,
     error_detail,
     is_unknown_model,
     one_line,
@@ -40,7 +41,7 @@ from skilleval.engine.openai_wire import (
     schema_name,
     snippet,
 )
-from skilleval.errors import InvalidReplyError, ProviderError
+from skilleval.errors import CannotEmbed, InvalidReplyError, ProviderError
 from skilleval.version import __version__
 
 __all__ = ["OpenAIProvider", "ResponseFormatStyle", "chat_completions_url"]
@@ -224,8 +225,14 @@ class OpenAIProvider:
                 payload["response_format"] = {"type": "json_object", "schema": dict(schema)}
         return payload
 
-    def _post(self, payload: dict[str, Any], watch_format: bool) -> tuple[httpx.Response, float]:
-        """POST with retries; returns the first non-retryable response and its latency."""
+    def _post(
+        self, payload: dict[str, Any], watch_format: bool, url: str | None = None
+    ) -> tuple[httpx.Response, float]:
+        """POST with retries; returns the first non-retryable response and its latency.
+
+        ``url`` defaults to the chat-completions endpoint.
+        """
+        url = url or self._url
         failures: Counter[str] = Counter()
         last_detail = ""
         retry_after: float | None = None
@@ -235,7 +242,7 @@ class OpenAIProvider:
             retry_after = None
             start = time.perf_counter()
             try:
-                response = self._client.post(self._url, json=payload)
+                response = self._client.post(url, json=payload)
             except httpx.TimeoutException:
                 failures["timeout"] += 1
                 continue
@@ -247,7 +254,7 @@ class OpenAIProvider:
                 continue
             except httpx.TransportError as exc:
                 raise ProviderError(
-                    f"{self._url}: request failed: {one_line(str(exc) or type(exc).__name__)}"
+                    f"{url}: request failed: {one_line(str(exc) or type(exc).__name__)}"
                 ) from None
             latency_ms = (time.perf_counter() - start) * 1000.0
             status = response.status_code
@@ -261,6 +268,29 @@ class OpenAIProvider:
                 continue
             return response, latency_ms
         raise ProviderError(self._gave_up(failures, last_detail))
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of ``texts`` from the server's ``/embeddings`` endpoint, with this model.
+
+        Raises:
+            CannotEmbed: The server has no embeddings endpoint (HTTP 404 or 501).
+            ProviderError: The server failed or sent something that is not one vector per text.
+        """
+        url = f"{self._base_url}/embeddings"
+        if not texts:
+            return []
+        response, _ = self._post({"model": self._model, "input": list(texts)}, False, url)
+        status = response.status_code
+        if status in (404, 501):
+            raise CannotEmbed(f"{url}: HTTP {status}; this server does not serve embeddings")
+        if status >= 400:
+            detail = error_detail(response)
+            raise ProviderError(f"{url}: HTTP {status}" + (f": {detail}" if detail else ""))
+        return embedding_vectors(response, url, len(texts))
+
+    def embed_salt(self) -> str:
+        """Nothing beyond the identity changes a vector."""
+        return ""
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
         with self._lock:

@@ -22,6 +22,7 @@ __all__ = [
     "CHOICE_KEY",
     "chat_completions_url",
     "choice_schema",
+    "embedding_vectors",
     "error_detail",
     "is_unknown_model",
     "one_line",
@@ -166,3 +167,30 @@ def one_line(text: str) -> str:
 def snippet(text: str) -> str:
     line = one_line(text)
     return line if len(line) <= _SNIPPET_CHARS else line[: _SNIPPET_CHARS - 1] + "…"
+
+
+def embedding_vectors(response: httpx.Response, url: str, count: int) -> list[list[float]]:
+    """The vectors of an ``/embeddings`` reply, in the order of the texts sent.
+
+    Raises:
+        ProviderError: The reply is not JSON, or does not hold one list of numbers per text.
+    """
+    try:
+        body = response.json()
+    except ValueError:
+        raise ProviderError(f"{url}: reply is not JSON: {snippet(response.text)!r}") from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or len(data) != count:
+        raise ProviderError(f"{url}: reply has no `data` list of {count} embeddings")
+    entries = sorted(data, key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
+    vectors = []
+    for entry in entries:
+        vector = entry.get("embedding") if isinstance(entry, dict) else None
+        if (
+            not isinstance(vector, list)
+            or not vector
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in vector)
+        ):
+            raise ProviderError(f"{url}: an embedding in the reply is not a list of numbers")
+        vectors.append([float(x) for x in vector])
+    return vectors

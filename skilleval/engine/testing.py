@@ -2,7 +2,8 @@
 
 They let suites, plugins and skilleval's own tests run without weights. The scripted
 provider answers by test id or by a regex over the prompt, with one reply per trial when
-``outputs:`` lists several.
+``outputs:`` lists several. Both embed texts as hashed bags of words (:func:`word_vector`):
+deterministic, and texts that share words come out close.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,26 @@ def _matches(pattern: str, prompt: str) -> bool:
 def _tokens(text: str) -> int:
     # A rough count for reports: scripted replies have no tokenizer.
     return len(text.split())
+
+
+WORD_VECTOR_DIMS = 64
+"""Length of the vectors the model-free providers embed texts as."""
+
+
+def word_vector(text: str) -> list[float]:
+    """``text`` as a bag of lower-cased words hashed into :data:`WORD_VECTOR_DIMS` counts.
+
+    A stand-in for a real embedding: the same text always gets the same vector, texts made of
+    the same words get the same direction, and texts with no word in common are orthogonal
+    unless two words share a bucket. A text without words is the zero vector.
+    """
+    vector = [0.0] * WORD_VECTOR_DIMS
+    # Words are runs of letters, digits and underscores (no `re` here: see saferegex).
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in text.lower()).split()
+    for word in words:
+        digest = hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()
+        vector[int.from_bytes(digest[:4], "big") % WORD_VECTOR_DIMS] += 1.0
+    return vector
 
 
 class EchoProvider:
@@ -63,6 +84,13 @@ class EchoProvider:
 
     def cache_salt(self, request: Request) -> str:
         return ""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Hashed bags of words (:func:`word_vector`)."""
+        return [word_vector(t) for t in texts]
+
+    def embed_salt(self) -> str:
+        return f"words{WORD_VECTOR_DIMS}"
 
     def close(self) -> None:
         pass
@@ -145,6 +173,13 @@ class ScriptedProvider:
     def cache_salt(self, request: Request) -> str:
         # Replies depend on the test id, which is not part of the messages.
         return f"{request.test_id}@{request.arm}"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Hashed bags of words (:func:`word_vector`), as the echo provider."""
+        return [word_vector(t) for t in texts]
+
+    def embed_salt(self) -> str:
+        return f"words{WORD_VECTOR_DIMS}"
 
     def close(self) -> None:
         pass

@@ -23,9 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from skilleval.engine.base import Completion, Message, ModelIdentity, Request
+from skilleval.engine.base import Completion, Embedder, Message, ModelIdentity, Request
 from skilleval.engine.cache import CachingProvider
 from skilleval.errors import (
+    CannotEmbed,
     InvalidReply,
     InvalidReplyError,
     JudgeError,
@@ -137,6 +138,17 @@ class SchemaGuard:
                 raise InvalidReply(problem, completion.text)
         return completion
 
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """The inner provider's vectors; replies are guarded, vectors pass through."""
+        inner = self.inner
+        if not isinstance(inner, Embedder):
+            raise CannotEmbed(f"provider {self.identity().kind} cannot embed")
+        return inner.embed(texts)
+
+    def embed_salt(self) -> str:
+        inner = self.inner
+        return inner.embed_salt() if isinstance(inner, Embedder) else ""
+
     def close(self) -> None:
         self.inner.close()
 
@@ -178,7 +190,14 @@ class JudgeClient:
         self.provider = guarded(provider)
         self.seed = seed
         self._lock = threading.Lock()
-        self._counts = {"calls": 0, "replies": 0, "retries": 0, "repaired": 0, "errors": 0}
+        self._counts = {
+            "calls": 0,
+            "replies": 0,
+            "retries": 0,
+            "repaired": 0,
+            "errors": 0,
+            "embeds": 0,
+        }
 
     def complete_json(
         self, messages: Sequence[Mapping[str, str]], schema: Mapping[str, Any], max_tokens: int
@@ -252,6 +271,28 @@ class JudgeClient:
             return _Attempt(kind="invalid", problem=problem)
         self._count("replies")
         return _Attempt(value=parse_reply(completion.text), ok=True)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of ``texts`` from the judge's model (through its cache), for the embedding
+        types (``similar``, ``answer-relevance``).
+
+        Raises:
+            CannotEmbed: The judge's model has no way to embed ("provider echo cannot embed").
+            JudgeError: The model failed while embedding.
+        """
+        provider = self.provider
+        if not isinstance(provider, Embedder):
+            raise CannotEmbed(f"provider {provider.identity().kind} cannot embed")
+        self._count("embeds")
+        try:
+            return provider.embed(texts)
+        except CannotEmbed:
+            raise
+        except ProviderError as exc:
+            self._count("errors")
+            raise JudgeError(
+                f"judge model could not embed: {exc}", kind="provider", attempts=1, max_tokens=0
+            ) from None
 
     def _count(self, name: str) -> None:
         with self._lock:

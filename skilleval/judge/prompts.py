@@ -95,6 +95,13 @@ def assert_messages(
     return _blocks("assert.j2", variables)
 
 
+def graded_messages(name: str, variables: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The conversation of one of the promptfoo-compatible graders, from ``templates/<name>.j2``
+    (``factuality``, ``closedqa``, ``geval_steps``, ``geval_score``, ``questions``,
+    ``context_support``, ``context_needed``, ``select_best``)."""
+    return _blocks(f"{name}.j2", variables)
+
+
 def repair_message(problem: str) -> dict[str, str]:
     """The note appended before the repair retry of an invalid reply."""
     text = _env().get_template("repair.j2").render(problem=problem).strip()

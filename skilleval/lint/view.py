@@ -197,7 +197,7 @@ def _test_from_case(
             weight=a.weight,
             threshold=a.threshold,
             where=a.where,
-            tier=_tier(a.spec.tier),
+            tier=_tier(a.tier),
         )
         for a in test.asserts
     )

@@ -35,8 +35,6 @@ UNSUPPORTED: dict[str, str] = {
     "javascript": "skilleval does not run JavaScript; use `expr` or `python`",
     "ruby": "skilleval does not run Ruby; use `expr` or `python`",
     "webhook": "webhooks are not supported; write an assertion plugin",
-    "assert-set": "assert-set is not supported; list the assertions on the test",
-    "select-best": "select-best compares providers, and a suite runs one model",
     "human": "manual grading is not supported",
 }
 
@@ -48,17 +46,12 @@ _SQL = (
 )
 UNSUPPORTED.update(
     {
-        "similar": f"{_NOT_YET} (it needs an embedding model); use `llm-rubric` or `levenshtein`",
-        "factuality": f"{_NOT_YET}; use `llm-rubric` with the answer in `reference:`",
-        "model-graded-factuality": f"{_NOT_YET}; use `llm-rubric` with the answer in `reference:`",
-        "model-graded-closedqa": f"{_NOT_YET}; use `llm-assert`",
-        "g-eval": _JUDGED,
-        "answer-relevance": _JUDGED,
-        "context-faithfulness": _JUDGED,
-        "context-recall": _JUDGED,
-        "context-relevance": _JUDGED,
         "conversation-relevance": _JUDGED,
-        "classifier": f"{_NOT_YET} (it needs a classifier model)",
+        "classifier": (
+            "classifier runs a HuggingFace text-classification model, which skilleval does "
+            "not run; for a label, use `model-graded-closedqa` with value 'The output is "
+            "<label>', or `llm-rubric`"
+        ),
         "moderation": f"{_NOT_YET} (it needs a moderation service)",
         "guardrails": f"{_NOT_YET} (it needs a guardrails service)",
         "pi": f"{_NOT_YET} (it needs a remote scorer)",

@@ -30,6 +30,7 @@ from skilleval.assertions.normalize import normalize_result
 from skilleval.engine.base import Completion
 from skilleval.errors import CannotEvaluate
 from skilleval.expr import compile_expr
+from skilleval.results.codec import encode
 from skilleval.results.records import AssertionResult, Status
 from skilleval.suite import template
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
@@ -113,24 +114,70 @@ def run_assertion(
     output: str,
     transformed: Any,
     judge: Judge | None,
+    given: Verdict | None = None,
 ) -> AssertionResult:
-    """Evaluate one assertion; every failure mode becomes part of the result."""
-    verdict = _evaluate(entry, test, subject, output, transformed, judge)
+    """Evaluate one assertion; every failure mode becomes part of the result.
+
+    ``given`` is the verdict of a type that compares outputs (``select-best``), graded with
+    the other outputs of its test (:mod:`skilleval.runner.compare`).
+    """
+    if entry.children:
+        members = [
+            run_assertion(child, test, subject, output, transformed, judge)
+            for child in entry.children
+        ]
+        return to_result(entry, set_verdict(members, entry.threshold))
+    if entry.spec.compares and given is None:
+        given = Verdict.errored(
+            f"{entry.spec.name} compares the outputs of several prompts, and this output was "
+            "graded alone (an agentic test, or the others were graded in an earlier run)"
+        )
+    verdict = given or _evaluate(entry, test, subject, output, transformed, judge)
     return to_result(entry, verdict)
 
 
-def _evaluate(
+def set_verdict(members: Sequence[AssertionResult], threshold: float | None) -> Verdict:
+    """An ``assert-set``'s verdict from its assertions' results, by the test's scoring rule."""
+    graded = score(members, threshold)
+    passed = graded.status == "pass"
+    held = sum(1 for m in members if m.status == "pass")
+    details = {"asserts": [encode(m) for m in members]}
+    if graded.status == "error":
+        first = next(m for m in members if m.status == "error" and m.weight > 0)
+        return Verdict.errored(f"assert-set: {first.type}: {first.reason}", details=details)
+    rule = (
+        f"score {graded.score:.2f} vs threshold {threshold:g}"
+        if threshold is not None
+        else "all must pass"
+    )
+    return Verdict(
+        passed=passed,
+        reason=f"{held}/{len(members)} passed ({rule})",
+        score=graded.score,
+        details=details,
+    )
+
+
+def check_for(
     entry: AssertionEntry,
     test: TestCase,
     subject: Subject,
     output: str,
     transformed: Any,
     judge: Judge | None,
-) -> Verdict:
+) -> Check | Verdict:
+    """The check ``entry`` grades ``output`` with, or the error verdict that stops it (a value
+    that does not render, a transform that fails)."""
     try:
         value = template.render_value(entry.value, test.vars)
     except template.TemplateProblem as exc:
         return Verdict.errored(exc.message)
+    context = None
+    if entry.context_transform is not None:
+        try:
+            context = apply_transform(entry.context_transform, output, test.vars, subject.stats)
+        except Exception as exc:
+            return Verdict.errored(f"contextTransform failed: {exc}")
     if entry.transform is not None:
         try:
             transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
@@ -140,7 +187,7 @@ def _evaluate(
         except Exception as exc:
             return Verdict.errored(f"transform failed: {exc}")
     user = runs_user_code(entry)
-    check = Check(
+    return Check(
         output=output,
         value=value,
         vars=_private(test.vars, own=user),
@@ -157,12 +204,26 @@ def _evaluate(
         trial=subject.trial,
         where=entry.where,
         base_dir=str(entry.base_dir),
-        judge=judge if entry.spec.tier == "model" else None,
+        judge=judge if entry.tier == "model" else None,
         cost=subject.cost,
         trajectory=subject.trajectory,
         workspace=subject.workspace,
+        context=context,
     )
-    if not user:
+
+
+def _evaluate(
+    entry: AssertionEntry,
+    test: TestCase,
+    subject: Subject,
+    output: str,
+    transformed: Any,
+    judge: Judge | None,
+) -> Verdict:
+    check = check_for(entry, test, subject, output, transformed, judge)
+    if isinstance(check, Verdict):
+        return check
+    if not runs_user_code(entry):
         try:
             raw = entry.spec.fn(check)
         except CannotEvaluate as exc:
@@ -189,7 +250,7 @@ def runs_user_code(entry: AssertionEntry) -> bool:
 
 def time_limit(entry: AssertionEntry) -> float:
     """The wall-clock limit of one call of a user's check (see the module docstring)."""
-    return MODEL_TIME_LIMIT if entry.spec.tier == "model" else TIME_LIMIT
+    return MODEL_TIME_LIMIT if entry.tier == "model" else TIME_LIMIT
 
 
 def _raised(entry: AssertionEntry, exc: BaseException) -> Verdict:
@@ -231,7 +292,7 @@ def to_result(entry: AssertionEntry, verdict: Verdict) -> AssertionResult:
     return AssertionResult(
         type=entry.type,
         negated=entry.negated,
-        tier=entry.spec.tier,
+        tier=entry.tier,
         status=status,
         score=score,
         reason=reason,
@@ -244,26 +305,49 @@ def to_result(entry: AssertionEntry, verdict: Verdict) -> AssertionResult:
     )
 
 
+def test_output(test: TestCase, subject: Subject) -> tuple[str, Any] | str:
+    """The output the assertions see after the test's transform, and the transform's value;
+    or why the transform failed."""
+    if test.transform is None:
+        return subject.output, None
+    try:
+        transformed = apply_transform(test.transform, subject.output, test.vars, subject.stats)
+        return _as_text(transformed), transformed  # may fail as above; then every assertion errs
+    except Exception as exc:
+        return f"transform failed: {exc}"
+
+
 def grade(
     test: TestCase,
     subject: Subject,
     judge: Judge | None = None,
     only: Sequence[AssertionEntry] | None = None,
+    given: Mapping[int, Verdict] | None = None,
 ) -> Graded:
-    """Run every assertion of ``test`` on ``subject`` and score the result."""
-    output, transformed = subject.output, None
-    if test.transform is not None:
-        try:
-            transformed = apply_transform(test.transform, subject.output, test.vars, subject.stats)
-            output = _as_text(transformed)  # may fail as above; then every assertion errs
-        except Exception as exc:
-            failed = tuple(
-                to_result(e, Verdict.errored(f"transform failed: {exc}")) for e in test.asserts
-            )
-            return score(failed, test.threshold)
+    """Run every assertion of ``test`` on ``subject`` and score the result.
+
+    ``given`` holds, by position in ``test.asserts``, the verdicts of types that compare
+    outputs, graded beforehand with the test's other outputs.
+    """
+    prepared = test_output(test, subject)
+    if isinstance(prepared, str):
+        failed = tuple(to_result(e, Verdict.errored(prepared)) for e in test.asserts)
+        return score(failed, test.threshold)
+    output, transformed = prepared
     entries = test.asserts if only is None else only
-    results = tuple(run_assertion(e, test, subject, output, transformed, judge) for e in entries)
+    given = given or {}
+    results = tuple(
+        run_assertion(e, test, subject, output, transformed, judge, _given(test, e, given))
+        for e in entries
+    )
     return score(results, test.threshold)
+
+
+def _given(test: TestCase, entry: AssertionEntry, given: Mapping[int, Verdict]) -> Verdict | None:
+    for i, e in enumerate(test.asserts):
+        if e is entry:
+            return given.get(i)
+    return None
 
 
 def score(results: Sequence[AssertionResult], threshold: float | None) -> Graded:

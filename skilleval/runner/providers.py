@@ -26,7 +26,7 @@ def build_judge(
     suite: Suite, options: RunOptions, generator: Provider, *, force: bool = False
 ) -> Judge | None:
     """The grader for model-tier assertions; the generator's model unless ``judge:`` is set."""
-    if not force and not any(a.spec.tier == "model" for t in suite.tests for a in t.every_assert):
+    if not force and not any(a.tier == "model" for t in suite.tests for a in t.every_assert):
         return None
     if options.judge_provider is not None:
         return JudgeClient(options.judge_provider, seed=suite.decoding.seed)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from skilleval.api import Judge
+from skilleval.api import Judge, Verdict
 from skilleval.engine.base import Completion, Provider
 from skilleval.errors import ProviderError
 from skilleval.results.records import Message, Record
 from skilleval.runner import agentic as agentic_mod
+from skilleval.runner import compare
 from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
 from skilleval.runner.plan import Job
@@ -23,21 +24,30 @@ back already graded, because its workspace is gone once the job returns."""
 RunAgentic = Callable[[Job], Record]
 
 
-def grade_job(
-    job: Job, completion: Completion, cost: float | None, judge: Judge | None = None
-) -> Record:
+def subject_of(job: Job, completion: Completion, cost: float | None) -> grading.Subject:
+    """What the assertions of ``job`` grade: its completion and the call that made it."""
     assert job.request is not None
-    messages = tuple(m.to_json() for m in job.request.messages)
-    subject = grading.Subject(
+    return grading.Subject(
         output=completion.text,
         prompt=job.prompt,
-        messages=messages,
+        messages=tuple(m.to_json() for m in job.request.messages),
         stats=grading.stats_of(completion),
         arm=job.arm,
         trial=job.trial,
         cost=cost,
     )
-    graded = grading.grade(job.test, subject, judge)
+
+
+def grade_job(
+    job: Job,
+    completion: Completion,
+    cost: float | None,
+    judge: Judge | None = None,
+    given: Mapping[int, Verdict] | None = None,
+) -> Record:
+    assert job.request is not None
+    subject = subject_of(job, completion, cost)
+    graded = grading.grade(job.test, subject, judge, given=given)
     return Record(
         test_id=job.test.id,
         arm=job.arm,
@@ -66,25 +76,36 @@ def generate(job: Job, provider: Provider, agentic: RunAgentic | None = None) ->
         return job, str(exc)
 
 
-def finish(gen: Generated, cost: float | None, judge: Judge | None) -> Record:
+def finish(
+    gen: Generated,
+    cost: float | None,
+    judge: Judge | None,
+    given: compare.Given | None = None,
+) -> Record:
     job, result = gen
     if isinstance(result, Record):
         return result
     if isinstance(result, str):
         msgs = [Message(m.role, m.content) for m in job.request.messages] if job.request else []
         return Record.failed(job.key, job.prompt, result, msgs)
-    return grade_job(job, result, cost, judge)
+    return grade_job(job, result, cost, judge, (given or {}).get(job.key))
+
+
+def given_for(gens: Sequence[Generated], cost: float | None, judge: Judge | None) -> compare.Given:
+    """The verdicts of the assertions that compare outputs across prompts, per job."""
+    done = [(job, result) for job, result in gens if isinstance(result, Completion)]
+    return compare.given_verdicts(done, lambda j, c: subject_of(j, c, cost), judge)
 
 
 def needs_judge(test: TestCase) -> bool:
-    return any(a.spec.tier == "model" for a in test.asserts)
+    return any(a.tier == "model" for a in test.asserts)
 
 
 def rubric_key(job: Job) -> tuple[str, ...]:
     # Judge calls that share a rubric (and prompt template) share a prompt prefix: grade them
     # back to back so the KV cache is reused.
     for a in job.test.asserts:
-        if a.spec.tier == "model":
+        if a.tier == "model":
             try:
                 value = template.render_value(a.value, job.test.vars)
             except template.TemplateProblem:
@@ -131,10 +152,14 @@ def run_jobs(
             rubric, so judge calls that share a prompt prefix run back to back.
     """
     if separate:
+        # Outputs compared across prompts wait for the rest of their group: until the end.
+        compared: list[Generated] = []
         with ThreadPoolExecutor(max_workers=1) as grader:
             grading_now: list[Future[Record]] = []
             for gen in iterate(todo, provider, parallel, agentic):
-                if needs_judge(gen[0].test) and isinstance(gen[1], Completion):
+                if compare.compares(gen[0].test) and isinstance(gen[1], Completion):
+                    compared.append(gen)
+                elif needs_judge(gen[0].test) and isinstance(gen[1], Completion):
                     grading_now.append(grader.submit(finish, gen, cost, judge))
                 else:
                     emit(finish(gen, cost, judge))
@@ -142,6 +167,9 @@ def run_jobs(
                     emit(grading_now.pop(0).result())
             for fut in grading_now:
                 emit(fut.result())
+        given = given_for(compared, cost, judge)
+        for gen in compared:
+            emit(finish(gen, cost, judge, given))
         return
     deferred: list[Generated] = []
     for gen in iterate(todo, provider, parallel, agentic):
@@ -151,5 +179,6 @@ def run_jobs(
             emit(finish(gen, cost, judge))
     # By rubric, then by prompt: the two arms' judge calls for one test share both.
     deferred.sort(key=lambda g: (rubric_key(g[0]), g[0].prompt))
+    given = given_for(deferred, cost, judge)
     for gen in deferred:
-        emit(finish(gen, cost, judge))
+        emit(finish(gen, cost, judge, given))

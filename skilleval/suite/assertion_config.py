@@ -63,6 +63,9 @@ def compile_assertion(
     allowed_options = set(spec.options_schema)
     for key in sorted(set(options) - allowed_options):
         loader.error(doc.key_at([*at, key]), f"'{key}' does not apply to '{type_name}'")
+    # Read as assertions and as a transform below, not as option values.
+    members = options.pop("assert", None) if "assert" in allowed_options else None
+    raw_context = options.pop("contextTransform", None)
     try:
         options = {k: loader.reader.resolve(v, base, doc, [*at, k]) for k, v in options.items()}
     except DiagnosticsError as exc:
@@ -96,6 +99,13 @@ def compile_assertion(
         if not value_ok(loader, spec, value, doc, [*at, "value"], vars_):
             return None
     transform = compile_transform(loader, entry.get("transform"), doc, [*at, "transform"])
+    context_transform = compile_transform(loader, raw_context, doc, [*at, "contextTransform"])
+    children: tuple[AssertionEntry, ...] = ()
+    if members is not None:
+        compiled = _members(loader, members, doc, at, base, vars_, from_default=from_default)
+        if compiled is None:
+            return None
+        children = compiled
     return AssertionEntry(
         type=type_name,
         spec=spec,
@@ -109,8 +119,48 @@ def compile_assertion(
         config=dict(entry.get("config") or {}),
         options=options,
         from_default=from_default,
+        context_transform=context_transform,
+        children=children,
         **written(entry, {"weight": float}),
     )
+
+
+def _members(
+    loader: Loader,
+    members: Any,
+    doc: Document,
+    at: list[str | int],
+    base: Path,
+    vars_: Mapping[str, Any] | None,
+    *,
+    from_default: bool,
+) -> tuple[AssertionEntry, ...] | None:
+    """The assertions of an ``assert-set``, each compiled as a test's are; None when one is
+    invalid (the reasons are recorded). A set holds neither a set nor a type that compares
+    outputs across prompts."""
+    if not isinstance(members, list) or not members:
+        return None  # the options schema has said why
+    out = []
+    ok = True
+    for i, member in enumerate(members):
+        compiled = compile_assertion(
+            loader, member, doc, [*at, "assert", i], base, vars_, from_default=from_default
+        )
+        if compiled is None:
+            ok = False
+            continue
+        if compiled.children or compiled.spec.name == "assert-set":
+            loader.error(compiled.where, "an assert-set cannot hold another assert-set")
+            ok = False
+        elif compiled.spec.compares:
+            loader.error(
+                compiled.where,
+                f"'{compiled.type}' compares the outputs of several prompts; put it on the "
+                "test, not in an assert-set",
+            )
+            ok = False
+        out.append(compiled)
+    return tuple(out) if ok else None
 
 
 def options_ok(
@@ -231,6 +281,17 @@ def with_rubric_prompt(
     return [
         replace(a, options={**a.options, "rubricPrompt": prompt})
         if "rubricPrompt" in a.spec.options_schema and "rubricPrompt" not in a.options
+        else a
+        for a in asserts
+    ]
+
+
+def with_factuality(asserts: list[AssertionEntry], scores: Any) -> list[AssertionEntry]:
+    """A test's ``options.factuality`` (promptfoo's place for it) applies to its factuality
+    assertions that set no ``options.factuality`` of their own."""
+    return [
+        replace(a, options={**a.options, "options": {"factuality": dict(scores)}})
+        if "options" in a.spec.options_schema and "options" not in a.options
         else a
         for a in asserts
     ]

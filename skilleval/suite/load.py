@@ -27,7 +27,7 @@ from skilleval.suite import agentic
 from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
-from skilleval.suite.assertion_config import with_rubric_prompt
+from skilleval.suite.assertion_config import with_factuality, with_rubric_prompt
 from skilleval.suite.columns import only_their_prompts, read_model, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
@@ -191,6 +191,8 @@ def _tests(
     transform = compile_transform(loader, options.get("transform"), doc, ["options", "transform"])
     if options.get("rubricPrompt") is not None:
         asserts = with_rubric_prompt(loader, asserts, options["rubricPrompt"], doc, base)
+    if options.get("factuality") is not None:
+        asserts = with_factuality(asserts, options["factuality"])
     if vars_ is None:
         return []  # the vars could not be read: what needs them cannot be checked
     agent = _agent(loader, doc, default_doc, base, vars_)

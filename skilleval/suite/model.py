@@ -55,9 +55,16 @@ class AssertionEntry:
     """reference, require, rubricPrompt … (type-specific keys)."""
     from_default: bool = False
     """True when the assertion came from ``defaultTest``."""
+    context_transform: Transform | None = None
+    """``contextTransform``: where a ``context-*`` type finds its context in the output."""
+    children: tuple[AssertionEntry, ...] = ()
+    """The assertions of an ``assert-set``, in order; empty for every other type."""
 
     @property
-    def tier(self) -> str:
+    def tier(self) -> Literal["deterministic", "model"]:
+        """The type's tier; a set is in the model tier when any of its assertions is."""
+        if self.children:
+            return "model" if any(c.tier == "model" for c in self.children) else "deterministic"
         return self.spec.tier
 
     def describe(self) -> str:

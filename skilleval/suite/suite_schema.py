@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from skilleval.api import AssertionType
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ProviderType
 from skilleval.suite import agentic_schema as agentic
@@ -100,6 +101,15 @@ test_options: dict[str, Any] = {
         },
         "rubricPrompt": {
             "description": "Judge prompt override for this test's llm-rubric assertions."
+        },
+        "factuality": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                name: NUMBER_01
+                for name in ("subset", "superset", "agree", "disagree", "differButFactual")
+            },
+            "description": "Category scores for this test's factuality assertions that set none.",
         },
     },
 }
@@ -217,6 +227,30 @@ def model_schema(providers: list[ProviderType]) -> dict[str, Any]:
             },
         ],
     }
+
+
+_SET_MEMBERS: dict[str, Any] = {
+    "type": "array",
+    "minItems": 1,
+    "items": {"$ref": "#/$defs/assertion"},
+    "description": "assert-set: the assertions of the set, written as on a test.",
+}
+
+
+def assertion_schema(manager: PluginManager) -> dict[str, Any]:
+    """One assertion: the common keys, and every key a registered type declares for itself.
+
+    Which key applies to which type is checked when the assertion is compiled; here a key
+    is known as soon as some type declares it.
+    """
+    properties = dict(assertion["properties"])
+    for spec in manager.entries("assertion"):
+        if not isinstance(spec, AssertionType):
+            continue
+        for key, schema in sorted(spec.options_schema.items()):
+            if key not in properties:
+                properties[key] = _SET_MEMBERS if key == "assert" else dict(schema)
+    return {**assertion, "properties": properties}
 
 
 def suite_schema(manager: PluginManager) -> dict[str, Any]:
@@ -395,7 +429,7 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
         "$defs": {
             "test": test,
             "testOptions": test_options,
-            "assertion": assertion,
+            "assertion": assertion_schema(manager),
             "decoding": decoding,
             "tool": agentic.tool_schema(manager.tool_kinds()),
             "environment": agentic.ENVIRONMENT,

@@ -135,7 +135,7 @@ def collect_items(suite: Suite) -> list[Item]:
         test_id = re.sub(r"\[[^\]]*\]$", "", test.id)
         for entry in test.asserts:
             owner = "defaultTest" if entry.from_default else test_id
-            if entry.spec.tier == "model":
+            if entry.tier == "model":
                 kind: ItemKind = "statement" if entry.spec.name == "llm-assert" else "rubric"
                 for text in _criteria(entry):
                     if ("criteria", text) not in seen:
