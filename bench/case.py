@@ -7,6 +7,9 @@
     case.py limit REQUESTS REPORT PARAMS [recorded]
         The least token work those requests need, timed with llama-cpp-python alone; with
         ``recorded``, the same replay in the order skilleval made the calls.
+    case.py physical REQUESTS REPORT PARAMS WIDTH
+        The physical limit: the same prompts and as many generated tokens, through a minimal
+        batched loop over llama.cpp's low-level API (no harness, no stop rules, no grammar).
 
 Each mode writes one JSON report; the parent reads it after the process exits.
 """
@@ -45,6 +48,9 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
         original: Callable[..., Any] = cls.complete
 
         def complete(self: Any, request: Any) -> Any:
+            if getattr(self, "batch_width", 1) > 1 and request.choices is None:
+                # A batching model answers through complete_batch, which logs the call.
+                return original(self, request)
             start = time.perf_counter()
             try:
                 out = original(self, request)
@@ -77,6 +83,32 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
     wrap(llama.LlamaProvider)
     wrap(openai.OpenAIProvider)
 
+    # Batched calls answer several requests at once; each is logged with its own latency.
+    original_batch: Callable[..., Any] = llama.LlamaProvider.complete_batch
+
+    def complete_batch(self: Any, requests: Any) -> Any:
+        answers = original_batch(self, requests)
+        for request, out in zip(requests, answers, strict=True):
+            if isinstance(out, Exception):
+                calls.append({"purpose": request.purpose, "error": str(out), "s": 0.0})
+                continue
+            entry: dict[str, Any] = {
+                "purpose": request.purpose,
+                "s": round(out.latency_ms / 1000.0, 6),
+                "prompt_tokens": out.prompt_tokens,
+                "completion_tokens": out.completion_tokens,
+                "tokens_evaluated": out.tokens_evaluated,
+                "finish_reason": out.finish_reason,
+                "batched": True,
+            }
+            if record:
+                entry["request"] = _request_json(request)
+                entry["text"] = out.text
+            calls.append(entry)
+        return answers
+
+    llama.LlamaProvider.complete_batch = complete_batch  # type: ignore[method-assign]
+
     original_load: Callable[..., Any] = llama.LlamaProvider._load
 
     def load(self: Any) -> Any:
@@ -91,6 +123,7 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
                 n_batch=int(llm.context_params.n_batch),
                 n_threads=int(llm.context_params.n_threads),
                 n_threads_batch=int(llm.context_params.n_threads_batch),
+                batch_width=int(self.batch_width),
             )
         return llm
 
@@ -130,7 +163,12 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
         with report.with_suffix(".requests.jsonl").open("w", encoding="utf-8") as fh:
             for call in calls:
                 if "request" in call:
-                    row = {**call["request"], "text": call["text"], "s": call["s"]}
+                    row = {
+                        **call["request"],
+                        "text": call["text"],
+                        "s": call["s"],
+                        "completion_tokens": call.get("completion_tokens", 0),
+                    }
                     fh.write(json.dumps(row) + "\n")
     summary = {
         "exit_code": code,
@@ -145,6 +183,9 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
         "tokens_evaluated": sum(c.get("tokens_evaluated", 0) for c in calls),
         "completion_tokens": sum(c.get("completion_tokens", 0) for c in calls),
         "document_calls": document.get("calls"),
+        "document_environment": {
+            k: document.get("environment", {}).get(k) for k in ("threads", "batch_width")
+        },
         "document_duration_s": document.get("timing", {}).get("duration_s"),
         "run_dir": str(latest.parent),
     }
@@ -279,6 +320,141 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
     return 0
 
 
+def run_physical(requests: Path, report: Path, params: dict[str, Any], width: int) -> int:
+    """The model's batched throughput with no harness: a minimal low-level loop.
+
+    The recorded prompts, grouped by purpose in recorded order; before a prompt starts, a
+    prefix sequence is brought to the prefix it shares with the next prompt (evaluating only
+    what it did not hold) and copied to the prompt's sequence; then ``width`` sequences decode
+    together, greedy (llama.cpp's own sampler), each for exactly as many tokens as skilleval
+    generated for it. No chat bookkeeping, stop strings, grammar or detokenizing.
+    """
+    import llama_cpp
+    from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    rows = [json.loads(line) for line in requests.read_text(encoding="utf-8").splitlines()]
+    imported = time.perf_counter()
+    load_start = time.perf_counter()
+    llm = Llama(
+        model_path=params["path"],
+        n_ctx=params["n_ctx"],
+        n_batch=params["n_batch"],
+        n_threads=params["n_threads"],
+        n_threads_batch=params["n_threads_batch"],
+        seed=0,
+        verbose=False,
+    )
+    cparams = llama_cpp.llama_context_default_params()
+    cparams.n_seq_max = width + 1
+    cparams.kv_unified = False
+    cparams.n_ctx = params["n_ctx"] * (width + 1)
+    cparams.n_batch = cparams.n_ubatch = params["n_batch"]
+    cparams.n_threads = params["n_threads"]
+    cparams.n_threads_batch = params["n_threads_batch"]
+    ctx = llama_cpp.llama_init_from_model(llm._model.model, cparams)
+    memory = llama_cpp.llama_get_memory(ctx)
+    batch = llama_cpp.llama_batch_init(max(params["n_batch"], width), 0, 1)
+    greedy = llama_cpp.llama_sampler_init_greedy()
+    load_s = time.perf_counter() - load_start
+
+    eos, bos = int(llm.token_eos()), int(llm.token_bos())
+    formatter = Jinja2ChatFormatter(
+        template=llm.metadata["tokenizer.chat_template"],
+        eos_token=llm.detokenize([eos], special=True).decode("utf-8", "replace"),
+        bos_token=llm.detokenize([bos], special=True).decode("utf-8", "replace"),
+        stop_token_ids=[eos],
+    )
+    groups: dict[str, list[tuple[list[int], int]]] = {}
+    for row in rows:
+        rendered = formatter(messages=row["messages"])
+        tokens = llm.tokenize(
+            rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
+        )
+        groups.setdefault(row["purpose"], []).append(
+            ([int(t) for t in tokens], max(1, int(row.get("completion_tokens") or 1)))
+        )
+
+    def decode(items: list[tuple[int, int, int, bool]]) -> None:
+        batch.n_tokens = len(items)
+        for i, (token, pos, seq, logits) in enumerate(items):
+            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, pos, 1
+            batch.seq_id[i][0], batch.logits[i] = seq, logits
+        if llama_cpp.llama_decode(ctx, batch) != 0:
+            raise SystemExit("llama_decode failed")
+
+    def prefill(tokens: list[int], start: int, seq: int, last_logits: bool) -> None:
+        pos, size = start, params["n_batch"]
+        while pos < len(tokens):
+            step = min(size, len(tokens) - pos)
+            end = pos + step
+            decode(
+                [(tokens[p], p, seq, last_logits and p == len(tokens) - 1) for p in range(pos, end)]
+            )
+            pos = end
+
+    evaluated = generated = 0
+    start = time.perf_counter()
+
+    def common(a: list[int], b: list[int]) -> int:
+        n = 0
+        while n < min(len(a), len(b)) - 2 and a[n] == b[n]:
+            n += 1
+        return n
+
+    held: list[int] = []  # what the prefix sequence (id ``width``) holds
+    for work in groups.values():
+        queue = list(work)
+        live: dict[int, list[int]] = {}  # slot -> [next token, position, tokens left]
+        while queue or live:
+            for slot in range(width):
+                if slot not in live and queue:
+                    tokens, n = queue.pop(0)
+                    # The prefix this prompt shares with the next (all but two tokens for
+                    # the last): kept where the prefix sequence already holds it.
+                    target = tokens[: common(tokens, queue[0][0]) if queue else len(tokens) - 2]
+                    keep = 0
+                    while keep < min(len(held), len(target)) and held[keep] == target[keep]:
+                        keep += 1
+                    llama_cpp.llama_memory_seq_rm(memory, width, keep, -1)
+                    prefill(target, keep, width, False)
+                    evaluated += len(target) - keep
+                    held = target
+                    llama_cpp.llama_memory_seq_rm(memory, slot, -1, -1)
+                    llama_cpp.llama_memory_seq_cp(memory, width, slot, -1, -1)
+                    prefill(tokens, len(target), slot, True)
+                    evaluated += len(tokens) - len(target)
+                    first = llama_cpp.llama_sampler_sample(greedy, ctx, -1)
+                    generated += 1
+                    if n > 1:
+                        live[slot] = [first, len(tokens), n - 1]
+            if not live:
+                continue
+            order = sorted(live)
+            decode([(live[s][0], live[s][1], s, True) for s in order])
+            for row, s in enumerate(order):
+                live[s][0] = llama_cpp.llama_sampler_sample(greedy, ctx, row)
+                live[s][1] += 1
+                live[s][2] -= 1
+                generated += 1
+                if live[s][2] == 0:
+                    del live[s]
+    inference_s = time.perf_counter() - start
+    summary = {
+        "import_s": round(imported - STARTED, 6),
+        "load_s": round(load_s, 6),
+        "inference_s": round(inference_s, 6),
+        "model_calls": len(rows),
+        "width": width,
+        "threads": params["n_threads"],
+        "tokens_evaluated": evaluated,
+        "completion_tokens": generated,
+        "tokens_per_s": round(generated / inference_s, 2) if inference_s else None,
+    }
+    report.write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     mode, *rest = argv
     if mode == "skilleval":
@@ -288,6 +464,9 @@ def main(argv: Sequence[str]) -> int:
     if mode == "limit":
         requests, report, params = Path(rest[0]), Path(rest[1]), json.loads(rest[2])
         return run_limit(requests, report, params, best=rest[3:] != ["recorded"])
+    if mode == "physical":
+        requests, report, params = Path(rest[0]), Path(rest[1]), json.loads(rest[2])
+        return run_physical(requests, report, params, int(rest[3]))
     raise SystemExit(f"unknown mode {mode!r}")
 
 

@@ -1,6 +1,7 @@
 """The skilleval benchmark: one skill suite, five ways, side by side.
 
     .venv/bin/python bench/run.py [--tests N] [--repeat R] [--promptfoo PATH] [--profile]
+    .venv/bin/python bench/run.py --batched [--tests N] [--sweep]   (see bench/batched.py)
 
 Cases, each in its own child process (wall time and peak RSS are that process's own):
 
@@ -538,7 +539,19 @@ def main() -> int:
         action="store_true",
         help="after the rounds, profile one cold in-process run with cProfile",
     )
+    parser.add_argument(
+        "--batched",
+        action="store_true",
+        help="run the batched case and the physical limit instead (bench/batched.py)",
+    )
+    parser.add_argument("--sweep", action="store_true", help="with --batched: threads × width")
     args = parser.parse_args()
+    if args.batched:
+        import batched
+
+        extra = ["--sweep"] if args.sweep else []
+        extra += ["--work", str(args.work)] if args.work else []
+        return batched.main(["--tests", str(args.tests), *extra])
     if args.promptfoo and shutil.which(args.promptfoo) is None:
         parser.error(f"--promptfoo {args.promptfoo}: not found or not executable")
     if not args.spin:

@@ -116,6 +116,8 @@ class Check:
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Deprecated: a free-form mapping kept for third-party code that builds its own checks.
     skilleval puts nothing here; read :attr:`cost`, :attr:`trajectory` and :attr:`workspace`."""
+    value_where: Location | None = None
+    """Where the assertion's ``value:`` is written (code in it reports lines from there)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ Exception tree::
     ├── ExprError                  an ``expr`` expression (assertion or transform) is wrong
     │   ├── ExprSyntaxError        it does not compile; carries a line and column inside it
     │   └── ExprRuntimeError       it failed or hit a limit while it ran (an ``error`` verdict)
+    ├── JavaScriptError            a user's JavaScript did not compile, threw or hit a limit
     ├── RegexError                 a user's regular expression does not compile
     ├── RegexTimeoutError          a user's regular expression ran past its time limit
     ├── PathEscape                 a workspace path that leads outside the workspace
@@ -126,6 +127,11 @@ class ProviderError(SkillevalError):
     """A model could not be loaded or a call to it failed."""
 
 
+class ModelDownloadError(ProviderError):
+    """A model named on a hub (``hf:…``) could not be fetched: no such repository or file, no
+    network and no cached copy, or a failed download. A failure of the run, not of the suite."""
+
+
 class TruncatedError(ProviderError):
     """The reply stopped at the token limit, so it is incomplete."""
 
@@ -204,6 +210,10 @@ class ExprSyntaxError(ExprError):
 
 class ExprRuntimeError(ExprError):
     """An expression failed while it was evaluated (``"a" - 1``, ``len(3)``, a size limit)."""
+
+
+class JavaScriptError(SkillevalError):
+    """A user's JavaScript (a formula over metrics …) did not compile, threw or hit a limit."""
 
 
 class RegexError(SkillevalError):

@@ -75,6 +75,46 @@ class FakeProvider:
         pass
 
 
+class GraderFake(FakeProvider):
+    """A judge model that grades by a rule on the output, in whatever reply shape is asked.
+
+    ``verdict(output)`` says whether an output passes: True gives score 5, pass and TRUE
+    verdicts; False gives score 1, fail and FALSE. Used to measure judge fitness without a
+    model: an oracle (``output in good_outputs``) is qualified, a constant one is not.
+    """
+
+    name = "grader-fake"
+
+    def __init__(self, verdict: Any, *, name: str | None = None) -> None:
+        super().__init__()
+        self.verdict = verdict
+        if name is not None:
+            self.name = name
+
+    def reply(self, request: Request) -> Completion:
+        output = request.messages[-1].content.rsplit("OUTPUT:\n", 1)[-1]
+        good = bool(self.verdict(output))
+        props = (request.json_schema or {}).get("properties", {})
+        reply: dict[str, Any]
+        if "verdicts" in props:
+            n = len(props["verdicts"]["prefixItems"])
+            truth = "TRUE" if good else "FALSE"
+            reply = {
+                "verdicts": [
+                    {"id": i, "reason": "checked", "verdict": truth} for i in range(1, n + 1)
+                ]
+            }
+        else:
+            reply = {"reason": "checked", "score": 5 if good else 1, "pass": good}
+            if "checks" in props:
+                n = len(props["checks"]["prefixItems"])
+                reply["checks"] = [
+                    {"id": i, "pass": good, "notes": "checked"} for i in range(1, n + 1)
+                ]
+        text = json.dumps(reply)
+        return Completion(text=text, prompt_tokens=10, completion_tokens=len(text) // 4)
+
+
 def routed(scores: Mapping[str, float]) -> Completion:
     """A router's reply to a constrained choice: the best-scoring option, with every score.
 

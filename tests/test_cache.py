@@ -438,3 +438,66 @@ def test_a_lone_surrogate_in_the_suite_itself_reaches_every_output_as_ufffd(
     for out in outputs:
         text = out.read_text(encoding="utf-8")
         assert out.suffix == ".md" or "\ufffd" in text, out  # the summary shows no prompts
+
+
+class BatchingFake(FakeProvider):
+    """Decodes several requests at once; remembers each batch it was handed."""
+
+    batch_width = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[int]] = []
+
+    def complete_batch(self, requests: list[Request]) -> list[Completion | ProviderError]:
+        self.batches.append([r.trial for r in requests])
+        out: list[Completion | ProviderError] = []
+        for r in requests:
+            out.append(ProviderError("no") if r.trial == 99 else self.complete(r))
+        return out
+
+
+def test_a_batch_sends_only_the_misses_in_order_and_stores_their_replies(
+    cache: ResponseCache,
+) -> None:
+    inner = BatchingFake()
+    provider = CachingProvider(inner, cache)
+    assert provider.batch_width == 3
+    provider.complete(_request(trial=1))
+    answers = provider.complete_batch([_request(trial=t) for t in (0, 1, 2, 99)])
+    assert inner.batches == [[0, 2, 99]]
+    assert [a.text for a in answers[:3] if isinstance(a, Completion)] == [
+        "reply 0",
+        "reply 1",
+        "reply 2",
+    ]
+    assert answers[1].cached is True  # type: ignore[union-attr]
+    assert isinstance(answers[3], ProviderError)
+    assert (provider.calls, provider.hits) == (4, 1)
+    again = provider.complete_batch([_request(trial=t) for t in (0, 2)])
+    assert all(isinstance(a, Completion) and a.cached for a in again)
+    assert len(inner.batches) == 1
+
+
+def test_a_provider_without_batches_is_asked_one_request_at_a_time(cache: ResponseCache) -> None:
+    inner = FakeProvider()
+    provider = CachingProvider(inner, cache)
+    assert provider.batch_width == 1
+    answers = provider.complete_batch([_request(trial=t) for t in range(3)])
+    assert [a.text for a in answers if isinstance(a, Completion)] == [
+        f"reply {t}" for t in range(3)
+    ]
+    assert inner.calls == 3
+
+
+def test_busy_time_counts_overlapping_calls_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter([10.0, 13.0, 20.0, 21.0])
+    monkeypatch.setattr("skilleval.engine.cache.time.perf_counter", lambda: next(clock))
+    provider = CachingProvider(FakeProvider(), None)
+    provider._enter()  # 10.0: busy from here
+    provider._enter()  # a second call in flight: no new interval
+    provider._leave()
+    provider._leave()  # 13.0
+    provider._enter()  # 20.0
+    provider._leave()  # 21.0
+    assert provider.engine_busy()[1] == 4.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -186,3 +187,38 @@ def test_concurrent_requests_each_get_their_own_answer(llama_server: LlamaServer
     assert len({r.prompt_tokens for r in serial}) == 4
     assert [r.prompt_tokens for r in concurrent] == [r.prompt_tokens for r in serial]
     assert all(r.text.strip() for r in serial + concurrent)
+
+
+def test_an_ollama_shorthand_runs_a_suite_at_ollama_host(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    """`model: ollama:NAME` is the openai provider at OLLAMA_HOST, here the test's server.
+
+    In a child process, as a user runs it (a run leaves its HTTP client for the interpreter
+    to close at exit).
+    """
+    host = llama_server.base_url.removeprefix("http://").removesuffix("/v1")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        f"version: 1\nmodel: 'ollama:{llama_server.model}'\n"
+        "decoding: {max_tokens: 12}\n"
+        'prompts: ["Name one colour."]\n'
+        "tests:\n  - assert: [{type: min-length, value: 1}]\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "OLLAMA_HOST": host, "SKILLEVAL_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [sys.executable, "-m", "skilleval", "run", str(suite), "--no-cache", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    model = doc["environment"]["model"]
+    assert model["kind"] == "openai"
+    assert model["details"] == {"base_url": llama_server.base_url}
+    assert doc["records"][0]["status"] != "error"
+    assert doc["records"][0]["output"].strip()

@@ -671,3 +671,59 @@ def test_skill_edit_on_the_embedded_model_recomputes_only_the_on_arm(
     assert by_arm(rerun) == {"off": (2, 0), "on": (0, 2)}
     assert rerun.reuse is not None
     assert rerun.reuse.model_calls == 2
+
+
+JUDGED = """
+version: 1
+type: capability
+model: echo
+tests:
+  - id: a
+    prompt: "Say hi"
+    assert: [{type: llm-rubric, value: It greets.}]
+"""
+
+
+def test_watch_measures_the_judge_once_and_can_skip_it(tmp_path: Path) -> None:
+    suite = write(tmp_path / "suite.yaml", JUDGED)
+    lines: list[str] = []
+    watcher = Watcher([suite], WatchOptions(home=tmp_path / "home"), echo=lines.append)
+    try:
+        (first,) = watcher.start()
+        edit(suite, "It greets.", "It says hello.")
+        watcher.handle([suite])
+        (second,) = watcher.run_once()
+    finally:
+        watcher.close()
+    measured = [line for line in lines if "judge fitness: grading 73" in line]
+    assert len(measured) == 1  # the second run reads the measurement back
+    for outcome in (first, second):
+        assert outcome.run is not None
+        judge = outcome.run.run.judge
+        assert judge is not None
+        assert judge.fitness is not None
+        assert judge.fitness.status == "unqualified"
+    skipped = Watcher(
+        [suite], WatchOptions(home=tmp_path / "other", judge_check=False), echo=lines.append
+    )
+    try:
+        (outcome,) = skipped.start()
+    finally:
+        skipped.close()
+    assert outcome.run is not None
+    assert outcome.run.run.judge is not None
+    fitness = outcome.run.run.judge.fitness
+    assert fitness is not None
+    assert fitness.status == "not checked"
+
+
+def test_watch_once_takes_no_judge_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skilleval.cli import run_cli
+
+    suite = write(tmp_path / "suite.yaml", JUDGED)
+    assert run_cli(["watch", "--once", "--no-judge-check", str(suite)]) == 0
+    err = capsys.readouterr().err
+    assert "judge not checked" in err
+    assert "judge fitness: grading" not in err

@@ -12,7 +12,10 @@ from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
 from skilleval.plugins import PluginManager
+from skilleval.results.codec import encode
+from skilleval.runner import judgefit
 from skilleval.runner.judgecheck import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
+from skilleval.runner.rundir import home_dir
 from skilleval.suite.files import Reader
 from skilleval.suite.model_config import ModelSpec, parse_model
 
@@ -58,10 +61,13 @@ def judge_check(
     """Grade the judge-fitness set; report accuracy, discrimination and errors.
 
     The set is suites/judge-fitness.yaml: known-good and known-bad outputs, one of each per pair.
+    The last line says whether the judge is qualified (both 95% intervals above chance 0.5).
+    A check of the whole set is remembered for the judge model, so `run` does not repeat it.
 
     Exits 0 when the check ran, whatever the figures, and 3 when the judge could not run.
     """
-    pairs = load_pairs()[:limit] if limit else load_pairs()
+    every = load_pairs()
+    pairs = every[:limit] if limit else every
     client = _client(judge_model, seed, no_cache)
     try:
         describe = client.describe()
@@ -70,12 +76,20 @@ def judge_check(
         report = run_judge_check(
             client, pairs, describe=describe, progress=None if as_json else _progress
         )
+        whole = len(pairs) == len(every)
+        fitness = judgefit.from_report(report, judgefit.set_label() if whole else None)
+        key = judgefit.memo_key(client, seed) if whole else None
+        if key is not None and fitness.status in ("qualified", "unqualified"):
+            # A run with this judge then reads the measurement back instead of repeating it.
+            judgefit.remember(home_dir(), key, fitness)
     finally:
         client.close()
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), "fitness": encode(fitness)})
     else:
         _summary(report)
+        if not report.aborted:
+            click.echo(fitness.reason, err=True)
     ctx.exit(ExitCode.RUNTIME if report.aborted else ExitCode.OK)
 
 

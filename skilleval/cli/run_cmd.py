@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -35,11 +37,15 @@ from skilleval.suite.model import Suite
     required=False,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
-@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
+@model_option(
+    "--model",
+    help="default, a .gguf path, hf:OWNER/REPO:QUANT, ollama:NAME, lmstudio:NAME or echo "
+    "(overrides `model:`).",
+)
 @model_option(
     "--judge-model",
     "judge_model",
-    help="The grader for llm-rubric/llm-assert: default, a .gguf path, echo (overrides `judge:`).",
+    help="The grader for llm-rubric/llm-assert: any --model value (overrides `judge:`).",
 )
 @click.option("--trials", type=click.IntRange(min=1), help="Trials per test (distribution mode).")
 @click.option("--seed", type=click.IntRange(min=0), help="Base seed (overrides `decoding.seed`).")
@@ -56,9 +62,16 @@ from skilleval.suite.model import Suite
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Parallel requests for providers that allow it (the OpenAI provider).",
+    help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
+    "requests an in-process model decodes together, unless model.parallel is set.",
 )
 @click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
+@click.option(
+    "--no-judge-check",
+    is_flag=True,
+    help="Skip measuring the judge on the judge-fitness set (done once per judge model, "
+    "then cached); reports then say the judge was not checked.",
+)
 @click.option(
     "-o",
     "--output",
@@ -88,6 +101,7 @@ def run(
     filters: tuple[str, ...],
     jobs: int,
     no_cache: bool,
+    no_judge_check: bool,
     outputs: tuple[Path, ...],
     quiet: bool,
     resume: Path | None,
@@ -96,7 +110,12 @@ def run(
     no_entry_points: bool,
     as_json: bool,
 ) -> None:
-    """Run SUITE and report; the exit code tells CI whether its gate passed."""
+    """Run SUITE and report; the exit code tells CI whether its gate passed.
+
+    The first time a judge model grades a run, it is first measured on the judge-fitness set
+    (suites/judge-fitness.yaml); the result is cached per judge model and shown in every
+    report. A judge no better than chance makes the model tier "unqualified".
+    """
     if suite_file is None:
         if resume is None:
             raise click.UsageError("give a SUITE to run, or --resume RUN_DIR")
@@ -120,7 +139,9 @@ def run(
             )
         for out in outputs:
             check_matrix_output(out)
-        _run_matrix(ctx, suite, registry, filters, jobs, no_cache, outputs, quiet, as_json)
+        _run_matrix(
+            ctx, suite, registry, filters, jobs, no_cache, outputs, quiet, as_json, no_judge_check
+        )
         return
     for out in outputs:
         # Checked before the run, so a typo costs nothing; after loading, so that a plugin's
@@ -137,6 +158,8 @@ def run(
                 resume=resume,
                 force=force,
                 warn=lambda message: click.echo(f"warning: {message}", err=True),
+                judge_check=not no_judge_check,
+                notice=None if quiet else lambda message: click.echo(message, err=True),
             )
             outcome = run_suite(suite, options)
     except NoTestsSelected:
@@ -155,7 +178,7 @@ def run(
             unwritten.append(str(exc))
     if as_json:
         emit_json(run_json(run))
-    text = terminal.render_terminal(run)
+    text = terminal.render_terminal(run, color=_color())
     if quiet:
         click.echo(text.splitlines()[-1], err=True)
     else:
@@ -164,6 +187,11 @@ def run(
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
+
+
+def _color() -> bool:
+    """ANSI styles on stderr: only on a terminal, and never under NO_COLOR."""
+    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
 
 
 def _run_matrix(
@@ -176,6 +204,7 @@ def _run_matrix(
     outputs: tuple[Path, ...],
     quiet: bool,
     as_json: bool,
+    no_judge_check: bool = False,
 ) -> None:
     """Every model of the suite, one after another, then the side-by-side report."""
 
@@ -192,6 +221,8 @@ def _run_matrix(
                 use_cache=not no_cache,
                 progress=progress,
                 warn=lambda message: click.echo(f"warning: {message}", err=True),
+                judge_check=not no_judge_check,
+                notice=None if quiet else lambda message: click.echo(message, err=True),
             )
             outcome = run_matrix(suite, options, started)
     except NoTestsSelected:

@@ -21,7 +21,11 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
-@model_option("--model", help="default, a .gguf path or echo (overrides `model:`).")
+@model_option(
+    "--model",
+    help="default, a .gguf path, hf:OWNER/REPO:QUANT, ollama:NAME, lmstudio:NAME or echo "
+    "(overrides `model:`).",
+)
 @click.option(
     "-k",
     "--filter",
@@ -35,7 +39,8 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Parallel requests for providers that allow it (the OpenAI provider).",
+    help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
+    "requests an in-process model decodes together, unless model.parallel is set.",
 )
 @click.option(
     "--no-initial-run", is_flag=True, help="Only validate at start; run on the first change."
@@ -52,6 +57,11 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
     is_flag=True,
     help="Check and run each SUITE once, as at start, then exit with the code `run` would give.",
 )
+@click.option(
+    "--no-judge-check",
+    is_flag=True,
+    help="Skip measuring the judge on the judge-fitness set (done once per judge model).",
+)
 @plugin_options
 @click.pass_context
 def watch(
@@ -63,6 +73,7 @@ def watch(
     no_initial_run: bool,
     debounce: float,
     once: bool,
+    no_judge_check: bool,
     plugins_dir: tuple[Path, ...],
     no_entry_points: bool,
 ) -> None:
@@ -71,7 +82,13 @@ def watch(
     # when both land in the same second with the same size, and it litters plugin folders.
     sys.dont_write_bytecode = True
     overrides = Overrides(model=model, plugin_dirs=plugins_dir, entry_points=not no_entry_points)
-    options = WatchOptions(overrides=overrides, filters=filters, jobs=jobs, debounce_s=debounce)
+    options = WatchOptions(
+        overrides=overrides,
+        filters=filters,
+        jobs=jobs,
+        debounce_s=debounce,
+        judge_check=not no_judge_check,
+    )
     watcher = Watcher(list(suite_files), options)
     try:
         outcomes = watcher.start(initial_run=not no_initial_run)

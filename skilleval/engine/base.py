@@ -12,10 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from skilleval.errors import ProviderError
 from skilleval.suite.model_config import Decoding, ModelSpec
 from skilleval.util.scrub import replace_surrogates
 
 __all__ = [
+    "Batched",
     "Checked",
     "Completion",
     "Decoding",
@@ -213,3 +215,37 @@ class Embedder(Protocol):
     def embed_salt(self) -> str:
         """Cache-key material beyond the identity that can change a vector (runtime version)."""
         ...
+
+
+@runtime_checkable
+class Batched(Protocol):
+    """A provider that answers several requests at once (batched decoding)."""
+
+    batch_width: int
+    """How many requests it decodes together; 1 means it gains nothing from batches."""
+
+    def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        """One completion, or the error that replaced it, per request, in order."""
+        ...
+
+
+def batch_width(provider: object) -> int:
+    """How many requests ``provider`` decodes together (1 for a provider without batches)."""
+    if isinstance(provider, Batched):
+        return max(1, int(provider.batch_width))
+    return 1
+
+
+def complete_all(
+    provider: Provider, requests: Sequence[Request]
+) -> list[Completion | ProviderError]:
+    """Answer ``requests`` in one batch when ``provider`` batches, else one at a time."""
+    if isinstance(provider, Batched) and provider.batch_width > 1 and len(requests) > 1:
+        return provider.complete_batch(requests)
+    out: list[Completion | ProviderError] = []
+    for request in requests:
+        try:
+            out.append(provider.complete(request))
+        except ProviderError as exc:
+            out.append(exc)
+    return out

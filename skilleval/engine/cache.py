@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from skilleval.engine.base import (
     Checked,
@@ -26,6 +28,7 @@ from skilleval.engine.base import (
     Provider,
     Request,
     clean_reply,
+    complete_all,
 )
 from skilleval.engine.cachekey import KEY_FORMAT, cache_key, embedding_key
 from skilleval.engine.cachestore import BUSY_TIMEOUT_MS, CacheInfo, ResponseCache, open_cache
@@ -71,6 +74,7 @@ class CachingProvider:
         self.cache = cache
         self.warn = warn
         self.max_concurrency = inner.max_concurrency
+        self.batch_width = int(getattr(inner, "batch_width", 1))
         self.calls = 0
         self.hits = 0
         self.prompt_tokens = 0
@@ -78,6 +82,9 @@ class CachingProvider:
         self.tokens_evaluated = 0
         self._identity: ModelIdentity | None = None
         self._lock = threading.Lock()
+        self._in_flight = 0
+        self._busy_since = 0.0
+        self._busy_s = 0.0
 
     def identity(self) -> ModelIdentity:
         """The inner provider's identity, computed once."""
@@ -103,23 +110,61 @@ class CachingProvider:
         Raises:
             ProviderError: From the inner provider; nothing is stored then.
         """
-        key = None
-        cache = self.cache
-        if cache is not None:
-            key = self.key(request)
-            try:
-                hit = cache.get(key)
-            except CacheError as exc:
-                self._set_aside(cache, exc)
-                hit = None
-            if hit is not None:
-                with self._lock:
-                    self.hits += 1
-                return hit
+        key, hit = self._lookup(request)
+        if hit is not None:
+            return hit
         with self._lock:
             self.calls += 1
+        self._enter()
+        try:
+            answer = self.inner.complete(request)
+        finally:
+            self._leave()
         # The built-in providers clean their replies; a plugin's is cleaned here.
-        completion = clean_reply(self.inner.complete(request))
+        return self._store(request, key, clean_reply(answer))
+
+    def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        """:meth:`complete` for several requests; those not in the cache go to the inner
+        provider together, in their order, as one batch."""
+        out: list[Completion | ProviderError | None] = [None] * len(requests)
+        misses: list[tuple[int, str | None]] = []
+        for i, request in enumerate(requests):
+            key, hit = self._lookup(request)
+            if hit is not None:
+                out[i] = hit
+            else:
+                misses.append((i, key))
+        if misses:
+            with self._lock:
+                self.calls += len(misses)
+            self._enter()
+            try:
+                answers = complete_all(self.inner, [requests[i] for i, _ in misses])
+            finally:
+                self._leave()
+            for (i, key), answer in zip(misses, answers, strict=True):
+                if isinstance(answer, ProviderError):
+                    out[i] = answer
+                else:
+                    out[i] = self._store(requests[i], key, clean_reply(answer))
+        return [answer for answer in out if answer is not None]
+
+    def _lookup(self, request: Request) -> tuple[str | None, Completion | None]:
+        cache = self.cache
+        if cache is None:
+            return None, None
+        key = self.key(request)
+        try:
+            hit = cache.get(key)
+        except CacheError as exc:
+            self._set_aside(cache, exc)
+            hit = None
+        if hit is not None:
+            with self._lock:
+                self.hits += 1
+        return key, hit
+
+    def _store(self, request: Request, key: str | None, completion: Completion) -> Completion:
         with self._lock:
             self.prompt_tokens += completion.prompt_tokens
             self.completion_tokens += completion.completion_tokens
@@ -132,6 +177,34 @@ class CachingProvider:
             except CacheError as exc:
                 self._set_aside(cache, exc)
         return completion
+
+    def _enter(self) -> None:
+        with self._lock:
+            if self._in_flight == 0:
+                self._busy_since = time.perf_counter()
+            self._in_flight += 1
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._busy_s += time.perf_counter() - self._busy_since
+
+    def engine_busy(self) -> tuple[int, float]:
+        """Tokens generated and seconds the model was busy. The inner provider's own figure
+        when it keeps one (the time it spent decoding); otherwise the time at least one call
+        was in flight, so calls made in parallel are not counted twice."""
+        own = getattr(self.inner, "engine_busy", None)
+        if callable(own):
+            tokens, seconds = own()
+            return int(tokens), float(seconds)
+        with self._lock:
+            return self.completion_tokens, self._busy_s
+
+    def engine_info(self) -> dict[str, Any]:
+        """The inner provider's engine settings (threads, batch width), when it has any."""
+        own = getattr(self.inner, "engine_info", None)
+        return dict(own()) if callable(own) else {}
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts``: from the cache, or from the inner provider (and then stored).

@@ -8,6 +8,7 @@ from skilleval.engine.base import Checked, ModelSpec, Provider, ProviderContext
 from skilleval.errors import (
     Diagnostic,
     Location,
+    ModelDownloadError,
     PluginError,
     ProviderError,
     SkillevalError,
@@ -53,10 +54,14 @@ def check_model(provider: Provider, spec: ModelSpec) -> None:
 
     Raises:
         SuiteError: At the ``model:`` (or ``judge:``) line, or ``command line`` for ``--model``.
+        ModelDownloadError: A hub model could not be fetched: the run failed, not the suite;
+            the message starts with the ``model:`` line.
     """
     if not isinstance(provider, Checked):
         return
     try:
         provider.check()
+    except ModelDownloadError as exc:
+        raise ModelDownloadError(f"{spec.where}: {exc}") from None
     except ProviderError as exc:
         raise SuiteError([Diagnostic(spec.where, str(exc))]) from None

@@ -27,6 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,9 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
+from skilleval.engine.batch import BatchDecoder, BatchJob, ScoreJob
 from skilleval.engine.embedded import default_model_path
+from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_checks import (
     GGUF_MAGIC,
@@ -53,7 +56,14 @@ from skilleval.engine.llama_checks import (
     token_text,
     validate_json,
 )
-from skilleval.engine.llama_config import GGUF_SCHEMA, N_BATCH, N_CTX, LlamaConfig
+from skilleval.engine.llama_config import (
+    GGUF_SCHEMA,
+    N_BATCH,
+    N_CTX,
+    LlamaConfig,
+    batch_width,
+    default_threads,
+)
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
@@ -77,6 +87,9 @@ INSTALL_HINT = "install with pip install 'skilleval[llama]'"
 SCORING_VERSION = 1
 """Part of the cache salt: bump when choice scoring changes so stale scores are not reused."""
 
+GATHER = 4
+"""Requests that waited for the model are decoded together up to this many times its width."""
+
 SCORE_DIGITS = 6
 """Choice scores are rounded so they print and compare stably."""
 
@@ -92,7 +105,7 @@ CHATML_TEMPLATE = (
 @provider("gguf", schema=GGUF_SCHEMA, configure=LlamaConfig.configure, implied_by="path")
 def gguf(config: LlamaConfig, context: ProviderContext) -> LlamaProvider:
     """A GGUF model run in this process by llama-cpp-python (the embedded one by default)."""
-    return LlamaProvider(config, context.home)
+    return LlamaProvider(config, context.home, jobs=context.jobs)
 
 
 def gguf_spec(config: LlamaConfig | None = None) -> ModelSpec:
@@ -110,18 +123,31 @@ class LlamaProvider:
         config: How to load the model. ``path`` ``"default"`` means the embedded model.
         memo_dir: Where the model file's SHA-256 is remembered (see
             :func:`~skilleval.engine.identity.file_identity`).
+        jobs: ``--jobs``; above 1 it sets the batch width unless ``parallel`` is set.
 
     Attributes:
         load_ms: How long loading took, once loaded.
+        batch_width: How many requests :meth:`complete_batch` decodes together.
+        threads: The CPU threads llama.cpp generates with.
     """
 
     max_concurrency: int = 1
 
-    def __init__(self, config: LlamaConfig, memo_dir: Path | str) -> None:
+    def __init__(self, config: LlamaConfig, memo_dir: Path | str, *, jobs: int = 1) -> None:
         self.config = config
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
+        self.batch_width = batch_width(config, jobs)
+        self.threads = config.threads or default_threads()
+        self._batch: BatchDecoder | None = None
+        self._backend: Any = None
+        self._busy_s = 0.0
+        self._generated = 0
         self._path: Path | None = None
+        self._fetched: Fetched | None = None
+        self._fetch_error: ProviderError | None = None
+        """A failed hub fetch, raised again rather than retried on every call."""
+        self._path_lock = threading.Lock()
         self._identity: ModelIdentity | None = None
         self._llm: Any = None
         self._formatter: Any = None
@@ -130,29 +156,60 @@ class LlamaProvider:
         self._canonical = 0
         """How many leading KV positions were evaluated in batches of two or more tokens."""
         self._lock = threading.Lock()
+        self._gather = threading.Condition()
+        self._waiting: list[tuple[Request, list[Completion | ProviderError]]] = []
+        self._leading = False
         self._embedder: GgufEmbedder | None = None
 
     # -- Provider protocol -------------------------------------------------------------------
 
     @property
     def path(self) -> Path:
-        """The GGUF file this provider runs (the embedded model for ``default``)."""
-        if self._path is None:
-            raw = self.config.path
-            if raw == "default":
-                self._path = default_model_path()
-            else:
-                self._path = Path(raw).expanduser()
-        return self._path
-
-    def identity(self) -> ModelIdentity:
-        """File name, size and SHA-256 of the GGUF; does not load the model.
+        """The GGUF file this provider runs: the embedded model for ``default``, the file in
+        huggingface_hub's cache for an ``hf:`` reference (fetched on first use).
 
         Raises:
-            ProviderError: The file is missing or unreadable.
+            ProviderError: The embedded model is not installed, or a hub file cannot be
+                fetched (:class:`~skilleval.errors.ModelDownloadError`).
+        """
+        with self._path_lock:
+            if self._path is None:
+                raw = self.config.path
+                if raw == "default":
+                    self._path = default_model_path()
+                elif is_hub_ref(raw):
+                    self._path = self._fetch(raw).path
+                else:
+                    self._path = Path(raw).expanduser()
+            return self._path
+
+    def _fetch(self, raw: str) -> Fetched:
+        if self._fetch_error is not None:
+            raise self._fetch_error
+        try:
+            # The reference was checked when the suite loaded; a spec built in code may not be.
+            ref = parse_ref(raw)
+        except ValueError as exc:
+            raise ProviderError(str(exc)) from None
+        try:
+            self._fetched = fetch(ref)
+        except ProviderError as exc:
+            self._fetch_error = exc
+            raise
+        return self._fetched
+
+    def identity(self) -> ModelIdentity:
+        """File name, size and SHA-256 of the GGUF, and for a hub file the repository, file
+        and commit it came from; does not load the model.
+
+        Raises:
+            ProviderError: The file is missing or unreadable, or cannot be fetched.
         """
         if self._identity is None:
-            self._identity = file_identity(self.path, self.memo_dir)
+            identity = file_identity(self.path, self.memo_dir)
+            if self._fetched is not None:
+                identity = replace(identity, details=self._fetched.details())
+            self._identity = identity
         return self._identity
 
     def check(self) -> None:
@@ -178,6 +235,8 @@ class LlamaProvider:
                 request is malformed, or a constrained reply does not validate.
         """
         check_request(request)
+        if self.batch_width > 1 and request.choices is None:
+            return self._join(request)
         with self._lock:
             llm = self._load()
             prompt = self._prompt_tokens(request.messages)
@@ -196,6 +255,92 @@ class LlamaProvider:
                 self._canonical = 0
                 llm.n_tokens = 0
                 raise
+
+    def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        """Answer several requests, decoding the free and schema-constrained ones together,
+        and scoring each choice request's options side by side.
+
+        A request that fails gets its :class:`ProviderError` in its place; the others are
+        unaffected.
+        """
+        out: list[Completion | ProviderError | None] = [None] * len(requests)
+        generate: list[int] = []
+        choose: list[int] = []
+        with self._lock:
+            for i, request in enumerate(requests):
+                if self.batch_width <= 1:
+                    continue
+                try:
+                    check_request(request)
+                    if request.json_schema is not None:
+                        check_schema(request.json_schema)
+                except ProviderError as exc:
+                    out[i] = exc
+                    continue
+                (choose if request.choices is not None else generate).append(i)
+            for picked, run in ((generate, self._decode_batch), (choose, self._score_batch)):
+                if not picked:
+                    continue
+                try:
+                    for i, answer in zip(picked, run([requests[i] for i in picked]), strict=True):
+                        out[i] = answer
+                except ProviderError as exc:
+                    for i in picked:
+                        out[i] = exc
+        for i, request in enumerate(requests):
+            if out[i] is None:
+                try:
+                    out[i] = self.complete(request)
+                except ProviderError as exc:
+                    out[i] = exc
+        return [answer for answer in out if answer is not None]
+
+    def _join(self, request: Request) -> Completion:
+        """Answer ``request`` in a batch with whatever other threads ask meanwhile.
+
+        The first caller decodes its request at once; requests that arrive while the model
+        is busy wait, and the next free caller decodes all of them together. Batched replies
+        equal one-at-a-time replies, so who waited with whom never changes a reply.
+        """
+        ticket: list[Completion | ProviderError] = []
+        with self._gather:
+            self._waiting.append((request, ticket))
+            while not ticket:
+                if self._leading:
+                    self._gather.wait()
+                    continue
+                self._leading = True
+                taken = self._waiting[: self.batch_width * GATHER]
+                del self._waiting[: len(taken)]
+                answers: list[Completion | ProviderError] = []
+                self._gather.release()
+                try:
+                    answers = self.complete_batch([r for r, _ in taken])
+                finally:
+                    self._gather.acquire()
+                    self._leading = False
+                    for (_, slot), answer in zip(taken, answers, strict=False):
+                        slot.append(answer)
+                    for _, slot in taken[len(answers) :]:
+                        slot.append(ProviderError("interrupted"))
+                    self._gather.notify_all()
+        answer = ticket[0]
+        if isinstance(answer, ProviderError):
+            raise answer
+        return answer
+
+    def engine_busy(self) -> tuple[int, float]:
+        """Tokens generated and seconds spent generating them (prompt evaluation included),
+        over every call so far: the model's own throughput, free of any queueing."""
+        with self._lock:
+            batch = self._batch
+            if batch is None:
+                return self._generated, self._busy_s
+            return self._generated + batch.generated, self._busy_s + batch.busy_s
+
+    def engine_info(self) -> dict[str, Any]:
+        """How the engine runs, for the run's environment block."""
+        return {"threads": self.threads, "batch_width": self.batch_width}
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
@@ -217,6 +362,13 @@ class LlamaProvider:
         if self._embedder is not None:
             self._embedder.close()
         with self._lock:
+            if self._backend is not None:
+                self._backend.close()
+                self._backend = None
+                assert self._batch is not None
+                self._generated += self._batch.generated
+                self._busy_s += self._batch.busy_s
+                self._batch = None
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
@@ -363,11 +515,13 @@ class LlamaProvider:
         except (ValueError, RuntimeError) as exc:
             raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
         latency_ms = (time.perf_counter() - start) * 1000.0
+        self._busy_s += latency_ms / 1000.0
 
         choice = out["choices"][0]
         text = choice["message"]["content"] or ""
         finish_reason = choice["finish_reason"] or "stop"
         usage = out["usage"]
+        self._generated += int(usage["completion_tokens"])
         library_evaluated = self._eval_log[0] if self._eval_log else 0
         if library_evaluated:
             # The library rendered a different prompt and decoded part of it its own way;
@@ -448,3 +602,124 @@ class LlamaProvider:
             choice_scores=scores,
             tokens_evaluated=evaluated,
         )
+
+    # -- batched generation --------------------------------------------------------------------
+
+    def _decode_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        llm = self._load()
+        batch = self._decoder(llm)
+        backend = self._backend
+        stop = tuple(s.encode("utf-8") for s in self._stops())
+        jobs: list[BatchJob] = []
+        prompts: dict[int, list[int]] = {}
+        out: list[Completion | ProviderError] = []
+        for i, request in enumerate(requests):
+            try:
+                prompt = self._prompt_tokens(request.messages)
+                grammar = self._grammar(request.json_schema) if request.json_schema else None
+            except ProviderError as exc:
+                out.append(exc)
+                continue
+            out.append(ProviderError("not decoded"))  # replaced below
+            prompts[i] = prompt
+            sampled = request.temperature > 0
+
+            def make(
+                request: Request = request, grammar: Any = grammar, sampled: bool = sampled
+            ) -> Any:
+                return backend.sampler(
+                    temperature=float(request.temperature) if sampled else 0.0,
+                    top_p=float(request.top_p) if sampled else 1.0,
+                    seed=native_seed(request.seed),
+                    grammar=grammar,
+                )
+
+            jobs.append(BatchJob(tuple(prompt), request.max_tokens, make, stop))
+        results = batch.run(jobs)
+        for (i, prompt), result in zip(prompts.items(), results, strict=True):
+            request = requests[i]
+            if result.error is not None:
+                out[i] = ProviderError(result.error)
+                continue
+            completion = clean_reply(
+                Completion(
+                    text=result.text.decode("utf-8", errors="ignore"),
+                    finish_reason=result.finish_reason,
+                    prompt_tokens=len(prompt),
+                    completion_tokens=result.completion_tokens,
+                    latency_ms=result.latency_ms,
+                    tokens_evaluated=result.evaluated,
+                )
+            )
+            if request.json_schema is not None and not completion.truncated:
+                try:
+                    validate_json(completion.text, request.json_schema)
+                except ProviderError as exc:
+                    out[i] = exc
+                    continue
+            out[i] = completion
+        return out
+
+    def _decoder(self, llm: Any) -> BatchDecoder:
+        from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time
+
+        if self._batch is None:
+            n_batch = max(2, self.config.n_batch)
+            try:
+                self._backend = LlamaBackend(llm, self.batch_width, self.config.n_ctx, n_batch)
+            except RuntimeError as exc:
+                raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
+            self._batch = BatchDecoder(self._backend, self.batch_width, self.config.n_ctx, n_batch)
+        return self._batch
+
+    def _score_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        llm = self._load()
+        batch = self._decoder(llm)
+        eos = int(llm.token_eos())
+        out: list[Completion | ProviderError] = []
+        jobs: list[ScoreJob] = []
+        placed: list[tuple[int, list[int], dict[str, int]]] = []
+        for i, request in enumerate(requests):
+            assert request.choices is not None
+            try:
+                prompt = self._prompt_tokens(request.messages)
+            except ProviderError as exc:
+                out.append(exc)
+                continue
+            out.append(ProviderError("not scored"))  # replaced below
+            options: list[tuple[int, ...]] = []
+            lengths: dict[str, int] = {}
+            for option in request.choices:
+                tokens = [int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)]
+                lengths[option] = len(tokens)
+                options.append((*tokens, eos))
+            jobs.append(ScoreJob(tuple(prompt), tuple(options)))
+            placed.append((i, prompt, lengths))
+        for (i, prompt, lengths), result in zip(placed, batch.score(jobs), strict=True):
+            request = requests[i]
+            assert request.choices is not None
+            if result.error is not None:
+                out[i] = ProviderError(result.error)
+                continue
+            scores = {
+                option: round(total, SCORE_DIGITS)
+                for option, total in zip(request.choices, result.scores, strict=True)
+            }
+            picked = pick(scores, request)
+            out[i] = clean_reply(
+                Completion(
+                    text=picked,
+                    finish_reason="stop",
+                    prompt_tokens=len(prompt),
+                    completion_tokens=lengths[picked],
+                    latency_ms=result.latency_ms,
+                    choice_scores=scores,
+                    tokens_evaluated=result.evaluated,
+                )
+            )
+        return out
+
+    def _stops(self) -> list[str]:
+        # The stop strings llama-cpp-python's chat handler adds: the template's end token.
+        eos = getattr(self._formatter, "eos_token", "")
+        return [eos] if eos else []

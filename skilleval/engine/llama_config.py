@@ -3,17 +3,31 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skilleval.engine.hf import is_hub_ref, problem_with
 from skilleval.plugins.markers import ConfigContext
 
-__all__ = ["GGUF_SCHEMA", "N_BATCH", "N_CTX", "LlamaConfig"]
+__all__ = [
+    "DEFAULT_PARALLEL",
+    "GGUF_SCHEMA",
+    "N_BATCH",
+    "N_CTX",
+    "LlamaConfig",
+    "batch_width",
+    "default_threads",
+]
 
 N_CTX = 4096
 N_BATCH = 512
+DEFAULT_PARALLEL = 1
+"""Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise.
+On this project's shared 2-core machine the gain of batching could not be told from the
+noise (bench/README.md), so it is opt-in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +35,15 @@ class LlamaConfig:
     """How to load a GGUF model: ``model: {provider: gguf, path, n_ctx, threads, n_batch}``."""
 
     path: str = "default"
-    """``default`` (the embedded model) or a .gguf file, made absolute against the suite."""
+    """``default`` (the embedded model), an ``hf:`` reference (fetched when a run starts), or a
+    .gguf file, made absolute against the suite."""
     n_ctx: int = N_CTX
     threads: int | None = None
-    """CPU threads; None lets llama.cpp choose."""
+    """CPU threads; None lets llama.cpp choose (see :func:`default_threads`)."""
     n_batch: int = N_BATCH
+    parallel: int | None = None
+    """Requests decoded together; None means ``--jobs`` when above 1, else
+    :data:`DEFAULT_PARALLEL` (one at a time)."""
     label: str = "default"
     """The path as written, for messages."""
 
@@ -33,7 +51,11 @@ class LlamaConfig:
     def configure(cls, raw: Mapping[str, Any], ctx: ConfigContext) -> LlamaConfig:
         written = str(raw.get("path", "default"))
         path = written
-        if written != "default":
+        if is_hub_ref(written):
+            problem = problem_with(written)
+            if problem is not None:
+                ctx.error(problem, "path")
+        elif written != "default":
             p = Path(written).expanduser()
             path = str(p if p.is_absolute() else ctx.base_dir / p)
         return cls(
@@ -41,6 +63,7 @@ class LlamaConfig:
             n_ctx=int(raw.get("n_ctx", N_CTX)),
             threads=raw.get("threads"),
             n_batch=int(raw.get("n_batch", N_BATCH)),
+            parallel=raw.get("parallel"),
             label=written,
         )
 
@@ -50,15 +73,41 @@ class LlamaConfig:
             "n_ctx": self.n_ctx,
             "threads": self.threads,
             "n_batch": self.n_batch,
+            # Only when set, so that the results of suites without it keep their shape.
+            **({"parallel": self.parallel} if self.parallel is not None else {}),
         }
 
 
 GGUF_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "minLength": 1, "description": "`default` or a .gguf file."},
+        "path": {
+            "type": "string",
+            "minLength": 1,
+            "description": "`default`, a .gguf file, or hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (a file on a Hugging Face hub, optionally @REVISION).",
+        },
         "n_ctx": {"type": "integer", "minimum": 256},
         "threads": {"type": "integer", "minimum": 1},
         "n_batch": {"type": "integer", "minimum": 1},
+        "parallel": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 64,
+            "description": "Requests decoded together in one batch (1: one at a time).",
+        },
     },
 }
+
+
+def default_threads() -> int:
+    """llama-cpp-python's own default for generation, half the cores (prompts use them all):
+    the thread count a run records when ``threads`` is not set."""
+    return max((os.cpu_count() or 2) // 2, 1)
+
+
+def batch_width(config: LlamaConfig, jobs: int) -> int:
+    """How many requests decode together: ``parallel``, else ``--jobs`` above 1, else the
+    default."""
+    if config.parallel is not None:
+        return max(1, int(config.parallel))
+    return jobs if jobs > 1 else DEFAULT_PARALLEL

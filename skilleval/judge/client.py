@@ -123,6 +123,8 @@ class SchemaGuard:
     def __init__(self, inner: Provider) -> None:
         self.inner = inner
         self.max_concurrency = inner.max_concurrency
+        # Requests it decodes together when several calls arrive at once (engine/batch.py).
+        self.batch_width = int(getattr(inner, "batch_width", 1))
 
     def identity(self) -> ModelIdentity:
         return self.inner.identity()

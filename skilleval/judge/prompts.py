@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from skilleval.errors import PromptProblem
+from skilleval.judge.leak import WORKED_EXAMPLE
 
 if TYPE_CHECKING:
     import jinja2
@@ -83,7 +84,8 @@ def rubric_messages(variables: Mapping[str, Any], override: Any = None) -> list[
         PromptProblem: The override is malformed, does not render, or never shows the output.
     """
     if override is None:
-        return _blocks("rubric.j2", variables)
+        # The example is skilleval's own text, so it wins over a test var of the same name.
+        return _blocks("rubric.j2", {**variables, "worked_example": WORKED_EXAMPLE})
     return _custom(override, variables)
 
 

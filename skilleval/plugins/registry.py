@@ -32,7 +32,6 @@ ENTRY_POINT_GROUP = "skilleval.assertions"
 
 #: Types people bring from promptfoo that skilleval cannot run, and what to use instead.
 UNSUPPORTED: dict[str, str] = {
-    "javascript": "skilleval does not run JavaScript; use `expr` or `python`",
     "ruby": "skilleval does not run Ruby; use `expr` or `python`",
     "webhook": "webhooks are not supported; write an assertion plugin",
     "human": "manual grading is not supported",

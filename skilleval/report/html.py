@@ -97,6 +97,9 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
         "verdict": view.verdict(run),
         "headline_facts": view.headline_facts(run),
         "judge_grades_itself": view.judge_grades_itself(run),
+        "judge_fitness": view.judge_fitness_line(run),
+        "judge_unqualified": view.judge_unqualified(run),
+        "unqualified_tag": view.UNQUALIFIED_TAG,
         "notes": list(run.notes),
         "run_id": run.run_id,
         "status": run.status,
@@ -179,10 +182,11 @@ def _judge_view(judge: JudgeInfo | None) -> dict[str, Any] | None:
     }
 
 
-def _meter(name: str, tally: Tally | ArmSummary) -> dict[str, Any]:
+def _meter(name: str, tally: Tally | ArmSummary, *, unqualified: bool = False) -> dict[str, Any]:
     rate = tally.pass_rate
     return {
         "name": name,
+        "unqualified": unqualified,
         "rate": rate,
         "passed": tally.passed,
         "failed": tally.failed,
@@ -210,7 +214,10 @@ def _arm_cards(run: Run) -> list[dict[str, Any]]:
                 "arm": arm,
                 "primary": arm == primary,
                 "overall": _meter("tests", s),
-                "tiers": [_meter(t, tally) for t, tally in view.tier_cells(s).items()],
+                "tiers": [
+                    _meter(t, tally, unqualified=t == "model" and view.judge_unqualified(run))
+                    for t, tally in view.tier_cells(s).items()
+                ],
                 "metrics": dict(s.metrics),
             }
         )

@@ -77,6 +77,7 @@ def _properties(parent: ET.Element, run: Run, arm: str) -> None:
         "model_sha256": model.sha256 if isinstance(model, ModelInfo) else None,
         "decoding": view.decoding_label(run),
         "verdict": view.verdict(run).headline,
+        "judge_fitness": view.judge_fitness_line(run),
         "skill": run.skill.name if run.skill is not None else None,
     }
     node = ET.SubElement(parent, "properties")

@@ -60,9 +60,11 @@ def _tiers_table(run: Run) -> list[str]:
         if s is None:
             continue
         name = f"**{arm}**" if arm == primary and len(arms) > 1 else arm
+        model = _tally(s.tier("model"))
+        if view.judge_unqualified(run):
+            model = f"_{model}_ ({view.UNQUALIFIED_TAG})"
         lines.append(
-            f"| {name} | {_tally(s)} | {_tally(s.tier('deterministic'))} "
-            f"| {_tally(s.tier('model'))} | {s.errors} |"
+            f"| {name} | {_tally(s)} | {_tally(s.tier('deterministic'))} | {model} | {s.errors} |"
         )
     return lines
 
@@ -189,6 +191,10 @@ def render_markdown(run: Run) -> str:
             + (f" (score {view.num(o.score)})" if o.score is not None else "")
             + f", {len(o.items)} item(s) flagged · {md(o.reason, 300)}"
         )
+    fitness = view.judge_fitness_line(run)
+    if fitness is not None:
+        shown = f"⚠️ _{md(fitness, 400)}_" if view.judge_unqualified(run) else md(fitness, 400)
+        extras.append(f"**Judge fitness**: {shown}")
     if view.judge_grades_itself(run):
         extras.append("**Judge**: the model under test grades its own outputs")
     for line in extras:

@@ -8,7 +8,7 @@ from tabulate import tabulate
 
 from skilleval.report import view
 from skilleval.report.trigger_view import trigger_extra_lines
-from skilleval.results.model import Lift, Reliability, Run, TestRow, Trigger
+from skilleval.results.model import Lift, Reliability, Run, Tally, TestRow, Trigger
 from skilleval.results.records import Record
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
@@ -126,8 +126,26 @@ def _trigger_lines(trigger: Trigger) -> list[str]:
     return lines
 
 
-def render_terminal(run: Run) -> str:
-    """The full terminal report for a run."""
+DIM, UNDIM = "\x1b[2m", "\x1b[22m"
+"""ANSI faint on and off: how the terminal greys the figures of an unqualified judge."""
+
+
+def _model_tier(run: Run, mod: Tally, color: bool) -> str:
+    text = f"model tier {_pct(mod.pass_rate)} ({mod.passed}/{mod.passed + mod.failed})"
+    if not view.judge_unqualified(run):
+        return text
+    text += f" [{view.UNQUALIFIED_TAG}]"
+    return f"{DIM}{text}{UNDIM}" if color else text
+
+
+def render_terminal(run: Run, *, color: bool = False) -> str:
+    """The full terminal report for a run.
+
+    Args:
+        run: The run's results.
+        color: Grey the model tier's figures with ANSI faint when the judge is unqualified
+            (they are marked in words either way).
+    """
     headers, rows = _test_rows(run)
     out = [tabulate(rows, headers=headers, tablefmt="simple")] if rows else []
     out.append("")
@@ -138,8 +156,7 @@ def render_terminal(run: Run) -> str:
         out.append(
             f"{label}pass rate {s.passed}/{s.passed + s.failed} ({_pct(s.pass_rate)})"
             f" · deterministic tier {_pct(det.pass_rate)} ({det.passed}/{det.passed + det.failed})"
-            f" · model tier {_pct(mod.pass_rate)} ({mod.passed}/{mod.passed + mod.failed})"
-            + (f" · errors {s.errors}" if s.errors else "")
+            f" · {_model_tier(run, mod, color)}" + (f" · errors {s.errors}" if s.errors else "")
         )
         if s.metrics:
             out.append("  metrics: " + ", ".join(f"{k} {v:.2f}" for k, v in s.metrics.items()))
@@ -149,6 +166,9 @@ def render_terminal(run: Run) -> str:
         out.extend(_trigger_lines(run.trigger))
     for arm, rel in (run.reliability or {}).items():
         out.append(_reliability_line(arm, rel))
+    fitness = view.judge_fitness_line(run)
+    if fitness is not None:
+        out.append(f"warning: {fitness}" if view.judge_unqualified(run) else fitness)
     if view.judge_grades_itself(run):
         out.append(
             "warning: the judge is the generator model; set `judge:` to grade with another model"

@@ -262,6 +262,31 @@ def headline_facts(run: Run) -> list[Fact]:
     return facts
 
 
+UNQUALIFIED_TAG = "unqualified judge"
+"""What the model tier's figures carry when the judge is no better than chance."""
+
+
+def judge_unqualified(run: Run) -> bool:
+    """The judge's fitness does not lie above chance (or could not be measured), so the
+    model tier's figures are not evidence and are shown greyed."""
+    fitness = run.judge.fitness if run.judge is not None else None
+    return fitness is not None and fitness.status in ("unqualified", "error")
+
+
+def judge_fitness_line(run: Run) -> str | None:
+    """The judge's fitness in one plain sentence; None when the run records none.
+
+    ``unqualified judge: fitness 0.55 [0.43, 0.66] includes chance 0.5 on 73 pairs; the
+    model-graded tier is unqualified``, or ``judge not checked: …``.
+    """
+    fitness = run.judge.fitness if run.judge is not None else None
+    if fitness is None:
+        return None
+    if judge_unqualified(run):
+        return f"{fitness.reason}; the model-graded tier is unqualified"
+    return fitness.reason
+
+
 def judge_grades_itself(run: Run) -> bool:
     """The model under test graded the model-tier assertions (its own outputs)."""
     return run.judge is not None and run.judge.same_as_generator

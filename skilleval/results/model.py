@@ -35,7 +35,7 @@ from skilleval.results.blocks import (
     TriggerCalibration,
 )
 from skilleval.results.codec import OMIT_EMPTY, meta
-from skilleval.results.records import ARM, COUNT, Record
+from skilleval.results.records import ARM, COUNT, RATE, Record
 
 __all__ = [
     "RESULTS_VERSION",
@@ -50,6 +50,7 @@ __all__ = [
     "Gate",
     "GateCheck",
     "JudgeDecoding",
+    "JudgeFitness",
     "JudgeInfo",
     "Lift",
     "LiftRow",
@@ -157,6 +158,18 @@ class Environment:
     python: str
     platform: str
     registry: tuple[RegistryEntry, ...]
+    threads: int | None = field(
+        default=None,
+        metadata=meta("CPU threads the in-process model was given.", omit=OMIT_EMPTY, minimum=1),
+    )
+    batch_width: int | None = field(
+        default=None,
+        metadata=meta(
+            "Requests the in-process model decoded together (1: one at a time).",
+            omit=OMIT_EMPTY,
+            minimum=1,
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +191,68 @@ class JudgeDecoding:
     temperature: float = field(metadata=meta(minimum=0))
     top_p: float = field(metadata=meta(minimum=0, maximum=1))
     seed: int
+
+
+JudgeFitnessStatus = Literal["qualified", "unqualified", "not checked", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeFitness:
+    """How well the judge grades known-good and known-bad outputs (the judge-fitness set).
+
+    Measured the first time a judge model grades a run, then read from the cache for that
+    judge's identity.
+    """
+
+    status: JudgeFitnessStatus = field(
+        metadata=meta(
+            "qualified: both 95% intervals lie above chance. unqualified: one includes chance "
+            "or lies below it, so the model tier's figures are not evidence. not checked: "
+            "the check was skipped. error: the judge could not be measured."
+        )
+    )
+    reason: str = field(metadata=meta("The status in one plain sentence, as reports show it."))
+    fitness: float | None = field(
+        default=None,
+        metadata=meta(
+            "Accuracy: the share of outputs graded right (good passes, bad fails; an error is "
+            "wrong). A judge that gives every output the same grade scores 0.5.",
+            ref=RATE,
+        ),
+    )
+    ci95: tuple[float, float] | None = field(
+        default=None,
+        metadata=meta(
+            "Wilson 95% interval for the fitness, over pairs (each pair scores 0, 0.5 or 1)."
+        ),
+    )
+    discrimination: float | None = field(
+        default=None,
+        metadata=meta(
+            "Over pairs scored on both sides: how often the good output scored above the bad "
+            "one, ties counting half.",
+            ref=RATE,
+        ),
+    )
+    discrimination_ci95: tuple[float, float] | None = None
+    error_rate: float | None = field(default=None, metadata=meta(ref=RATE))
+    pairs: int = field(default=0, metadata=meta("Pairs graded.", ref=COUNT))
+    scored_pairs: int = field(default=0, metadata=meta(ref=COUNT))
+    outputs: int = field(default=0, metadata=meta(ref=COUNT))
+    correct: int = field(default=0, metadata=meta(ref=COUNT))
+    errors: int = field(default=0, metadata=meta(ref=COUNT))
+    chance: float = field(default=0.5, metadata=meta(minimum=0, maximum=1))
+    fitness_set: str | None = field(
+        default=None, metadata=meta("The pairs' file and the SHA-256 of its text.")
+    )
+    measured_at: str | None = field(default=None, metadata=meta("ISO 8601, UTC."))
+    seconds: float | None = field(
+        default=None, metadata=meta("How long the measurement took.", minimum=0)
+    )
+    cached: bool = field(
+        default=False,
+        metadata=meta("Read from the cache of an earlier measurement of the same judge."),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +278,14 @@ class JudgeInfo:
     same_as_generator: bool = field(
         default=False,
         metadata=meta("The judge is the model being tested, so it grades its own outputs."),
+    )
+    fitness: JudgeFitness | None = field(
+        default=None,
+        metadata=meta(
+            "The judge's fitness on the judge-fitness set; null in results written before "
+            "it was measured.",
+            omit=OMIT_EMPTY,
+        ),
     )
 
 
@@ -237,7 +320,20 @@ class Calls:
     tokens_evaluated: int = field(default=0, metadata=meta(ref=COUNT))
     generation_tokens_per_s: float | None = field(
         default=None,
-        metadata=meta("Null for providers whose timing means nothing (echo, scripted).", minimum=0),
+        metadata=meta(
+            "Tokens generated per second the model was busy (busy_s), over all its calls; "
+            "null for providers whose timing means nothing (echo, scripted).",
+            minimum=0,
+        ),
+    )
+    busy_s: float | None = field(
+        default=None,
+        metadata=meta(
+            "Seconds the model was busy generating: its own decoding time when it measures "
+            "it (in-process), else the time at least one call was in flight; no queueing.",
+            omit=OMIT_EMPTY,
+            minimum=0,
+        ),
     )
 
 

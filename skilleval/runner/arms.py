@@ -150,7 +150,15 @@ def route(provider: Provider, request: Request) -> Routed:
     try:
         completion: Completion = provider.complete(request)
     except ProviderError as exc:
-        return Routed(None, error=str(exc), model_failed=True)
+        return routed(request, exc)
+    return routed(request, completion)
+
+
+def routed(request: Request, completion: Completion | ProviderError) -> Routed:
+    """What the router's answer to ``request`` means; a failure or an answer outside the
+    options is an error."""
+    if isinstance(completion, ProviderError):
+        return Routed(None, error=str(completion), model_failed=True)
     chosen = completion.text.strip()
     if chosen not in (request.choices or ()):
         return Routed(None, error=f"router replied {chosen[:40]!r}, not one of the options")
@@ -160,7 +168,11 @@ def route(provider: Provider, request: Request) -> Routed:
 
 def measure(provider: Provider, suite: Suite, test: TestCase, prompt: str) -> TriggerResult:
     """Ask the router for one test; a failure is recorded, never raised."""
-    routed = route(provider, trigger_request(suite, test, prompt))
+    return trigger_result(test, route(provider, trigger_request(suite, test, prompt)))
+
+
+def trigger_result(test: TestCase, routed: Routed) -> TriggerResult:
+    """The router's answer for ``test``, as the run records it."""
     return TriggerResult(
         test.id,
         test.should_trigger,

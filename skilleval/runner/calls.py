@@ -49,7 +49,14 @@ def calls(
     """
     gen = [r.stats for r in records if r.stats is not None]
     fresh = [s for s in gen if not s.cached]
-    latency = sum(s.latency_ms for s in fresh)
+    busy = getattr(provider, "engine_busy", None)
+    if callable(busy):
+        tokens, seconds = busy()
+    else:
+        # A bare provider keeps no clock: its calls' latencies, which only a provider
+        # answering one call at a time makes equal to its busy time.
+        tokens = sum(s.completion_tokens for s in fresh)
+        seconds = sum(s.latency_ms for s in fresh) / 1000.0
     judged = getattr(judge, "provider", None)
     return Calls(
         judge_calls=_count(judged, "calls"),
@@ -62,9 +69,6 @@ def calls(
         prompt_tokens=sum(s.prompt_tokens for s in gen),
         completion_tokens=sum(s.completion_tokens for s in gen),
         tokens_evaluated=sum(s.tokens_evaluated for s in fresh),
-        generation_tokens_per_s=round(
-            sum(s.completion_tokens for s in fresh) / (latency / 1000.0), 2
-        )
-        if latency > 0 and timed
-        else None,
+        generation_tokens_per_s=round(tokens / seconds, 2) if seconds > 0 and timed else None,
+        busy_s=round(seconds, 3) if seconds > 0 and timed else None,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import platform
 from collections.abc import Sequence
+from dataclasses import replace
 
 from skilleval.api import Judge
 from skilleval.engine.base import Provider
@@ -14,6 +15,7 @@ from skilleval.results.model import (
     RESULTS_VERSION,
     DecodingInfo,
     Environment,
+    JudgeFitness,
     JudgeInfo,
     ModelInfo,
     Overfit,
@@ -35,6 +37,13 @@ from skilleval.suite.model import Suite, TestCase
 from skilleval.version import __version__
 
 
+def _engine(provider: Provider) -> dict[str, int]:
+    """The engine's threads and batch width, when the model runs in this process."""
+    info = getattr(provider, "engine_info", None)
+    found = info() if callable(info) else {}
+    return {k: int(found[k]) for k in ("threads", "batch_width") if found.get(k) is not None}
+
+
 def build_run(
     suite: Suite,
     tests: Sequence[TestCase],
@@ -49,6 +58,7 @@ def build_run(
     judge: Judge | None = None,
     overfit: Overfit | None = None,
     *,
+    judge_fitness: JudgeFitness | None = None,
     content_free: ContentFree | None = None,
     router: RouterFitness | None = None,
 ) -> Run:
@@ -83,9 +93,10 @@ def build_run(
             python=platform.python_version(),
             platform=platform.platform(terse=True),
             registry=tuple(decode(RegistryEntry, dict(e)) for e in suite.registry_listing),
+            **_engine(provider),
         ),
         skill=skill_info(suite),
-        judge=judge_info(suite, judge, provider),
+        judge=judge_info(suite, judge, provider, judge_fitness),
         arms=tuple(arms),
         primary_arm=primary,
         records=tuple(records),
@@ -102,6 +113,7 @@ def build_run(
             interrupted,
             lift_block,
             trigger_block,
+            judge_fitness=judge_fitness,
         ),
         timing=Timing(
             started_at=started.isoformat(timespec="seconds"), duration_s=round(seconds, 3)
@@ -130,7 +142,10 @@ def skill_info(suite: Suite) -> SkillInfo | None:
 
 
 def judge_info(
-    suite: Suite, judge: Judge | None, generator: Provider | None = None
+    suite: Suite,
+    judge: Judge | None,
+    generator: Provider | None = None,
+    fitness: JudgeFitness | None = None,
 ) -> JudgeInfo | None:
     """What the report records about the judge, as the judge describes itself."""
     if judge is None:
@@ -138,7 +153,8 @@ def judge_info(
     describe = getattr(judge, "describe", None)
     described = describe() if callable(describe) else {"greedy": True}
     same = grades_itself(suite, judge, generator)
-    return decode(JudgeInfo, {**described, "same_as_generator": same})
+    info = decode(JudgeInfo, {**described, "same_as_generator": same})
+    return replace(info, fitness=fitness) if fitness is not None else info
 
 
 def grades_itself(suite: Suite, judge: Judge, generator: Provider | None) -> bool:

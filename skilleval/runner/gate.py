@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skilleval.exitcodes import ExitCode
-from skilleval.results.model import ArmSummary, Gate, GateCheck, Lift, Trigger
+from skilleval.results.model import ArmSummary, Gate, GateCheck, JudgeFitness, Lift, Trigger
 from skilleval.suite.model import Suite
 
 
@@ -13,6 +13,7 @@ def gate_checks(
     lift_block: Lift | None,
     trigger_block: Trigger | None,
     errors: int,
+    judge_fitness: JudgeFitness | None = None,
 ) -> list[GateCheck]:
     """Every gate condition with what was required and what was measured."""
     checks: list[GateCheck] = []
@@ -43,6 +44,16 @@ def gate_checks(
                 gate.trigger_accuracy.holds(acc),
             )
         )
+    if gate.judge_fitness is not None:
+        measured = judge_fitness.fitness if judge_fitness is not None else None
+        checks.append(
+            GateCheck(
+                "judge_fitness",
+                gate.judge_fitness.text,
+                measured,
+                gate.judge_fitness.holds(measured),
+            )
+        )
     if gate.max_errors is not None:
         checks.append(
             GateCheck("max_errors", f"<= {gate.max_errors}", errors, errors <= gate.max_errors)
@@ -57,12 +68,12 @@ def decide(
     interrupted: bool,
     lift_block: Lift | None,
     trigger_block: Trigger | None,
+    *,
+    judge_fitness: JudgeFitness | None = None,
 ) -> Gate:
     """Decide the exit code: an interrupted run, then errors, then the gate's checks."""
-    checks = gate_checks(suite, primary, lift_block, trigger_block, errors)
-    reasons = [
-        f"{c.name} is {_shown(c.actual)}, required {c.required}" for c in checks if not c.passed
-    ]
+    checks = gate_checks(suite, primary, lift_block, trigger_block, errors, judge_fitness)
+    reasons = [_reason(c, judge_fitness) for c in checks if not c.passed]
     max_errors = suite.gate.max_errors
     tolerated = max_errors is not None and errors <= max_errors
     if interrupted:
@@ -82,6 +93,17 @@ def decide(
         checks=tuple(checks),
         reasons=tuple(reasons),
     )
+
+
+def _reason(check: GateCheck, judge_fitness: JudgeFitness | None) -> str:
+    if check.name == "judge_fitness":
+        if judge_fitness is None or judge_fitness.fitness is None:
+            why = judge_fitness.reason if judge_fitness is not None else "no judge ran"
+            return f"judge_fitness was not measured ({why}), required {check.required}"
+        ci = judge_fitness.ci95
+        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else ""
+        return f"judge_fitness is {judge_fitness.fitness:.2f}{interval}, required {check.required}"
+    return f"{check.name} is {_shown(check.actual)}, required {check.required}"
 
 
 def _shown(value: int | float | str | None) -> str:

@@ -32,7 +32,7 @@ from skilleval.errors import CannotEvaluate
 from skilleval.expr import compile_expr
 from skilleval.results.codec import encode
 from skilleval.results.records import AssertionResult, Status
-from skilleval.suite import template
+from skilleval.suite import template, transforms
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
 from skilleval.trajectory import Step
 from skilleval.util.jsontext import loads_or_none
@@ -85,9 +85,22 @@ def stats_of(completion: Completion) -> Stats:
 
 
 def apply_transform(
-    transform: Transform, output: str, vars_: Mapping[str, Any], stats: Stats
+    transform: Transform,
+    output: str,
+    vars_: Mapping[str, Any],
+    stats: Stats,
+    *,
+    current: Any = None,
+    prompt: str = "",
 ) -> Any:
-    """Run a transform; returns the new value (a string, or any JSON-like value)."""
+    """Run a transform; returns the new value (a string, or any JSON-like value).
+
+    A JavaScript transform gets, as promptfoo's do, ``current`` (an earlier transform's
+    result) when there is one, else the output, and a ``context`` with ``vars`` and ``prompt``.
+    """
+    if transform.kind == "javascript":
+        value = output if current is None else current
+        return transforms.run_javascript(transform, value, {"vars": dict(vars_), "prompt": prompt})
     if transform.kind == "jmespath":
         import jmespath  # lazy: start-up time
 
@@ -175,12 +188,26 @@ def check_for(
     context = None
     if entry.context_transform is not None:
         try:
-            context = apply_transform(entry.context_transform, output, test.vars, subject.stats)
+            context = apply_transform(
+                entry.context_transform,
+                output,
+                test.vars,
+                subject.stats,
+                current=transformed,
+                prompt=subject.prompt,
+            )
         except Exception as exc:
             return Verdict.errored(f"contextTransform failed: {exc}")
     if entry.transform is not None:
         try:
-            transformed = apply_transform(entry.transform, output, test.vars, subject.stats)
+            transformed = apply_transform(
+                entry.transform,
+                output,
+                test.vars,
+                subject.stats,
+                current=transformed,
+                prompt=subject.prompt,
+            )
             # Inside the try: a value that cannot be written as text (an integer over
             # Python's 4,300-digit limit) is this assertion's error, not the run's end.
             output = _as_text(transformed)
@@ -203,6 +230,7 @@ def check_for(
         arm=subject.arm,
         trial=subject.trial,
         where=entry.where,
+        value_where=entry.value_where,
         base_dir=str(entry.base_dir),
         judge=judge if entry.tier == "model" else None,
         cost=subject.cost,
@@ -311,7 +339,9 @@ def test_output(test: TestCase, subject: Subject) -> tuple[str, Any] | str:
     if test.transform is None:
         return subject.output, None
     try:
-        transformed = apply_transform(test.transform, subject.output, test.vars, subject.stats)
+        transformed = apply_transform(
+            test.transform, subject.output, test.vars, subject.stats, prompt=subject.prompt
+        )
         return _as_text(transformed), transformed  # may fail as above; then every assertion errs
     except Exception as exc:
         return f"transform failed: {exc}"

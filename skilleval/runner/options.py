@@ -34,6 +34,10 @@ class RunOptions:
     """Resume even when the suite changed since the run started."""
     warn: Callable[[str], None] | None = None
     """Where to send warnings (a skipped corrupt line …)."""
+    judge_check: bool = True
+    """Measure the judge's fitness the first time a judge model grades a run (then cached)."""
+    notice: Callable[[str], None] | None = None
+    """Where to say what a long step is doing (the judge-fitness measurement)."""
 
 
 @dataclass

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from skilleval.api import Judge
-from skilleval.engine.base import Provider
+from skilleval.engine.base import Provider, Request, complete_all
 from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
 from skilleval.judge.overfit import overfit_report
@@ -28,6 +28,7 @@ from skilleval.runner import arms as arms_mod
 from skilleval.runner import resume as resume_mod
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
+from skilleval.runner.judgefit import judge_fitness
 from skilleval.runner.options import Progress, RunOptions, RunOutcome
 from skilleval.runner.plan import Job, messages_for, plan, select
 from skilleval.runner.providers import build_judge, build_provider, separate_judge
@@ -50,6 +51,12 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     # Before the run directory: a model that cannot load stops the run with nothing written.
     provider = build_provider(suite, options)
     judge = build_judge(suite, options, provider)
+    fitness = None
+    if judge is not None:
+        seed = getattr(judge, "seed", suite.decoding.seed)
+        fitness = judge_fitness(
+            judge, options.home, seed=seed, check=options.judge_check, notice=options.notice
+        )
     if options.resume is not None:
         run_dir = RunDir(options.resume)
         resume_mod.check_manifest(run_dir, manifest, force=options.force)
@@ -123,6 +130,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         list(triggers.values()),
         judge,
         overfit,
+        judge_fitness=fitness,
         content_free=content_free,
         router=_router_fitness(options, provider) if triggers else None,
     )
@@ -176,6 +184,7 @@ def _measure_triggers(
         return {}
     everyone = "routed" in suite.arms
     out: dict[str, TriggerResult] = {}
+    asks: list[tuple[TestCase, Request]] = []
     for test in tests:
         if test.should_trigger is None and not everyone:
             continue
@@ -184,5 +193,9 @@ def _measure_triggers(
         except Exception as exc:
             out[test.id] = TriggerResult(test.id, test.should_trigger, None, None, error=str(exc))
             continue
-        out[test.id] = arms_mod.measure(provider, suite, test, prompt)
-    return out
+        asks.append((test, arms_mod.trigger_request(suite, test, prompt)))
+    # One batch: a batching model scores them side by side, the router prefix evaluated once.
+    answers = complete_all(provider, [request for _, request in asks])
+    for (test, request), answer in zip(asks, answers, strict=True):
+        out[test.id] = arms_mod.trigger_result(test, arms_mod.routed(request, answer))
+    return {t.id: out[t.id] for t in tests if t.id in out}

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from skilleval.api import Judge, Verdict
-from skilleval.engine.base import Completion, Provider
+from skilleval.engine.base import Completion, Provider, batch_width, complete_all
 from skilleval.errors import ProviderError
 from skilleval.results.records import Message, Record
 from skilleval.runner import agentic as agentic_mod
@@ -16,6 +16,10 @@ from skilleval.runner.calls import record_stats
 from skilleval.runner.plan import Job
 from skilleval.suite import template
 from skilleval.suite.model import TestCase
+
+CHUNK = 4
+"""Jobs handed to a batching provider at once, as a multiple of its width: the batch refills
+its free slots from them, and their records are written when the chunk is done."""
 
 Generated = tuple[Job, "Completion | str | Record"]
 """A job and its completion, or the error message that replaced it; an agentic job comes
@@ -115,9 +119,45 @@ def rubric_key(job: Job) -> tuple[str, ...]:
     return ("",)
 
 
+def batched(
+    jobs: Sequence[Job], provider: Provider, width: int, agentic: RunAgentic | None = None
+) -> Iterator[Generated]:
+    """Generate ``jobs`` in chunks, each chunk's model calls as one batch, in plan order.
+
+    The chunks depend only on the plan and on what is cached, so a run gives the same batches
+    every time; and the batched replies equal the one-at-a-time ones (docs/engine.md)."""
+    size = width * CHUNK
+    for start in range(0, len(jobs), size):
+        chunk = jobs[start : start + size]
+        asks = [
+            j
+            for j in chunk
+            if j.request is not None and not (agentic is not None and agentic_mod.is_agentic(j))
+        ]
+        answers = dict(
+            zip(
+                (j.key for j in asks),
+                complete_all(provider, [j.request for j in asks if j.request is not None]),
+                strict=True,
+            )
+        )
+        for job in chunk:
+            answer = answers.get(job.key)
+            if answer is None:
+                yield generate(job, provider, agentic)
+            elif isinstance(answer, ProviderError):
+                yield job, str(answer)
+            else:
+                yield job, answer
+
+
 def iterate(
     jobs: Sequence[Job], provider: Provider, parallel: int, agentic: RunAgentic | None = None
 ) -> Iterator[Generated]:
+    lanes = batch_width(provider)
+    if lanes > 1:
+        yield from batched(jobs, provider, lanes, agentic)
+        return
     width = max(1, min(parallel, getattr(provider, "max_concurrency", 1)))
     if width == 1:
         for job in jobs:
@@ -151,10 +191,13 @@ def run_jobs(
             one model does both: everything is generated first, then graded grouped by
             rubric, so judge calls that share a prompt prefix run back to back.
     """
+    # A judge that batches answers calls that arrive together in one batch: grade as many
+    # jobs at once as it decodes together. Its replies do not depend on the company they kept.
+    graders = judge_width(judge)
     if separate:
         # Outputs compared across prompts wait for the rest of their group: until the end.
         compared: list[Generated] = []
-        with ThreadPoolExecutor(max_workers=1) as grader:
+        with ThreadPoolExecutor(max_workers=graders) as grader:
             grading_now: list[Future[Record]] = []
             for gen in iterate(todo, provider, parallel, agentic):
                 if compare.compares(gen[0].test) and isinstance(gen[1], Completion):
@@ -180,5 +223,16 @@ def run_jobs(
     # By rubric, then by prompt: the two arms' judge calls for one test share both.
     deferred.sort(key=lambda g: (rubric_key(g[0]), g[0].prompt))
     given = given_for(deferred, cost, judge)
-    for gen in deferred:
-        emit(finish(gen, cost, judge, given))
+    if graders <= 1:
+        for gen in deferred:
+            emit(finish(gen, cost, judge, given))
+        return
+    with ThreadPoolExecutor(max_workers=graders) as pool:
+        for record in pool.map(lambda gen: finish(gen, cost, judge, given), deferred):
+            emit(record)
+
+
+def judge_width(judge: Judge | None) -> int:
+    """How many judge calls the judge's model decodes together (1 when it does not batch)."""
+    provider = getattr(judge, "provider", None)
+    return max(1, int(getattr(provider, "batch_width", 1)))

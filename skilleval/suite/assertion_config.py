@@ -21,10 +21,12 @@ from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
 from skilleval.suite.model import AssertionEntry
 from skilleval.suite.schema import is_valid, validator_for
-from skilleval.suite.transforms import compile_transform
+from skilleval.suite.transforms import JS_SUFFIXES, compile_transform, javascript_file_problem
 from skilleval.suite.yamlio import Document
 from skilleval.util import fileref
 
+CODE_TYPES = frozenset({"python", "javascript"})
+"""Types whose ``file://`` value names code to run, not a value to read."""
 COMMON_KEYS = frozenset({"type", "value", "threshold", "weight", "metric", "transform", "config"})
 """The keys every assertion may have; any other key is an option of its type."""
 
@@ -84,7 +86,7 @@ def compile_assertion(
         loader.error(doc.key_at([*at, "value"]), f"'{type_name}' takes no `value:`")
         return None
     if has_value:
-        if spec.name != "python":
+        if spec.name not in CODE_TYPES:
             try:
                 value = loader.reader.resolve(value, base, doc, [*at, "value"])
             except DiagnosticsError as exc:
@@ -92,14 +94,19 @@ def compile_assertion(
                 return None
         elif fileref.is_ref(value):
             try:
-                loader.reader.paths(str(value), base, doc.at([*at, "value"]))
+                found = loader.reader.paths(str(value), base, doc.at([*at, "value"]))
             except DiagnosticsError as exc:
                 loader.absorb(exc)
                 return None
+            if spec.name == "javascript" and fileref.parse(str(value)).path.endswith(JS_SUFFIXES):
+                problem = javascript_file_problem(found[0], doc.at([*at, "value"]))
+                if problem is not None:
+                    loader.error(*problem)
+                    return None
         if not value_ok(loader, spec, value, doc, [*at, "value"], vars_):
             return None
-    transform = compile_transform(loader, entry.get("transform"), doc, [*at, "transform"])
-    context_transform = compile_transform(loader, raw_context, doc, [*at, "contextTransform"])
+    transform = compile_transform(loader, entry.get("transform"), doc, [*at, "transform"], base)
+    context_transform = compile_transform(loader, raw_context, doc, [*at, "contextTransform"], base)
     children: tuple[AssertionEntry, ...] = ()
     if members is not None:
         compiled = _members(loader, members, doc, at, base, vars_, from_default=from_default)
@@ -121,6 +128,7 @@ def compile_assertion(
         from_default=from_default,
         context_transform=context_transform,
         children=children,
+        value_where=doc.at([*at, "value"]) if "value" in entry else None,
         **written(entry, {"weight": float}),
     )
 

@@ -52,6 +52,8 @@ class GateConfig:
     trigger_accuracy: Condition | None = None
     lift: LiftRequirement | None = None
     max_errors: int | None = None
+    judge_fitness: Condition | None = None
+    """On the judge's fitness (accuracy on the judge-fitness set)."""
 
 
 def parse_condition(text: str) -> Condition | str:
@@ -71,14 +73,21 @@ def parse_gate(
     raw: Mapping[str, Any] | None,
     has_skill: bool,
     error: Callable[[Location, str], None],
+    *,
+    has_judge: bool = True,
 ) -> GateConfig:
     """Read ``gate:``; every problem goes to ``error`` with its position.
 
     The suite schema has already checked the keys and their types; this checks what a
-    pattern cannot: that each bound is a number, and that skill-only conditions have a skill.
+    pattern cannot: that each bound is a number, that skill-only conditions have a skill, and
+    that ``judge_fitness`` has a judge to measure.
     """
     raw = raw or {}
-    conditions: dict[str, Condition | None] = {"pass_rate": None, "trigger_accuracy": None}
+    conditions: dict[str, Condition | None] = {
+        "pass_rate": None,
+        "trigger_accuracy": None,
+        "judge_fitness": None,
+    }
     for key in conditions:
         value = raw.get(key)
         if not isinstance(value, str):
@@ -93,11 +102,18 @@ def parse_gate(
         error(
             doc.key_at(["gate", key]), f"`gate.{key}` needs a skill: add `skill: path/to/SKILL.md`"
         )
+    if not has_judge and "judge_fitness" in raw:
+        error(
+            doc.key_at(["gate", "judge_fitness"]),
+            "`gate.judge_fitness` needs a model-graded assertion (llm-rubric, llm-assert): "
+            "without one no judge runs",
+        )
     lift = raw.get("lift")
     max_errors = raw.get("max_errors")
     return GateConfig(
         pass_rate=conditions["pass_rate"],
         trigger_accuracy=conditions["trigger_accuracy"],
+        judge_fitness=conditions["judge_fitness"],
         lift=lift if lift in ("helps", "not-hurts") else None,
         max_errors=max_errors
         if isinstance(max_errors, int) and not isinstance(max_errors, bool)

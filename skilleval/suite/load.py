@@ -188,7 +188,9 @@ def _tests(
         compiled = _assertion(loader, entry, doc, ["assert", i], base, vars_)
         if compiled:
             asserts.append(compiled)
-    transform = compile_transform(loader, options.get("transform"), doc, ["options", "transform"])
+    transform = compile_transform(
+        loader, options.get("transform"), doc, ["options", "transform"], base
+    )
     if options.get("rubricPrompt") is not None:
         asserts = with_rubric_prompt(loader, asserts, options["rubricPrompt"], doc, base)
     if options.get("factuality") is not None:

@@ -30,8 +30,9 @@ SuiteType = Literal["regression", "capability"]
 class Transform:
     """A rewrite of the output before assertions see it."""
 
-    kind: Literal["expr", "jmespath"]
+    kind: Literal["expr", "jmespath", "javascript"]
     source: str
+    """The code; for a JavaScript file, ``file://`` and its absolute path (``:fn`` kept)."""
     where: Location
 
 
@@ -59,6 +60,8 @@ class AssertionEntry:
     """``contextTransform``: where a ``context-*`` type finds its context in the output."""
     children: tuple[AssertionEntry, ...] = ()
     """The assertions of an ``assert-set``, in order; empty for every other type."""
+    value_where: Location | None = None
+    """Where ``value:`` is written, when it is."""
 
     @property
     def tier(self) -> Literal["deterministic", "model"]:

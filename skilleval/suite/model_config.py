@@ -5,13 +5,16 @@ A provider declares its own config schema, defaults and checks where it is regis
 suite may write instead of a mapping, and hands the mapping to the registered provider.
 
 Shorthands: nothing or ``default`` is the embedded model; a registered provider's name
-(``echo``, ``scripted`` …) is that provider with no settings; any other string is a GGUF path.
-A mapping without ``provider:`` picks the provider whose ``implied_by`` key it has
-(``base_url`` → openai, ``path`` → gguf).
+(``echo``, ``scripted`` …) is that provider with no settings; ``ollama:NAME`` and
+``lmstudio:NAME`` are the openai provider at that local server's OpenAI-compatible endpoint
+(see :data:`LOCAL_SERVERS`); any other string is a GGUF path (``hf:…`` included, which the gguf
+provider reads). A mapping without ``provider:`` picks the provider whose ``implied_by`` key it
+has (``base_url`` → openai, ``path`` → gguf).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +32,57 @@ Mode = Literal["deterministic", "distribution"]
 
 DEFAULT_PROVIDER = "gguf"
 """What ``model: default``, an absent ``model:`` and a bare path mean."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalServer:
+    """A local model server that speaks the OpenAI API, named by a ``NAME:MODEL`` shorthand."""
+
+    title: str
+    port: int
+    """Its default port on 127.0.0.1."""
+    host_env: str | None = None
+    """The server's own variable for where it listens (``host[:port]`` or a URL), if it has one."""
+    url_env: str | None = None
+    """A variable holding its base URL, as promptfoo reads it; wins over ``host_env``."""
+    lists: str = ""
+    """Where a user sees the model names it serves, for messages."""
+
+    def base_url(self) -> str:
+        """The ``/v1`` endpoint: ``url_env``'s or ``host_env``'s when set, else on 127.0.0.1."""
+        url = (os.environ.get(self.url_env) or "").strip().rstrip("/") if self.url_env else ""
+        if url:
+            return url if url.endswith("/v1") else f"{url}/v1"
+        given = (os.environ.get(self.host_env) or "").strip() if self.host_env else ""
+        if not given:
+            return f"http://127.0.0.1:{self.port}/v1"
+        scheme, sep, rest = given.partition("://")
+        if not sep:
+            scheme, rest = "http", given
+        hostport = rest.split("/", 1)[0]
+        # Without a scheme the server's port is implied, as its own client reads the variable;
+        # with one, the scheme's.
+        if not sep and not _has_port(hostport):
+            hostport = f"{hostport}:{self.port}"
+        return f"{scheme}://{hostport}/v1"
+
+
+def _has_port(hostport: str) -> bool:
+    if hostport.startswith("["):  # [::1]:11434
+        return "]:" in hostport
+    return hostport.count(":") == 1
+
+
+LOCAL_SERVERS: dict[str, LocalServer] = {
+    "ollama": LocalServer(
+        "Ollama", 11434, host_env="OLLAMA_HOST", url_env="OLLAMA_BASE_URL", lists="`ollama list`"
+    ),
+    "lmstudio": LocalServer("LM Studio", 1234, lists="`lms ls`"),
+}
+"""``ollama:NAME`` and ``lmstudio:NAME``: the openai provider at the server's default address.
+Ollama's address follows ``OLLAMA_BASE_URL`` (as promptfoo's ids do, see ``provider_ids``) or
+else ``OLLAMA_HOST`` (as its own client does); any other address is written out as
+``{provider: openai, base_url: …, model: NAME}``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +203,7 @@ def parse_model(
     Returns:
         The spec (None when it cannot be built) and every problem found, positioned.
     """
+    label: str | None = None
     at: list[str | int] = list(path) if path is not None else [key]
     if raw is None or raw == "default":
         raw = {"provider": DEFAULT_PROVIDER, "path": "default"}
@@ -157,8 +212,15 @@ def parse_model(
         if raw.startswith(("http://", "https://")):
             message = f"to use a server, write `{key}: {{provider: openai, base_url: {raw}, model: NAME}}`"
             return None, [Diagnostic(where, message)]
-        named = manager.provider(raw) is not None
-        raw = {"provider": raw} if named else {"provider": DEFAULT_PROVIDER, "path": raw}
+        shorthand = _local_server(raw, key, where)
+        if isinstance(shorthand, Diagnostic):
+            return None, [shorthand]
+        if shorthand is not None:
+            label = raw
+            raw = shorthand
+        else:
+            named = manager.provider(raw) is not None
+            raw = {"provider": raw} if named else {"provider": DEFAULT_PROVIDER, "path": raw}
         doc = None
     mapping: dict[str, Any] = dict(raw)
     name = mapping.pop("provider", None)
@@ -180,8 +242,25 @@ def parse_model(
     config = provider.configure(mapping, ctx) if provider.configure else mapping
     if ctx.diags:
         return None, ctx.diags
-    label = getattr(config, "label", None)
+    label = label or getattr(config, "label", None)
     return ModelSpec(provider, config, str(label) if label else provider.name), []
+
+
+def _local_server(raw: str, key: str, where: Location) -> dict[str, Any] | Diagnostic | None:
+    """The openai mapping an ``ollama:NAME`` or ``lmstudio:NAME`` shorthand stands for."""
+    prefix, sep, name = raw.partition(":")
+    server = LOCAL_SERVERS.get(prefix) if sep else None
+    if server is None:
+        return None
+    if prefix == "ollama" and name.startswith("chat:"):
+        name = name.removeprefix("chat:")  # promptfoo's spelling of the same model
+    if not name.strip():
+        return Diagnostic(
+            where,
+            f"`{key}: {prefix}:` needs the model's name as {server.title} lists it "
+            f"({server.lists}): `{key}: {prefix}:NAME`",
+        )
+    return {"provider": "openai", "base_url": server.base_url(), "model": name}
 
 
 def _check_keys(

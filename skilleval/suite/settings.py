@@ -56,7 +56,10 @@ def assemble(
             doc.key_at(["trigger"]),
             "`trigger` settings need a skill to route: add `skill: path/to/SKILL.md`",
         )
-    gate_cfg = parse_gate(doc, data.get("gate"), "skill" in loader.top, loader.error)
+    graded = any(a.spec.tier == "model" for t in tests for a in t.every_assert)
+    gate_cfg = parse_gate(
+        doc, data.get("gate"), "skill" in loader.top, loader.error, has_judge=graded
+    )
     plugin_dirs = tuple((loader.base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}
     return Suite(

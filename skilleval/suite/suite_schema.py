@@ -27,7 +27,7 @@ FILE_REF: dict[str, Any] = {
 NUMBER_01: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
 
 transform: dict[str, Any] = {
-    "description": "Applied to the output before the assertions: an expr string, or {jmespath: query} / {expr: ...}.",
+    "description": "Applied to the output before the assertions: an expr or JavaScript string, file://transform.js[:fn], or {jmespath: query} / {expr: ...} / {javascript: ...}.",
     "anyOf": [
         {"type": "string", "minLength": 1},
         {
@@ -38,6 +38,7 @@ transform: dict[str, Any] = {
             "properties": {
                 "jmespath": {"type": "string", "minLength": 1},
                 "expr": {"type": "string", "minLength": 1},
+                "javascript": {"type": "string", "minLength": 1},
             },
         },
     ],
@@ -388,6 +389,12 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                             "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
                         },
                         "max_errors": {"type": "integer", "minimum": 0},
+                        "judge_fitness": {
+                            "type": "string",
+                            "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                            "description": "On the judge's fitness (accuracy on the judge-fitness "
+                            "set, chance 0.5); fails when the judge was not checked.",
+                        },
                     },
                 },
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},

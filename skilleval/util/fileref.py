@@ -1,4 +1,4 @@
-"""``file://`` references, and ``path.py:function`` references to Python functions.
+"""``file://`` references, and ``path.py:function`` (or ``path.js:function``) references.
 
 The one parser of both forms. A reference's path is relative to the folder of the file that
 wrote it (:func:`resolve`); where that folder is, is the caller's to know.
@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PREFIX = "file://"
+CODE_SUFFIXES = (".py", ".js", ".cjs")
+"""Files whose reference may name a function after a colon."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,14 +32,15 @@ def is_ref(value: object) -> bool:
 def parse(ref: str) -> FileRef:
     """Split a reference into its path and function.
 
-    ``file://checks.py:grade`` names ``grade`` in ``checks.py``; ``file://dir/a:b.py``
-    names a file (a colon in a name is kept unless an identifier follows a ``.py``). A
+    ``file://checks.py:grade`` names ``grade`` in ``checks.py`` (and ``file://check.js:fn``
+    ``fn`` in ``check.js``); ``file://dir/a:b.py`` names a file (a colon in a name is kept
+    unless an identifier follows a code file's suffix: :data:`CODE_SUFFIXES`). A
     reference without ``file://`` (a plugin folder's ``module.py:fn`` or ``module:fn``)
     splits at its last colon whenever an identifier follows it.
     """
     target = ref.removeprefix(PREFIX)
     head, sep, tail = target.rpartition(":")
-    if sep and head and tail.isidentifier() and (head.endswith(".py") or not is_ref(ref)):
+    if sep and head and tail.isidentifier() and (head.endswith(CODE_SUFFIXES) or not is_ref(ref)):
         return FileRef(head, tail)
     return FileRef(target)
 

@@ -32,6 +32,8 @@ class WatchOptions:
     """Quiet time after the last event before re-running: one save fires several events."""
     poll_s: float = 1.0
     """How often the loop re-checks its folders and any deleted file while idle."""
+    judge_check: bool = True
+    """Measure a judge model's fitness the first time it grades (then cached)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,6 +246,8 @@ class Watcher:
             use_cache=True,
             provider=provider,
             judge_provider=judge,
+            judge_check=self.options.judge_check,
+            notice=lambda message: self.echo(f"  {message}"),
         )
         return options, transient
 

@@ -130,3 +130,75 @@ def test_scripted_rules_are_checked_where_the_model_is(
     assert problems[0].startswith(
         "suite.yaml:2:3: error: scripted response `match` is not a valid regex"
     )
+
+
+@pytest.mark.parametrize(
+    ("raw", "host", "base_url", "name"),
+    [
+        ("ollama:qwen2.5:7b", None, "http://127.0.0.1:11434/v1", "qwen2.5:7b"),
+        ("lmstudio:qwen2.5-7b-instruct", None, "http://127.0.0.1:1234/v1", "qwen2.5-7b-instruct"),
+        ("ollama:m", "gpu-box", "http://gpu-box:11434/v1", "m"),
+        ("ollama:m", "10.0.0.5:8080", "http://10.0.0.5:8080/v1", "m"),
+        ("ollama:m", "https://ollama.example", "https://ollama.example/v1", "m"),
+        ("ollama:m", "[::1]", "http://[::1]:11434/v1", "m"),
+        # LM Studio has no variable of its own; OLLAMA_HOST is Ollama's only.
+        ("lmstudio:m", "gpu-box", "http://127.0.0.1:1234/v1", "m"),
+        ("ollama:chat:llama3", None, "http://127.0.0.1:11434/v1", "llama3"),  # promptfoo's id
+    ],
+)
+def test_local_server_shorthands_are_the_openai_provider_at_their_port(
+    manager: PluginManager,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    raw: str,
+    host: str | None,
+    base_url: str,
+    name: str,
+) -> None:
+    monkeypatch.delenv("OLLAMA_BASE_URL", raising=False)
+    if host is None:
+        monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    else:
+        monkeypatch.setenv("OLLAMA_HOST", host)
+    spec, problems = parse(manager, tmp_path, raw=raw)
+    assert problems == []
+    assert spec is not None
+    assert spec.kind == "openai"
+    assert spec.label == raw
+    assert spec.to_json() == {
+        "provider": "openai",
+        "label": raw,
+        "base_url": base_url,
+        "model": name,
+    }
+
+
+def test_an_hf_reference_is_a_gguf_path_kept_as_written(
+    manager: PluginManager, tmp_path: Path
+) -> None:
+    spec, problems = parse(manager, tmp_path, raw="hf:acme/Tiny-GGUF:Q4_K_M@v1")
+    assert problems == []
+    assert spec is not None
+    assert spec.kind == "gguf"
+    assert spec.to_json()["path"] == "hf:acme/Tiny-GGUF:Q4_K_M@v1"
+
+
+def test_a_bad_hf_reference_in_a_mapping_points_at_its_path_key(
+    manager: PluginManager, tmp_path: Path
+) -> None:
+    _, problems = parse(manager, tmp_path, "model:\n  path: hf:acme\n")
+    assert problems == [
+        "suite.yaml:2:9: error: 'hf:acme': 'acme' is not OWNER/REPO; write "
+        "hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (QUANT like Q4_K_M), "
+        "optionally ending in @REVISION"
+    ]
+
+
+def test_ollama_base_url_wins_over_ollama_host(
+    manager: PluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", "host-a:1")
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://host-b:2/")
+    spec, _ = parse(manager, tmp_path, raw="ollama:m")
+    assert spec is not None
+    assert spec.to_json()["base_url"] == "http://host-b:2/v1"

@@ -15,6 +15,7 @@ from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip
 from skilleval.errors import ImpossibleReply, PromptProblem, ProviderError
 from skilleval.judge import prompts, schemas
+from skilleval.judge.leak import copied_example
 from skilleval.judge.scoring import (
     AssertGrade,
     RubricGrade,
@@ -170,11 +171,26 @@ def llm_rubric(check: Check) -> Verdict:
         grade = grade_rubric(reply, listed, check.threshold)
     except ImpossibleReply as exc:
         return _impossible(exc, reply)
+    if check.options.get("rubricPrompt") is None:
+        copied = _copied(grade, reply, [*items, reference, check.prompt, check.output])
+        if copied is not None:
+            return copied
     return Verdict(
         passed=grade.passed,
         reason=_rubric_reason(grade),
         score=grade.score,
         details=_rubric_details(grade, reply),
+    )
+
+
+def _copied(grade: RubricGrade, reply: Any, context: Sequence[str]) -> Verdict | None:
+    """An error verdict when the reply repeats the prompt's worked example instead of grading."""
+    run = copied_example([grade.reason, *(c.notes for c in grade.checks)], context)
+    if run is None:
+        return None
+    return Verdict.errored(
+        f"judge reply copies the prompt's worked example ({clip(run, 60)!r}) instead of grading",
+        details={"error_kind": "copied", "judge_reply": reply},
     )
 
 

@@ -1,0 +1,454 @@
+"""Batched decoding: several generation requests decoded together, one token each per step.
+
+On a CPU, decoding one token is bound by memory bandwidth (every weight is read once per
+step), so decoding a token for each of several sequences in the same step costs little more
+than decoding one. :class:`BatchDecoder` keeps up to ``width`` sequences live at once:
+
+* the prompts of one call share their longest common token prefix (the chat template's
+  opening, a system prompt, a skill, a rubric). It is evaluated once into a dedicated prefix
+  sequence, kept from call to call while it still matches, and copied into each slot;
+* each slot then evaluates the rest of its prompt and joins the decode steps; every step
+  decodes one token for every live sequence in a single batch;
+* a slot that finishes (end of turn, a stop string, ``max_tokens``) takes the next waiting
+  request at once, so no step decodes for a finished sequence.
+
+Every sequence has a KV stream of its own (``kv_unified`` off), so the attention of one
+sequence never reads another's cells. On llama.cpp's CPU backend the logits of a sequence
+are then bitwise the same whatever else is in the batch, and the same as decoding it alone
+(docs/engine.md gives the measurement): batched greedy replies equal one-at-a-time replies,
+and a run gives the same bytes whatever its width, its cache hits or its resume point.
+
+The logic here speaks to llama.cpp through :class:`Backend`, so it is tested with a fake;
+:class:`LlamaBackend` in ``engine/batch_llama.py`` is the real one.
+
+Replies are finished as llama-cpp-python's ``create_completion`` finishes them (its stop and
+``max_tokens`` rules, including its hold on a split multi-byte character), so the text is
+byte for byte what the one-at-a-time path returns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = [
+    "Backend",
+    "BatchDecoder",
+    "BatchJob",
+    "BatchResult",
+    "Sampler",
+    "ScoreJob",
+    "ScoreResult",
+    "common_prefix",
+    "prefill_chunks",
+]
+
+
+class Sampler(Protocol):
+    """One sequence's sampler: picks a token from the logits of one output of the last batch."""
+
+    def sample(self, index: int) -> int:
+        """The next token, from output ``index`` of the last decode (and remember it)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+Token = tuple[int, int, int, bool]
+"""One batch entry: token, position, sequence id, whether its logits are wanted."""
+
+
+class Backend(Protocol):
+    """The few llama.cpp operations batched decoding needs."""
+
+    def decode(self, items: Sequence[Token]) -> None:
+        """Evaluate one batch; raise RuntimeError if llama.cpp refuses it."""
+        ...
+
+    def clear(self, seq: int, start: int = 0) -> None:
+        """Drop sequence ``seq``'s cells from position ``start`` on."""
+        ...
+
+    def copy(self, src: int, dst: int) -> None:
+        """Make sequence ``dst`` hold what ``src`` holds."""
+        ...
+
+    def is_eog(self, token: int) -> bool: ...
+
+    def logprobs(self, index: int) -> Sequence[float]:
+        """The log-softmax of output ``index`` of the last decode, indexable by token."""
+        ...
+
+    def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BatchJob:
+    """One request, ready to decode."""
+
+    prompt: tuple[int, ...]
+    max_tokens: int
+    make_sampler: Callable[[], Sampler]
+    stop: tuple[bytes, ...] = ()
+    """Stop strings: the reply ends before the first one."""
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What one request produced."""
+
+    text: bytes = b""
+    finish_reason: str = "length"
+    completion_tokens: int = 0
+    evaluated: int = 0
+    """Prompt tokens evaluated for this request (not copied from the shared prefix)."""
+    latency_ms: float = 0.0
+    """From its admission to its last token."""
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreJob:
+    """One choice to score: each option's tokens (its end-of-turn token last) after a prompt."""
+
+    prompt: tuple[int, ...]
+    options: tuple[tuple[int, ...], ...]
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    """Each option's total log-probability given the prompt, in order; or an error."""
+
+    scores: list[float] = field(default_factory=list)
+    evaluated: int = 0
+    latency_ms: float = 0.0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _Live:
+    index: int
+    job: BatchJob
+    sampler: Sampler
+    started: float
+    tokens: list[int] = field(default_factory=list)
+    pending: int = -1
+    """The token sampled last, still to be decoded."""
+    hold: int = 0
+    """Tokens still to wait for before a split multi-byte character is complete."""
+
+
+def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
+    """The length of the longest token prefix every prompt shares, leaving each prompt at
+    least two tokens of its own (so its last evaluation is never a single-token batch)."""
+    if not prompts:
+        return 0
+    first = prompts[0]
+    n = min(len(p) for p in prompts)
+    length = 0
+    while length < n and all(p[length] == first[length] for p in prompts):
+        length += 1
+    return max(0, min(length, n - 2))
+
+
+def prefill_chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """Split positions ``start..end`` into batches of at most ``size`` tokens, none of one
+    token when it can be helped (llama.cpp's CPU kernels give other bits for a one-token
+    batch of a prompt than for the same token inside a larger one)."""
+    size = max(2, size)
+    out: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        step = min(size, end - pos)
+        if end - pos - step == 1:
+            step -= 1
+        out.append((pos, pos + step))
+        pos += step
+    return out
+
+
+def _hold_after(text: bytes, hold: int) -> int:
+    # llama-cpp-python's rule, kept exactly: when the text ends inside a multi-byte UTF-8
+    # character, the stop and length checks wait for the missing bytes' tokens.
+    for k, char in enumerate(text[-3:]):
+        k = 3 - k
+        for num, pattern in ((2, 192), (3, 224), (4, 240)):
+            if num > k and pattern & char == pattern:
+                hold = num - k
+    return hold
+
+
+class BatchDecoder:
+    """Decode many requests ``width`` at a time over one llama.cpp context.
+
+    Args:
+        backend: The context, with ``width + 1`` sequences: slots ``0..width-1`` and the
+            shared prefix at ``width``.
+        width: How many sequences decode together.
+        n_ctx: Cells per sequence; a prompt plus its reply must fit.
+        n_batch: The largest batch llama.cpp accepts in one decode.
+
+    Attributes:
+        busy_s: Seconds spent generating (evaluating prompts, decoding, sampling).
+        generated: Tokens generated.
+        scoring_s: Seconds spent scoring choices.
+    """
+
+    def __init__(self, backend: Backend, width: int, n_ctx: int, n_batch: int) -> None:
+        self.backend = backend
+        self.width = max(1, width)
+        self.n_ctx = n_ctx
+        self.n_batch = max(2, n_batch)
+        self.prefix_seq = self.width
+        self.busy_s = 0.0
+        self.generated = 0
+        self.scoring_s = 0.0
+        self._held: tuple[int, ...] = ()
+        self._unbilled = 0
+
+    def run(self, jobs: Sequence[BatchJob]) -> list[BatchResult]:
+        """Decode every job; one result per job, in order. A job that fails gets its error;
+        a failure of llama.cpp itself fails the jobs not yet finished."""
+        results = [BatchResult() for _ in jobs]
+        if not jobs:
+            return results
+        start = time.perf_counter()
+        try:
+            self._run(jobs, results)
+        finally:
+            self.busy_s += time.perf_counter() - start
+        return results
+
+    def score(self, jobs: Sequence[ScoreJob]) -> list[ScoreResult]:
+        """Score every job's options, the options of one job decoded side by side.
+
+        The prompt is evaluated once (its shared part copied from the prefix sequence) into
+        slot 0 and copied to as many slots as there are options (``width`` at a time); then
+        each step decodes the next token of every option in one batch. Each token of an
+        option is decoded alone in its sequence, as the one-at-a-time scoring decodes it.
+        """
+        if self.width < 2:
+            raise ValueError("scoring side by side needs a width of at least 2")
+        results = [ScoreResult() for _ in jobs]
+        if not jobs:
+            return results
+        start = time.perf_counter()
+        try:
+            fitting = [j.prompt for j in jobs if len(j.prompt) < self.n_ctx]
+            self._unbilled = 0
+            try:
+                shared = self._prepare_prefix(
+                    tuple(fitting[0][: common_prefix(fitting)]) if fitting else ()
+                )
+            except RuntimeError:
+                self._held = ()
+                shared = 0
+            for job, result in zip(jobs, results, strict=True):
+                began = time.perf_counter()
+                try:
+                    self._score_one(job, result, shared)
+                except RuntimeError as exc:
+                    result.error = f"llama.cpp failed: {exc}"
+                    self._held = ()
+                    shared = self._prepare_prefix(())
+                result.latency_ms = (time.perf_counter() - began) * 1000.0
+        finally:
+            self.scoring_s += time.perf_counter() - start
+        return results
+
+    def _score_one(self, job: ScoreJob, result: ScoreResult, shared: int) -> None:
+        prompt = job.prompt
+        longest = max((len(o) for o in job.options), default=0)
+        if len(prompt) + longest >= self.n_ctx:
+            result.error = (
+                f"prompt is {len(prompt)} tokens but the context holds {self.n_ctx}; "
+                "raise model.n_ctx"
+            )
+            return
+        self.backend.clear(0)
+        start = 0
+        if shared and len(prompt) - shared >= 2:
+            self.backend.copy(self.prefix_seq, 0)
+            start = shared
+        chunks = prefill_chunks(start, len(prompt), self.n_batch)
+        for a, b in chunks:
+            self.backend.decode([(prompt[p], p, 0, p == len(prompt) - 1) for p in range(a, b)])
+        result.evaluated = len(prompt) - start
+        if start:
+            result.evaluated += self._unbilled
+            self._unbilled = 0
+        first = self.backend.logprobs(chunks[-1][1] - chunks[-1][0] - 1)
+        totals = [float(first[o[0]]) if o else 0.0 for o in job.options]
+        # Slot 0 keeps the bare prompt; the options take the other slots.
+        lanes = list(range(1, self.width))
+        for group_start in range(0, len(job.options), len(lanes)):
+            group = list(range(group_start, min(group_start + len(lanes), len(job.options))))
+            for lane in lanes[: len(group)]:
+                self.backend.clear(lane)
+                self.backend.copy(0, lane)
+            step = 0
+            while True:
+                items = [
+                    (job.options[o][step], len(prompt) + step, lane, True)
+                    for o, lane in zip(group, lanes, strict=False)
+                    if step + 1 < len(job.options[o])
+                ]
+                if not items:
+                    break
+                self.backend.decode(items)
+                row = 0
+                for o in group:
+                    if step + 1 < len(job.options[o]):
+                        totals[o] += float(self.backend.logprobs(row)[job.options[o][step + 1]])
+                        row += 1
+                step += 1
+        result.scores = totals
+
+    # -- the shared prefix -----------------------------------------------------------------
+
+    def _prepare_prefix(self, target: tuple[int, ...]) -> int:
+        """Make the prefix sequence hold ``target`` (or as much as can be kept); return its
+        length, evaluating only what it did not hold already."""
+        keep = 0
+        for a, b in zip(self._held, target, strict=False):
+            if a != b:
+                break
+            keep += 1
+        if len(target) - keep == 1:
+            keep -= 1  # never extend by a single token
+        if keep < 0 or len(target) < 2:
+            self.backend.clear(self.prefix_seq)
+            self._held = ()
+            return 0
+        self.backend.clear(self.prefix_seq, keep)
+        self._held = target[:keep]
+        for a, b in prefill_chunks(keep, len(target), self.n_batch):
+            self.backend.decode([(target[p], p, self.prefix_seq, False) for p in range(a, b)])
+        self._held = target
+        # Counted once, with the first request that uses the prefix.
+        self._unbilled = len(target) - keep
+        return len(target)
+
+    # -- one call ----------------------------------------------------------------------------
+
+    def _run(self, jobs: Sequence[BatchJob], results: list[BatchResult]) -> None:
+        waiting = deque(range(len(jobs)))
+        slots: list[_Live | None] = [None] * self.width
+        try:
+            while waiting or any(s is not None for s in slots):
+                for slot in range(self.width):
+                    while slots[slot] is None and waiting:
+                        slots[slot] = self._admit(slot, waiting.popleft(), jobs, results)
+                live = [(slot, s) for slot, s in enumerate(slots) if s is not None]
+                if not live:
+                    continue
+                self.backend.decode(
+                    [
+                        (s.pending, len(s.job.prompt) + len(s.tokens) - 1, slot, True)
+                        for slot, s in live
+                    ]
+                )
+                for row, (slot, s) in enumerate(live):
+                    if not self._step(s, s.sampler.sample(row), results[s.index]):
+                        self._release(slot, slots)
+        except RuntimeError as exc:
+            for slot, held in enumerate(slots):
+                if held is not None:
+                    results[held.index].error = f"llama.cpp failed: {exc}"
+                    self._release(slot, slots)
+            for index in waiting:
+                results[index].error = f"llama.cpp failed: {exc}"
+            # The KV state is unknown now: the next call evaluates its prefix afresh.
+            self._held = ()
+
+    def _admit(
+        self,
+        slot: int,
+        index: int,
+        jobs: Sequence[BatchJob],
+        results: list[BatchResult],
+    ) -> _Live | None:
+        """Put job ``index`` in ``slot`` and sample its first token; None if it is done.
+
+        The prefix sequence is first brought to the prefix this prompt shares with the next
+        one (or to the whole prompt but two tokens, for the last), evaluating only what it
+        did not hold; the slot gets a copy and evaluates the rest. Requests in plan order
+        share long prefixes with their neighbours, so each prefix is evaluated about once.
+        """
+        job = jobs[index]
+        result = results[index]
+        prompt = job.prompt
+        if len(prompt) >= self.n_ctx:
+            result.error = (
+                f"prompt is {len(prompt)} tokens but the context holds {self.n_ctx}; "
+                "raise model.n_ctx"
+            )
+            return None
+        live = _Live(index, job, job.make_sampler(), time.perf_counter())
+        following = [j.prompt for j in jobs[index + 1 : index + 2] if len(j.prompt) < self.n_ctx]
+        self._unbilled = 0
+        shared = self._prepare_prefix(prompt[: common_prefix([prompt, *following])])
+        self.backend.clear(slot)
+        start = 0
+        if shared and len(prompt) - shared >= 2:
+            self.backend.copy(self.prefix_seq, slot)
+            start = shared
+        chunks = prefill_chunks(start, len(prompt), self.n_batch)
+        for a, b in chunks:
+            self.backend.decode([(prompt[p], p, slot, p == len(prompt) - 1) for p in range(a, b)])
+        result.evaluated = len(prompt) - start
+        if start:
+            result.evaluated += self._unbilled
+            self._unbilled = 0
+        last_row = chunks[-1][1] - chunks[-1][0] - 1
+        if self._step(live, live.sampler.sample(last_row), result):
+            return live
+        live.sampler.close()
+        return None
+
+    def _release(self, slot: int, slots: list[_Live | None]) -> None:
+        live = slots[slot]
+        if live is not None:
+            live.sampler.close()
+        slots[slot] = None
+
+    def _step(self, live: _Live, token: int, result: BatchResult) -> bool:
+        """Take one sampled token; False when the reply is finished (``result`` filled in)."""
+        job = live.job
+        prompt = list(job.prompt)
+        # The budget llama-cpp-python allows: max_tokens, cut to what the context holds.
+        budget = job.max_tokens
+        if budget + len(prompt) >= self.n_ctx:
+            budget = self.n_ctx - len(prompt)
+        finish: str | None = None
+        text = b""
+        if self.backend.is_eog(token):
+            text = self.backend.detokenize(live.tokens, prompt)
+            finish = "stop"
+        else:
+            live.tokens.append(token)
+            self.generated += 1
+            everything = self.backend.detokenize(live.tokens, prompt)
+            live.hold = _hold_after(everything, live.hold)
+            if live.hold > 0:
+                live.hold -= 1
+                if len(prompt) + len(live.tokens) >= self.n_ctx:
+                    text, finish = everything, "length"
+            else:
+                stops = [s for s in job.stop if s in everything]
+                if stops:
+                    text = everything[: everything.index(stops[0])]
+                    finish = "stop"
+                elif len(live.tokens) >= budget:
+                    text, finish = everything, "length"
+        if finish is None:
+            live.pending = token
+            return True
+        result.text = text
+        result.finish_reason = finish
+        result.completion_tokens = len(live.tokens)
+        result.latency_ms = (time.perf_counter() - live.started) * 1000.0
+        return False

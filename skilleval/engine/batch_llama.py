@@ -1,0 +1,164 @@
+"""The llama.cpp side of batched decoding: a context of its own over an already loaded model.
+
+The context shares the model's weights with the provider's ``llama_cpp.Llama`` and has
+``width + 1`` KV streams (one per slot, one for the shared prefix), each ``n_ctx`` cells, with
+``kv_unified`` off so a sequence's attention reads only its own stream. Samplers are built
+exactly as llama-cpp-python builds them for ``create_completion`` (a neutral penalty stage,
+the grammar when there is one, then greedy or top-p/temperature sampling seeded per request),
+so a sequence samples what the one-at-a-time path would sample from the same logits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from skilleval.engine.batch import Token
+
+__all__ = ["LAST_N", "LlamaBackend", "LlamaSampler"]
+
+LAST_N = 64
+"""The penalty window llama-cpp-python gives its sampler (``last_n_tokens_size``)."""
+
+
+class LlamaSampler:
+    """One sequence's sampler chain, as llama-cpp-python builds it."""
+
+    def __init__(
+        self,
+        backend: LlamaBackend,
+        *,
+        temperature: float,
+        top_p: float,
+        seed: int,
+        grammar: Any = None,
+    ) -> None:
+        from llama_cpp import _internals  # lazy: start-up time
+
+        self._ctx = backend.ctx
+        chain: Any = _internals.LlamaSampler()  # type: ignore[no-untyped-call]
+        chain.add_penalties(
+            n_vocab=backend.n_vocab,
+            penalty_last_n=LAST_N,
+            penalty_repeat=1.0,
+            penalty_freq=0.0,
+            penalty_present=0.0,
+        )
+        if grammar is not None:
+            chain.add_grammar(backend.model, grammar)
+        if temperature == 0.0:
+            chain.add_greedy()
+        else:
+            # Only temperature and top_p shape sampling; the other filters are neutral.
+            chain.add_top_k(0)
+            chain.add_typical(1.0, 1)
+            chain.add_top_p(top_p, 1)
+            chain.add_min_p(0.0, 1)
+            chain.add_temp(temperature)
+            chain.add_dist(seed)
+        self._chain: Any = chain
+
+    def sample(self, index: int) -> int:
+        import llama_cpp  # lazy: start-up time
+
+        return int(llama_cpp.llama_sampler_sample(self._chain.sampler, self._ctx, index))
+
+    def close(self) -> None:
+        if self._chain is not None:
+            self._chain.close()
+            self._chain = None
+
+
+class LlamaBackend:
+    """A llama.cpp context for batched decoding over ``llm``'s model.
+
+    Args:
+        llm: A loaded ``llama_cpp.Llama``; its tokenizer and weights are shared.
+        width: Decoding slots.
+        n_ctx: Cells per sequence.
+        n_batch: Largest batch (and micro-batch).
+
+    Raises:
+        RuntimeError: llama.cpp could not create the context.
+    """
+
+    def __init__(self, llm: Any, width: int, n_ctx: int, n_batch: int) -> None:
+        import llama_cpp  # lazy: start-up time
+
+        self._lib = llama_cpp
+        self.llm = llm
+        self.model = llm._model
+        params = llama_cpp.llama_context_default_params()
+        base = llm.context_params
+        for name in ("type_k", "type_v", "flash_attn_type", "offload_kqv", "swa_full"):
+            if hasattr(base, name):
+                setattr(params, name, getattr(base, name))
+        params.n_seq_max = width + 1
+        params.kv_unified = False
+        params.n_ctx = n_ctx * (width + 1)
+        params.n_batch = n_batch
+        params.n_ubatch = n_batch
+        # The threads are llm's own, so both contexts run alike.
+        params.n_threads = base.n_threads
+        params.n_threads_batch = base.n_threads_batch
+        self.ctx = llama_cpp.llama_init_from_model(self.model.model, params)
+        if not self.ctx:
+            raise RuntimeError("llama.cpp could not create a batched context")
+        self.threads = int(params.n_threads)
+        self.memory = llama_cpp.llama_get_memory(self.ctx)
+        self.n_vocab = int(llm.n_vocab())
+        self._vocab = self.model.vocab
+        self._capacity = max(n_batch, width)
+        self._batch = llama_cpp.llama_batch_init(self._capacity, 0, 1)
+
+    def decode(self, items: Sequence[Token]) -> None:
+        batch = self._batch
+        batch.n_tokens = len(items)
+        for i, (token, pos, seq, logits) in enumerate(items):
+            batch.token[i] = token
+            batch.pos[i] = pos
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = seq
+            batch.logits[i] = 1 if logits else 0
+        code = self._lib.llama_decode(self.ctx, batch)
+        if code != 0:
+            raise RuntimeError(f"llama_decode returned {code}")
+
+    def clear(self, seq: int, start: int = 0) -> None:
+        self._lib.llama_memory_seq_rm(self.memory, seq, start, -1)
+
+    def copy(self, src: int, dst: int) -> None:
+        self._lib.llama_memory_seq_cp(self.memory, src, dst, -1, -1)
+
+    def is_eog(self, token: int) -> bool:
+        return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
+
+    def logprobs(self, index: int) -> Any:
+        """Log-softmax of one output's logits, in float64, as the one-at-a-time scoring
+        computes it."""
+        import math
+
+        import numpy as np  # lazy: start-up time
+
+        raw = np.ctypeslib.as_array(
+            self._lib.llama_get_logits_ith(self.ctx, index), shape=(self.n_vocab,)
+        )
+        x = raw.astype(np.float64)
+        x -= x.max()
+        return x - math.log(float(np.exp(x).sum()))
+
+    def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
+        return bytes(self.llm.detokenize(list(tokens), prev_tokens=list(prev)))
+
+    def sampler(
+        self, *, temperature: float, top_p: float, seed: int, grammar: Any = None
+    ) -> LlamaSampler:
+        return LlamaSampler(self, temperature=temperature, top_p=top_p, seed=seed, grammar=grammar)
+
+    def close(self) -> None:
+        if self._batch is not None:
+            self._lib.llama_batch_free(self._batch)
+            self._batch = None
+        if self.ctx:
+            self._lib.llama_free(self.ctx)
+            self.ctx = None

@@ -1,0 +1,248 @@
+"""The judge's fitness: measured the first time a judge model grades a run, then remembered.
+
+A run with model-graded assertions first asks whether its judge can tell a good output from
+a bad one. It grades the judge-fitness set (:mod:`skilleval.runner.judgecheck`, 73 pairs,
+146 judge calls) and turns the figures into a :class:`~skilleval.results.model.JudgeFitness`
+with Wilson intervals over pairs (:mod:`skilleval.stats.fitness`). The judge is qualified
+when both accuracy ("fitness") and discrimination lie above chance.
+
+The outcome is remembered in ``<home>/judge-fitness.json``, keyed by everything that could
+change it: the judge model's identity (:meth:`~skilleval.engine.base.ModelIdentity.key`, the
+SHA-256 for a GGUF), its seed, the text of the fitness set and of the judge prompts, and the
+version of this rule. The next run with the same judge reads it back for free. A judge with
+no readable identity (a plugin's own ``Judge``) is measured every run and never remembered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import importlib.resources
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final
+
+from skilleval.api import Judge
+from skilleval.engine.cache import CachingProvider
+from skilleval.errors import DecodeError, ProviderError
+from skilleval.judge import JudgeClient
+from skilleval.judge.leak import WORKED_EXAMPLE
+from skilleval.results.codec import decode, encode
+from skilleval.results.model import JudgeFitness
+from skilleval.runner.judgecheck import (
+    DATA_FILE,
+    JudgeCheckReport,
+    Pair,
+    PairOutcome,
+    load_pairs,
+    run_judge_check,
+)
+from skilleval.shipped import suite_text
+from skilleval.stats.fitness import CHANCE, above_chance, figure_words, wilson_mean
+
+MEMO_FILE: Final = "judge-fitness.json"
+"""The remembered measurements, inside skilleval's home."""
+
+RULE_VERSION: Final = 1
+"""Part of every memo key: raise it when the measurement or its rule changes."""
+
+SKIPPED: Final = "judge not checked: the fitness check was skipped (--no-judge-check)"
+
+_PROMPTS: Final = ("rubric.j2", "assert.j2", "repair.j2")
+_NOTICE_EVERY_S: Final = 30.0
+"""Seconds between progress notes while the judge is measured."""
+
+Notice = Callable[[str], None]
+
+
+def judge_fitness(
+    judge: Judge,
+    home: Path,
+    *,
+    seed: int,
+    check: bool = True,
+    notice: Notice | None = None,
+    pairs: list[Pair] | None = None,
+) -> JudgeFitness:
+    """The judge's fitness: from the memo when this judge was measured before, else measured.
+
+    Args:
+        judge: The judge the run grades with.
+        home: skilleval's home; the memo is ``home / MEMO_FILE``.
+        seed: The judge's seed (part of the memo key).
+        check: False skips the measurement: the result says the judge was not checked.
+        notice: Where to say that a measurement starts, how it goes and how it ended.
+        pairs: Grade these instead of the whole fitness set (tests); the result is then
+            neither read from nor written to the memo.
+    """
+    if not check:
+        return JudgeFitness(status="not checked", reason=SKIPPED)
+    say = notice or (lambda _message: None)
+    key = None if pairs is not None else memo_key(judge, seed)
+    if key is not None:
+        known = recall(home, key)
+        if known is not None:
+            say(f"judge fitness (measured before): {known.reason}")
+            return replace(known, cached=True)
+    todo = pairs if pairs is not None else load_pairs()
+    name = _judge_name(judge)
+    say(
+        f"judge fitness: grading {len(todo)} known-good and known-bad pairs with {name}; "
+        "this runs once per judge model (--no-judge-check skips it)"
+    )
+
+    last = [time.monotonic()]
+
+    def progress(_outcome: PairOutcome, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= _NOTICE_EVERY_S and done < total:
+            last[0] = now
+            say(f"judge fitness: {done}/{total} pairs")
+
+    report = run_judge_check(_own_counters(judge, seed), todo, progress=progress)
+    fitness = from_report(report, fitness_set=set_label() if pairs is None else None)
+    say(f"{fitness.reason} ({report.seconds:.0f}s)")
+    if key is not None and fitness.status in ("qualified", "unqualified"):
+        remember(home, key, fitness)
+    return fitness
+
+
+def from_report(report: JudgeCheckReport, fitness_set: str | None = None) -> JudgeFitness:
+    """The fitness a judge-check report shows, with its intervals and status."""
+    measured = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    if report.aborted is not None or not report.outcomes:
+        why = report.aborted or "no pair was graded"
+        return JudgeFitness(
+            status="error",
+            reason=f"judge fitness unknown: the judge could not run: {why}",
+            fitness_set=fitness_set,
+            measured_at=measured,
+            seconds=round(report.seconds, 3),
+        )
+    pairs, scored = len(report.outcomes), len(report.scored_pairs)
+    accuracy = report.correct / report.outputs
+    ci = wilson_mean(accuracy, pairs)
+    discrimination = report.discrimination
+    dci = None if discrimination is None else wilson_mean(discrimination, scored)
+    assert ci is not None
+    qualified = above_chance(ci) and above_chance(dci)
+    if not above_chance(ci) or qualified:
+        words = figure_words("fitness", accuracy, ci, pairs, "pairs")
+    elif discrimination is None or dci is None:
+        words = "no pair was scored on both sides, so discrimination is unknown"
+    else:
+        words = figure_words("discrimination", discrimination, dci, scored, "pairs scored")
+    return JudgeFitness(
+        status="qualified" if qualified else "unqualified",
+        reason=f"{'qualified' if qualified else 'unqualified'} judge: {words}",
+        fitness=accuracy,
+        ci95=ci,
+        discrimination=discrimination,
+        discrimination_ci95=dci,
+        error_rate=report.error_rate,
+        pairs=pairs,
+        scored_pairs=scored,
+        outputs=report.outputs,
+        correct=report.correct,
+        errors=report.errors,
+        chance=CHANCE,
+        fitness_set=fitness_set,
+        measured_at=measured,
+        seconds=round(report.seconds, 3),
+    )
+
+
+# --------------------------------------------------------------------------- the memo
+
+
+def memo_key(judge: Judge, seed: int) -> str | None:
+    """What the measurement depends on, as one string; None when the judge has no identity."""
+    provider = getattr(judge, "provider", None)
+    identity = getattr(provider, "identity", None)
+    if not callable(identity):
+        return None
+    try:
+        model = identity().key()
+    except ProviderError:
+        return None
+    digest = hashlib.sha256(suite_text(DATA_FILE).encode("utf-8"))
+    templates = importlib.resources.files("skilleval.judge") / "templates"
+    for name in _PROMPTS:
+        digest.update(templates.joinpath(name).read_bytes())
+    digest.update(json.dumps(WORKED_EXAMPLE.texts).encode("utf-8"))
+    return f"{model}|seed={seed}|rule={RULE_VERSION}|inputs={digest.hexdigest()[:16]}"
+
+
+def _own_counters(judge: Judge, seed: int) -> Judge:
+    """The judge behind a cache wrapper of its own, so the run's call counts stay the run's.
+
+    The model and the response cache are shared: a measurement warms the cache for later.
+    """
+    provider = getattr(judge, "provider", None)
+    if isinstance(provider, CachingProvider):
+        return JudgeClient(
+            CachingProvider(provider.inner, provider.cache, provider.warn), seed=seed
+        )
+    return judge
+
+
+def set_label() -> str:
+    """The fitness set as results name it: its path and the start of its SHA-256."""
+    digest = hashlib.sha256(suite_text(DATA_FILE).encode("utf-8")).hexdigest()
+    return f"suites/{DATA_FILE} sha256:{digest[:12]}"
+
+
+def _judge_name(judge: Judge) -> str:
+    describe = getattr(judge, "describe", None)
+    model = (describe() if callable(describe) else {}).get("model") or {}
+    return str(model.get("name") or "the judge").replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _read(memo: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        # A missing or damaged memo only costs a measurement.
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recall(home: Path, key: str) -> JudgeFitness | None:
+    """The remembered fitness for ``key``; None when there is none or it does not read."""
+    entry = _read(home / MEMO_FILE).get(key)
+    if entry is None:
+        return None
+    try:
+        fitness = decode(JudgeFitness, entry)
+    except DecodeError:
+        return None
+    return fitness if fitness.status in ("qualified", "unqualified") else None
+
+
+def remember(home: Path, key: str, fitness: JudgeFitness) -> None:
+    """Store ``fitness`` under ``key``, replacing the memo file atomically.
+
+    A home that cannot be written only means the next run measures again.
+    """
+    memo = home / MEMO_FILE
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        data = _read(memo)
+        data[key] = encode(replace(fitness, cached=False))
+        fd, tmp = tempfile.mkstemp(prefix=".judge-fitness.", suffix=".tmp", dir=memo.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=1, sort_keys=True)
+            os.replace(tmp, memo)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        return

@@ -1,0 +1,224 @@
+"""The JavaScript worker: a separate process that runs users' JavaScript in QuickJS.
+
+Started by :mod:`skilleval.util.jsengine` as ``python -I _jsworker.py`` and spoken to in JSON
+lines on stdin and stdout. It imports nothing from skilleval, so that it starts in tens of
+milliseconds, and it never prints anything but its replies.
+
+Each request gets a fresh QuickJS context (no state passes from one check to the next) with a
+memory limit and a CPU-time limit. QuickJS's own limit counts the CPU time of this process
+only, which is why the code runs here and not in skilleval's (where the model's threads would
+count too). What QuickJS cannot interrupt (a backtracking regular expression) the parent ends
+by killing this process at its wall-clock deadline.
+
+A request: ``{"params": [...], "body": "...", "call": "function" | "module", "name": ...,
+"args": "<JSON array>", "time": seconds, "memory": bytes}``. The body becomes
+``new Function(...params, body)``; for ``module`` it is a CommonJS file run with ``module``
+and ``exports`` and the function is taken from its exports. A reply: ``{"ok": true, "result":
+{...}, "logs": [...]}`` or ``{"ok": false, "kind": ..., "error": ..., "logs": [...]}``.
+"""
+
+import contextlib
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+try:
+    import _quickjs
+except ImportError:  # every request is answered with the reason
+    _quickjs = None
+
+MISSING = "the quickjs package is not installed (pip install quickjs)"
+
+ADDRESS_SPACE = 1 << 30
+"""A ceiling on this process's memory as a whole, beside QuickJS's own (much lower) limit."""
+
+# Runs before the user's code in each context: console (kept, returned with the reply), the
+# few ES2022-2023 methods this QuickJS lacks and promptfoo configs use, and the driver.
+PRELUDE = r"""
+var __skilleval_logs = [];
+(function () {
+  var kept = 0;
+  function text(v) {
+    if (typeof v === 'string') return v;
+    try { var s = JSON.stringify(v); return s === undefined ? String(v) : s; }
+    catch (e) { return String(v); }
+  }
+  function log() {
+    if (kept >= 100) return;
+    kept++;
+    __skilleval_logs.push(Array.prototype.map.call(arguments, text).join(' ').slice(0, 2000));
+  }
+  globalThis.console = {log: log, info: log, warn: log, error: log, debug: log, trace: log};
+  function define(proto, name, fn) {
+    if (!(name in proto)) {
+      Object.defineProperty(proto, name, {value: fn, writable: true, configurable: true});
+    }
+  }
+  function at(i) {
+    var n = this.length, k = Math.trunc(i) || 0;
+    if (k < 0) k += n;
+    return k < 0 || k >= n ? undefined : this[k];
+  }
+  define(Array.prototype, 'at', at);
+  define(String.prototype, 'at', at);
+  define(Object, 'hasOwn', function (o, k) { return Object.prototype.hasOwnProperty.call(o, k); });
+  define(Array.prototype, 'findLast', function (f, t) {
+    for (var i = this.length - 1; i >= 0; i--) if (f.call(t, this[i], i, this)) return this[i];
+    return undefined;
+  });
+  define(Array.prototype, 'findLastIndex', function (f, t) {
+    for (var i = this.length - 1; i >= 0; i--) if (f.call(t, this[i], i, this)) return i;
+    return -1;
+  });
+})();
+var __skilleval_state = {settled: false};
+function __skilleval_run(params, body, call, name, args) {
+  var fn;
+  try {
+    fn = Function.apply(null, params.concat([body]));
+  } catch (e) {
+    // The code does not compile: told apart from a SyntaxError it throws when it runs.
+    __skilleval_state = {settled: true, compile: e};
+    return;
+  }
+  if (call === 'define') {
+    __skilleval_state = {settled: true, value: true};
+    return;
+  }
+  if (call === 'module') {
+    var module = {exports: {}};
+    fn(module, module.exports);
+    var exported = module.exports;
+    if (name) {
+      fn = exported == null ? undefined : exported[name];
+      if (typeof fn !== 'function') {
+        __skilleval_state = {settled: true, bad: 'the file exports no function ' + JSON.stringify(name)};
+        return;
+      }
+    } else if (typeof exported === 'function') {
+      fn = exported;
+    } else if (exported && typeof exported.default === 'function') {
+      fn = exported.default;
+    } else {
+      __skilleval_state = {settled: true, bad: 'the file must export a function (module.exports = function ...)'};
+      return;
+    }
+  }
+  var result = fn.apply(undefined, JSON.parse(args));
+  if (result && typeof result.then === 'function') {
+    Promise.resolve(result).then(
+      function (v) { __skilleval_state = {settled: true, value: v}; },
+      function (e) { __skilleval_state = {settled: true, error: e}; });
+  } else {
+    __skilleval_state = {settled: true, value: result};
+  }
+}
+function __skilleval_reply() {
+  var s = __skilleval_state;
+  if (!s.settled) return JSON.stringify({kind: 'pending'});
+  if (s.bad) return JSON.stringify({kind: 'bad', message: s.bad});
+  if (s.compile) {
+    return JSON.stringify({kind: 'compile', message: String(s.compile.message || s.compile),
+                           stack: String(s.compile.stack || '')});
+  }
+  if ('error' in s) {
+    var e = s.error;
+    return JSON.stringify({kind: 'rejected', message: String(e && e.name ? e.name + ': ' + e.message : e),
+                           stack: e && e.stack ? String(e.stack) : ''});
+  }
+  var v = s.value;
+  if (v === undefined) return JSON.stringify({kind: 'undefined'});
+  if (typeof v === 'number' && !isFinite(v)) return JSON.stringify({kind: 'nonfinite', text: String(v)});
+  if (typeof v === 'bigint') return JSON.stringify({kind: 'value', value: Number(v)});
+  if (typeof v === 'function' || typeof v === 'symbol') return JSON.stringify({kind: 'bad', message: 'returned a ' + typeof v});
+  try {
+    return JSON.stringify({kind: 'value', value: v});
+  } catch (e) {
+    return JSON.stringify({kind: 'bad', message: 'returned a value that cannot be written as JSON (' + e.message + ')'});
+  }
+}
+"""
+
+
+def _kind_of(exc: BaseException, text: str) -> str:
+    if isinstance(exc, _quickjs.StackOverflow) or "stack overflow" in text:
+        return "stack"
+    if text.startswith("InternalError: interrupted"):
+        return "timeout"
+    if "out of memory" in text or text.strip() in ("", "null"):
+        return "memory"
+    return "throw"
+
+
+def _logs(ctx: Any) -> list[str]:
+    try:
+        return [str(x) for x in json.loads(ctx.eval("JSON.stringify(__skilleval_logs)"))]
+    except Exception:
+        return []
+
+
+def fresh() -> Any:
+    """A new context with the prelude run: built while the parent reads the last reply."""
+    ctx = _quickjs.Context()
+    ctx.eval(PRELUDE)
+    return ctx
+
+
+def handle(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    started = time.monotonic()
+    limit = float(request["time"])
+    ctx.set_memory_limit(int(request["memory"]))
+    ctx.set_time_limit(limit)
+    ctx.set("__skilleval_params", json.dumps(request["params"]))
+    ctx.set("__skilleval_body", request["body"])
+    ctx.set("__skilleval_name", request.get("name") or "")
+    ctx.set("__skilleval_args", request["args"])
+    ctx.set("__skilleval_call", request["call"])
+    try:
+        ctx.eval(
+            "__skilleval_run(JSON.parse(__skilleval_params), __skilleval_body,"
+            " __skilleval_call, __skilleval_name, __skilleval_args)"
+        )
+        while ctx.execute_pending_job():
+            if time.monotonic() - started > limit:
+                return {"ok": False, "kind": "timeout", "error": "interrupted", "logs": _logs(ctx)}
+        reply = json.loads(ctx.eval("__skilleval_reply()"))
+    except Exception as exc:
+        text = str(exc)
+        return {"ok": False, "kind": _kind_of(exc, text), "error": text, "logs": _logs(ctx)}
+    return {"ok": True, "result": reply, "logs": _logs(ctx)}
+
+
+def main() -> None:
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    spare = fresh() if _quickjs is not None else None
+    for line in sys.stdin:
+        if _quickjs is None:
+            reply = {"ok": False, "kind": "worker", "error": MISSING, "logs": []}
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+            continue
+        ctx = None
+        try:
+            ctx, spare = spare if spare is not None else fresh(), None
+            reply = handle(json.loads(line), ctx)
+        except MemoryError:
+            reply = {"ok": False, "kind": "memory", "error": "out of memory", "logs": []}
+        except Exception as exc:
+            reply = {
+                "ok": False,
+                "kind": "worker",
+                "error": f"{type(exc).__name__}: {exc}",
+                "logs": [],
+            }
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+        ctx = None  # freed after the reply is out, not while the parent waits
+        spare = fresh()
+
+
+if __name__ == "__main__":
+    main()

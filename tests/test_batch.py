@@ -1,0 +1,325 @@
+"""Batched decoding's logic (engine/batch.py) over a fake llama.cpp: slots, the shared
+prefix, per-request budgets and stop strings. The real model is in test_llama.py."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from skilleval.engine.batch import (
+    BatchDecoder,
+    BatchJob,
+    BatchResult,
+    ScoreJob,
+    Token,
+    common_prefix,
+    prefill_chunks,
+)
+
+EOG = 0
+
+
+class FakeBackend:
+    """A model that answers from a script: the reply to a prompt is fixed token by token.
+
+    It keeps each sequence's cells and checks that every token lands at the next position,
+    so a wrong position, a missing copy or a stale cell fails the test.
+    """
+
+    def __init__(self, script: dict[tuple[int, ...], Sequence[int]], fail_after: int = -1) -> None:
+        self.script = script
+        self.cells: dict[int, list[int]] = {}
+        self.rows: list[tuple[int, ...]] = []
+        self.batches: list[list[Token]] = []
+        self.fail_after = fail_after
+
+    def decode(self, items: Sequence[Token]) -> None:
+        if self.fail_after == len(self.batches):
+            self.batches.append(list(items))
+            raise RuntimeError("llama_decode returned 1")
+        self.batches.append(list(items))
+        seqs = [seq for _, _, seq, _ in items]
+        self.rows = []
+        for token, pos, seq, _ in items:
+            cells = self.cells.setdefault(seq, [])
+            assert pos == len(cells), f"seq {seq}: token at {pos}, expected {len(cells)}"
+            cells.append(token)
+            self.rows.append(tuple(cells))
+        assert len(seqs) == len(items)
+
+    def clear(self, seq: int, start: int = 0) -> None:
+        del self.cells.setdefault(seq, [])[start:]
+
+    def copy(self, src: int, dst: int) -> None:
+        self.cells[dst] = list(self.cells.get(src, []))
+
+    def is_eog(self, token: int) -> bool:
+        return token == EOG
+
+    def logprobs(self, index: int) -> dict[int, float]:
+        # A made-up but history-dependent distribution: token t after a history h scores
+        # -(t + len(h)) / 10, so a score shows exactly which positions were decoded.
+        history = self.rows[index]
+        return {t: -(t + len(history)) / 10 for t in range(100)}
+
+    def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
+        return b"".join(PIECES.get(t, bytes([96 + t % 26])) for t in tokens)
+
+    def next_token(self, history: tuple[int, ...]) -> int:
+        for prompt, reply in self.script.items():
+            if history[: len(prompt)] == prompt:
+                done = len(history) - len(prompt)
+                return reply[done] if done < len(reply) else EOG
+        raise AssertionError(f"no script for {history}")
+
+
+PIECES = {50: b"\xe2", 51: b"\x82", 52: b"\xac", 60: b"STOP"}
+
+
+class FakeSampler:
+    def __init__(self, backend: FakeBackend, log: list[str]) -> None:
+        self.backend = backend
+        self.log = log
+        self.log.append("open")
+
+    def sample(self, index: int) -> int:
+        return self.backend.next_token(self.backend.rows[index])
+
+    def close(self) -> None:
+        self.log.append("close")
+
+
+SYSTEM = (1, 2, 3, 4, 5, 6)
+PROMPTS = [(*SYSTEM, 10 + i, 11 + i, 12) for i in range(5)]
+REPLIES = [[3, 4, 5], [7], [8, 9, 10, 11, 12, 13], [14, 15], [16, 17, 18]]
+
+
+def jobs_for(
+    backend: FakeBackend, max_tokens: int = 16, stop: tuple[bytes, ...] = ()
+) -> tuple[list[BatchJob], list[str]]:
+    log: list[str] = []
+    jobs = [
+        BatchJob(prompt, max_tokens, lambda: FakeSampler(backend, log), stop) for prompt in PROMPTS
+    ]
+    return jobs, log
+
+
+def decode(width: int, order: Sequence[int] = range(5)) -> list[BatchResult]:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, _ = jobs_for(backend)
+    results = BatchDecoder(backend, width, 64, 4).run([jobs[i] for i in order])
+    return [results[list(order).index(i)] for i in range(5)]
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 8])
+def test_every_request_gets_its_own_reply_whatever_the_width(width: int) -> None:
+    results = decode(width)
+    for result, reply in zip(results, REPLIES, strict=True):
+        assert result.error is None
+        assert result.finish_reason == "stop"
+        assert result.completion_tokens == len(reply)
+        assert result.text == FakeBackend({}).detokenize(reply, ())
+
+
+def test_results_do_not_depend_on_order_or_width() -> None:
+    def key(rs: list[BatchResult]) -> list[tuple[bytes, str, int]]:
+        return [(r.text, r.finish_reason, r.completion_tokens) for r in rs]
+
+    assert key(decode(3)) == key(decode(1)) == key(decode(2, [4, 2, 0, 3, 1]))
+
+
+def test_each_step_decodes_one_token_per_live_sequence_and_never_more_than_width() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, log = jobs_for(backend)
+    BatchDecoder(backend, 2, 64, 4).run(jobs)
+    steps = [b for b in backend.batches if all(logits for *_, logits in b)]
+    assert steps
+    # A batch of one token is only ever a decode step, never part of a prompt.
+    assert all(b[0][1] >= len(PROMPTS[0]) for b in backend.batches if len(b) == 1)
+    for step in steps:
+        seqs = [seq for _, _, seq, _ in step]
+        assert len(seqs) == len(set(seqs)) <= 2
+    # Every sampler opened is closed.
+    assert log.count("open") == log.count("close") == len(jobs)
+
+
+def test_the_shared_prefix_is_evaluated_once_and_kept_for_the_next_call() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, _ = jobs_for(backend)
+    decoder = BatchDecoder(backend, 2, 64, 4)
+    first = decoder.run(jobs)
+
+    def prefix_tokens(batches: list[list[Token]]) -> int:
+        return sum(len(b) for b in batches if b[0][2] == decoder.prefix_seq)
+
+    # The system prompt once; then, for the last request, which has no neighbour to share
+    # with, its own prompt but two tokens (one more, re-evaluated with the one before so no
+    # batch is a single token).
+    assert prefix_tokens(backend.batches) == len(SYSTEM) + 2
+    # Each token is counted once, with the request that first needed it.
+    assert [r.evaluated for r in first] == [len(SYSTEM) + 3, 3, 3, 3, 2 + 2]
+    assert sum(r.evaluated for r in first) == sum(len(b) for b in backend.batches) - sum(
+        r.completion_tokens - 1 for r in first
+    ) - sum(1 for r in first if r.finish_reason == "stop")
+    before = len(backend.batches)
+    decoder.run(jobs[:2])
+    assert prefix_tokens(backend.batches[before:]) == 2
+
+
+def test_no_prompt_batch_is_a_single_token() -> None:
+    assert prefill_chunks(0, 9, 4) == [(0, 4), (4, 7), (7, 9)]
+    assert prefill_chunks(3, 5, 512) == [(3, 5)]
+    assert all(b - a >= 2 for a, b in prefill_chunks(0, 1025, 512))
+
+
+def test_common_prefix_leaves_each_prompt_two_tokens() -> None:
+    assert common_prefix([(1, 2, 3, 4), (1, 2, 3, 5)]) == 2
+    assert common_prefix([(1, 2, 3, 4, 5, 6), (1, 2, 3, 7, 8, 9)]) == 3
+    assert common_prefix([(1, 2, 3)]) == 1
+    assert common_prefix([(9,), (9,)]) == 0
+    assert common_prefix([]) == 0
+
+
+def test_max_tokens_is_per_request() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    log: list[str] = []
+    budgets = [1, 16, 3, 1, 2]
+    jobs = [
+        BatchJob(p, n, lambda: FakeSampler(backend, log))
+        for p, n in zip(PROMPTS, budgets, strict=True)
+    ]
+    results = BatchDecoder(backend, 3, 64, 4).run(jobs)
+    got = [(r.finish_reason, r.completion_tokens) for r in results]
+    assert got == [("length", 1), ("stop", 1), ("length", 3), ("length", 1), ("length", 2)]
+
+
+def test_a_stop_string_ends_the_reply_before_it() -> None:
+    prompt = (*SYSTEM, 30, 31)
+    backend = FakeBackend({prompt: [3, 60, 4, 5]})
+    log: list[str] = []
+    job = BatchJob(prompt, 16, lambda: FakeSampler(backend, log), (b"STOP",))
+    (result,) = BatchDecoder(backend, 2, 64, 4).run([job])
+    assert (result.text, result.finish_reason, result.completion_tokens) == (b"c", "stop", 2)
+
+
+def test_a_split_character_holds_the_budget_as_llama_cpp_python_does() -> None:
+    # The euro sign arrives in three tokens after "cd"; with a budget of three tokens the
+    # length check waits for its last byte.
+    prompt = (*SYSTEM, 30, 31)
+    backend = FakeBackend({prompt: [3, 4, 50, 51, 52, 5]})
+    log: list[str] = []
+    job = BatchJob(prompt, 3, lambda: FakeSampler(backend, log))
+    (result,) = BatchDecoder(backend, 2, 64, 4).run([job])
+    assert result.text == "cd€".encode()
+    assert (result.finish_reason, result.completion_tokens) == ("length", 5)
+
+
+def test_a_prompt_too_long_fails_alone() -> None:
+    long_prompt = (*SYSTEM, *range(20, 80))
+    backend = FakeBackend({PROMPTS[0]: REPLIES[0], long_prompt: [3]})
+    log: list[str] = []
+    jobs = [BatchJob(p, 8, lambda: FakeSampler(backend, log)) for p in (long_prompt, PROMPTS[0])]
+    bad, good = BatchDecoder(backend, 2, 32, 4).run(jobs)
+    assert bad.error is not None
+    assert "raise model.n_ctx" in bad.error
+    assert good.error is None
+    assert good.completion_tokens == 3
+
+
+def test_a_llama_cpp_failure_fails_what_is_unfinished_and_the_next_call_starts_clean() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)), fail_after=4)
+    jobs, _ = jobs_for(backend)
+    decoder = BatchDecoder(backend, 2, 64, 4)
+    results = decoder.run(jobs)
+    assert all(r.error == "llama.cpp failed: llama_decode returned 1" for r in results[2:])
+    backend.fail_after = -1
+    again = decoder.run(jobs)
+    assert [r.completion_tokens for r in again] == [len(r) for r in REPLIES]
+
+
+def expected_score(prompt: tuple[int, ...], option: tuple[int, ...]) -> float:
+    # The first token follows the prompt; each later one follows the tokens before it.
+    return sum(-(t + len(prompt) + k) / 10 for k, t in enumerate(option))
+
+
+def test_choices_are_scored_side_by_side_as_one_at_a_time_would() -> None:
+    backend = FakeBackend({})
+    options = ((3, 4, EOG), (5, EOG), (6, 7, 8, EOG), (9, EOG))
+    jobs = [ScoreJob(PROMPTS[0], options), ScoreJob(PROMPTS[1], options[:2])]
+    decoder = BatchDecoder(backend, 3, 64, 4)
+    first, second = decoder.score(jobs)
+    assert first.scores == pytest.approx([expected_score(PROMPTS[0], o) for o in options])
+    assert second.scores == pytest.approx([expected_score(PROMPTS[1], o) for o in options[:2]])
+    assert (first.evaluated, second.evaluated) == (len(SYSTEM) + 3, 3)
+    # Options decode side by side, at most width - 1 at once, one token each per step.
+    steps = [b for b in backend.batches if all(logits for *_, logits in b) and b[0][2] != 0]
+    assert max(len(b) for b in steps) == 2
+    assert all(len({seq for _, _, seq, _ in b}) == len(b) for b in steps)
+    assert decoder.generated == 0
+
+
+def test_scoring_needs_two_slots() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        BatchDecoder(FakeBackend({}), 1, 64, 4).score([ScoreJob(PROMPTS[0], ((3, EOG),))])
+
+
+def test_requests_that_arrive_while_the_model_is_busy_are_decoded_together(
+    tmp_path: Path,
+) -> None:
+    from skilleval.engine.base import Completion, Message, Request
+    from skilleval.engine.llama import LlamaConfig, LlamaProvider
+    from skilleval.errors import ProviderError
+
+    provider = LlamaProvider(LlamaConfig(parallel=3), tmp_path)
+    batches: list[list[str]] = []
+    release = threading.Event()
+
+    def complete_batch(requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        batches.append([r.test_id for r in requests])
+        if len(batches) == 1:
+            release.wait(timeout=60)
+        return [
+            ProviderError("refused") if r.test_id == "bad" else Completion(text=r.test_id)
+            for r in requests
+        ]
+
+    provider.complete_batch = complete_batch  # type: ignore[method-assign]
+    answers: dict[str, str] = {}
+
+    def ask(test_id: str) -> None:
+        request = Request(messages=(Message("user", "hi"),), test_id=test_id)
+        try:
+            answers[test_id] = provider.complete(request).text
+        except ProviderError as exc:
+            answers[test_id] = f"error: {exc}"
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    while not batches:
+        release.wait(0.01)
+    others = [threading.Thread(target=ask, args=(name,)) for name in ("b", "bad", "c", "d")]
+    for thread in others:
+        thread.start()
+    while len(provider._waiting) < len(others):
+        release.wait(0.01)
+    release.set()
+    for thread in [first, *others]:
+        thread.join(timeout=60)
+    assert batches[0] == ["first"]
+    assert sorted(batches[1]) == ["b", "bad", "c", "d"]
+    assert len(batches) == 2
+    assert answers == {"first": "first", "b": "b", "c": "c", "d": "d", "bad": "error: refused"}
+
+
+def test_prompts_too_long_for_the_context_do_not_stop_the_others() -> None:
+    long_prompt = (*SYSTEM, *range(20, 80))
+    backend = FakeBackend({PROMPTS[0]: REPLIES[0]})
+    log: list[str] = []
+    jobs = [BatchJob(long_prompt, 8, lambda: FakeSampler(backend, log))] * 2
+    results = BatchDecoder(backend, 2, 32, 4).run(jobs)
+    assert all(r.error is not None and "raise model.n_ctx" in r.error for r in results)
+    # No cell was ever written for them, the shared prefix included.
+    assert backend.batches == []

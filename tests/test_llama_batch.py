@@ -1,0 +1,104 @@
+"""Batched decoding on the embedded model: deterministic, per-request budgets, and the same
+replies as one request at a time (docs/engine.md, "Batched decoding")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skilleval.engine.base import Completion, Message, Request
+from skilleval.engine.llama import LlamaConfig, LlamaProvider
+from skilleval.errors import ProviderError
+
+pytestmark = pytest.mark.model
+
+SYSTEM = "You are a helpful assistant. Answer briefly."
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+        "why": {"type": "string"},
+    },
+    "required": ["score", "why"],
+    "additionalProperties": False,
+}
+
+
+def ask(text: str, **kw: object) -> Request:
+    return Request(
+        messages=(Message("system", SYSTEM), Message("user", text)),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+REQUESTS = [
+    ask("Write a haiku about the sea.", max_tokens=40),
+    ask("What is 2+2?", max_tokens=3),
+    ask("Name a colour.", max_tokens=24),
+    ask("Rate the word 'blue' from 1 to 5 as JSON.", max_tokens=48, json_schema=SCHEMA),
+    ask("Tell me about cats.", max_tokens=20, temperature=0.8, top_p=0.9, seed=11),
+    ask("Is the sky blue? Answer yes or no.", choices=("yes", "no")),
+    ask("Is grass red? Answer yes or no.", choices=("yes", "no", "not sure")),
+]
+
+
+def key(answer: Completion | ProviderError) -> object:
+    if isinstance(answer, ProviderError):
+        return str(answer)
+    return (answer.text, answer.finish_reason, answer.completion_tokens, answer.choice_scores)
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaProvider]:
+    p = LlamaProvider(LlamaConfig(parallel=3), tmp_path_factory.mktemp("memo"))
+    yield p
+    p.close()
+
+
+def test_batched_replies_equal_one_at_a_time(wide: LlamaProvider) -> None:
+    batched = [key(a) for a in wide.complete_batch(REQUESTS)]
+    single = [key(wide.complete(r)) for r in REQUESTS]
+    assert batched == single
+
+
+def test_a_batched_run_gives_the_same_bytes_twice_whatever_its_width_and_order(
+    wide: LlamaProvider, tmp_path: Path
+) -> None:
+    first = [key(a) for a in wide.complete_batch(REQUESTS)]
+    other = LlamaProvider(LlamaConfig(parallel=2), tmp_path)
+    try:
+        reverse = other.complete_batch(REQUESTS[::-1])[::-1]
+    finally:
+        other.close()
+    assert [key(a) for a in reverse] == first
+
+
+def test_each_request_keeps_its_own_budget_and_stop(wide: LlamaProvider) -> None:
+    budgets = [1, 2, 200]
+    answers = wide.complete_batch(
+        [ask("Count from one to ten in words.", max_tokens=n) for n in budgets]
+    )
+    assert all(isinstance(a, Completion) for a in answers)
+    first, second, free = answers
+    assert isinstance(first, Completion)
+    assert isinstance(second, Completion)
+    assert isinstance(free, Completion)
+    assert (first.finish_reason, first.completion_tokens) == ("length", 1)
+    assert (second.finish_reason, second.completion_tokens) == ("length", 2)
+    # Ended by the model's end-of-turn token, which never appears in the text.
+    assert free.finish_reason == "stop"
+    assert 2 < free.completion_tokens < 200
+    assert "<|im_end|>" not in free.text
+    assert free.text.startswith(second.text)
+
+
+def test_a_bad_request_fails_alone(wide: LlamaProvider) -> None:
+    answers = wide.complete_batch(
+        [ask("Say hi.", max_tokens=0), ask("Say hi.", max_tokens=5), ask("x " * 5000, max_tokens=5)]
+    )
+    assert isinstance(answers[0], ProviderError)
+    assert isinstance(answers[1], Completion)
+    assert isinstance(answers[2], ProviderError)
+    assert "raise model.n_ctx" in str(answers[2])
