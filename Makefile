@@ -17,8 +17,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The demo's verdict is its exit code: 0 passed, 1 a gate failed, 3 some results are errors
+# (examples/commit-message/README.md explains the embedded model's). Any of those means the
+# run finished and reported, so the demo succeeds; 2, 4 or 5 mean it could not run.
 demo: setup                     ## run the example skill suite on the embedded model
-	$(BIN)/skilleval run examples/commit-message/suite.yaml
+	@$(BIN)/skilleval run examples/commit-message/suite.yaml; code=$$?; \
+	echo "skilleval exited $$code (0 passed, 1 a gate failed, 3 some results are errors)"; \
+	[ $$code -le 3 ]
 
 check: setup lint types layers schema-check suites-check
 

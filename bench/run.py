@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import inline_yaml
+import promptfoo as promptfoo_npm
 from common import (
     BENCH,
     PYTHON,
@@ -244,7 +246,7 @@ def _promptfoo_config(suite_dir: Path, server: Server, dest: Path) -> Path:
 def _promptfoo(binary: str, config: Path, out: Path) -> Case:
     load = load_average()
     report = out / "promptfoo.json"
-    env = {"PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
+    env = promptfoo_npm.environment(binary, out)
     argv = [
         binary,
         "eval",
@@ -387,6 +389,7 @@ def ratios(cases: dict[str, Case]) -> dict[str, float]:
     }
     if "promptfoo" in cases:
         out["promptfoo/b"] = cases["promptfoo"].wall / cases["b"].wall
+        out["promptfoo/a"] = cases["promptfoo"].wall / a
     return out
 
 
@@ -461,6 +464,7 @@ def report(runs: list[dict[str, Case]], n: int) -> str:
         ("c/a", "warm re-run (c)/(a)"),
         ("d/a", "skill edit (d)/(a)"),
         ("promptfoo/b", "promptfoo vs skilleval over HTTP"),
+        ("promptfoo/a", "promptfoo over HTTP vs skilleval in-process"),
     ):
         if key not in per_round[0]:
             continue
@@ -528,6 +532,25 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=12, help="tests in the suite (default 12)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of all cases (default 1)")
     parser.add_argument("--promptfoo", metavar="PATH", help="also time this promptfoo binary")
+    parser.add_argument(
+        "--install-promptfoo",
+        metavar="DIR",
+        type=Path,
+        help=f"npm install promptfoo@{promptfoo_npm.VERSION} and node@{promptfoo_npm.NODE} "
+        "into DIR (unless there already) and time it",
+    )
+    parser.add_argument(
+        "--inline-tests",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="the inline-YAML scale case with N echo tests (default 2000; 0 skips it)",
+    )
+    parser.add_argument(
+        "--no-model",
+        action="store_true",
+        help="skip the rounds on the embedded model (run only the inline-YAML case)",
+    )
     parser.add_argument("--work", type=Path, help="keep every run and log here")
     parser.add_argument(
         "--spin",
@@ -552,6 +575,8 @@ def main() -> int:
         extra = ["--sweep"] if args.sweep else []
         extra += ["--work", str(args.work)] if args.work else []
         return batched.main(["--tests", str(args.tests), *extra])
+    if args.install_promptfoo:
+        args.promptfoo = str(promptfoo_npm.install(args.install_promptfoo.resolve()))
     if args.promptfoo and shutil.which(args.promptfoo) is None:
         parser.error(f"--promptfoo {args.promptfoo}: not found or not executable")
     if not args.spin:
@@ -562,12 +587,28 @@ def main() -> int:
     print(f"work directory: {work}")
     print(f"cores {os.cpu_count()}, load average {load_average()} (1, 5, 15 min)")
     print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
-    runs = []
-    for i in range(args.repeat):
-        start = time.perf_counter()
-        runs.append(one_round(args.tests, work / f"round-{i + 1}", args.promptfoo))
-        print(f"round {i + 1}/{args.repeat} done in {time.perf_counter() - start:.0f} s")
-    text = report(runs, args.tests)
+    if args.promptfoo:
+        print(f"promptfoo {args.promptfoo} on node {promptfoo_npm.node_version(args.promptfoo)}")
+    texts = []
+    if args.inline_tests > 0:
+        texts.append(
+            inline_yaml.measure(
+                work,
+                args.inline_tests,
+                args.repeat,
+                args.promptfoo,
+                promptfoo_npm.environment(args.promptfoo, work) if args.promptfoo else {},
+            )
+        )
+        print(texts[-1], flush=True)
+    if not args.no_model:
+        runs = []
+        for i in range(args.repeat):
+            start = time.perf_counter()
+            runs.append(one_round(args.tests, work / f"round-{i + 1}", args.promptfoo))
+            print(f"round {i + 1}/{args.repeat} done in {time.perf_counter() - start:.0f} s")
+        texts.append(report(runs, args.tests))
+    text = "\n\n".join(texts)
     print()
     print(text)
     (work / "report.txt").write_text(text + "\n", encoding="utf-8")

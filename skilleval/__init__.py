@@ -18,19 +18,54 @@ API (``docs/assertions.md``, "Writing a plugin"):
 
 from __future__ import annotations
 
-from skilleval.api import AssertionType, Check, Judge, Stats, Verdict, assertion
-from skilleval.errors import (
-    CannotEvaluate,
-    Diagnostic,
-    InvalidReplyError,
-    JudgeError,
-    Location,
-    ProviderError,
-    SkillevalError,
-    TruncatedError,
-)
-from skilleval.plugins.markers import ConfigContext, provider, reporter, tool_kind
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from skilleval.version import __version__
+
+if TYPE_CHECKING:
+    from skilleval.api import AssertionType, Check, Judge, Stats, Verdict, assertion
+    from skilleval.errors import (
+        CannotEvaluate,
+        Diagnostic,
+        InvalidReplyError,
+        JudgeError,
+        Location,
+        ProviderError,
+        SkillevalError,
+        TruncatedError,
+    )
+    from skilleval.plugins.markers import ConfigContext, provider, reporter, tool_kind
+
+_HOMES = {
+    **dict.fromkeys(("AssertionType", "Check", "Judge", "Stats", "Verdict", "assertion"), "api"),
+    **dict.fromkeys(
+        (
+            "CannotEvaluate",
+            "Diagnostic",
+            "InvalidReplyError",
+            "JudgeError",
+            "Location",
+            "ProviderError",
+            "SkillevalError",
+            "TruncatedError",
+        ),
+        "errors",
+    ),
+    **dict.fromkeys(("ConfigContext", "provider", "reporter", "tool_kind"), "plugins.markers"),
+}
+"""Where each exported name is defined. They are imported on first use, so that commands
+that need none of them (``skilleval --version``) do not pay for the plugin machinery."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'skilleval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"skilleval.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AssertionType",

@@ -15,6 +15,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -394,3 +395,36 @@ def test_malformed_requests(provider: LlamaProvider) -> None:
         provider.complete(ask("hi", choices=("a", "a")))
     with pytest.raises(ProviderError, match="not a valid JSON Schema"):
         provider.complete(ask("hi", json_schema={"type": 5}))
+
+
+def test_the_gguf_is_hashed_once_per_path_size_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each run builds a generator and a judge on the same file; runs after the first, and
+    # the judge beside the generator, read the digest back from the home's memo.
+    from skilleval.engine.factory import create_provider
+    from skilleval.engine.llama import gguf_spec
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + bytes(range(256)) * 64)
+    hashed: list[str] = []
+    real = identity.hashlib.file_digest
+
+    def counting(fh: Any, digest: str) -> Any:
+        hashed.append(fh.name)
+        return real(fh, digest)
+
+    monkeypatch.setattr(identity.hashlib, "file_digest", counting)
+    spec = gguf_spec(LlamaConfig(path=str(model), label="m.gguf"))
+    home = tmp_path / "home"
+    for _ in range(3):  # three runs
+        generator = create_provider(spec, home=home)
+        judge = create_provider(spec, home=home)
+        assert generator.identity() == judge.identity()
+        assert generator.identity().sha256 == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert hashed == [str(model)]
+    # A new mtime (the file was replaced, even by the same bytes) is hashed once more.
+    os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 10**9))
+    for _ in range(2):
+        create_provider(spec, home=home).identity()
+    assert hashed == [str(model)] * 2

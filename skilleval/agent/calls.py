@@ -7,13 +7,13 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.trajectory import ToolResult, result_text
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 _validators: dict[str, Draft202012Validator] = {}
 _validators_lock = threading.Lock()
@@ -23,6 +23,8 @@ def argument_error(tool: ToolConfig, arguments: Any) -> str | None:
     """Why ``arguments`` do not satisfy the tool's parameters schema, or None when they do."""
     if not isinstance(arguments, Mapping):
         return f"arguments must be a JSON object, not {result_text(arguments)}"
+    from jsonschema.exceptions import best_match  # lazy: start-up time
+
     error = best_match(_validator(tool.parameters).iter_errors(dict(arguments)))
     if error is None:
         return None
@@ -40,6 +42,8 @@ def call_tool(
 
 def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
     # Tools are shared by every job of a suite; one compiled validator per schema.
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+
     key = json.dumps(schema, sort_keys=True, default=str)
     with _validators_lock:
         found = _validators.get(key)

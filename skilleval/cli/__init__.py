@@ -7,28 +7,13 @@ printed as ``file:line:col: error: …`` with no traceback; anything else is a b
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 import click
 
-from skilleval.cli import (
-    cache_cmd,
-    compare_cmd,
-    history_cmd,
-    import_cmd,
-    judge_check_cmd,
-    lint_cmd,
-    overfit_cmd,
-    plugins_cmd,
-    power_cmd,
-    report_cmd,
-    router_check_cmd,
-    run_cmd,
-    validate_cmd,
-    watch_cmd,
-)
 from skilleval.errors import (
     DiagnosticsError,
     InvalidInputError,
@@ -39,27 +24,53 @@ from skilleval.errors import (
 from skilleval.exitcodes import ExitCode
 from skilleval.version import __version__
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run_cmd", "run"),
+    "validate": ("validate_cmd", "validate"),
+    "plugins": ("plugins_cmd", "plugins"),
+    "judge-check": ("judge_check_cmd", "judge_check"),
+    "router-check": ("router_check_cmd", "router_check"),
+    "report": ("report_cmd", "report"),
+    "compare": ("compare_cmd", "compare"),
+    "cache": ("cache_cmd", "cache"),
+    "lint": ("lint_cmd", "lint"),
+    "overfit": ("overfit_cmd", "overfit"),
+    "power": ("power_cmd", "power"),
+    "history": ("history_cmd", "history"),
+    "watch": ("watch_cmd", "watch"),
+    "import": ("import_cmd", "import_group"),
+}
+"""Each command by name: the module of ``skilleval.cli`` that defines it, and its function."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class _LazyGroup(click.Group):
+    """A group that imports a command's module only when that command is asked for.
+
+    ``--version`` then imports no command at all, and ``run`` only what a run needs.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = self.commands.get(cmd_name)
+        if found is None and cmd_name in COMMANDS:
+            module, attr = COMMANDS[cmd_name]
+            command: click.Command = getattr(
+                importlib.import_module(f"skilleval.cli.{module}"), attr
+            )
+            self.add_command(command, cmd_name)
+            found = command
+        return found
+
+
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="skilleval")
 def cli() -> None:
     """Test agent skills and prompts with YAML suites, on a local model."""
-
-
-cli.add_command(run_cmd.run)
-cli.add_command(validate_cmd.validate)
-cli.add_command(plugins_cmd.plugins)
-cli.add_command(judge_check_cmd.judge_check)
-cli.add_command(router_check_cmd.router_check)
-cli.add_command(report_cmd.report)
-cli.add_command(compare_cmd.compare)
-cli.add_command(cache_cmd.cache)
-cli.add_command(lint_cmd.lint)
-cli.add_command(overfit_cmd.overfit)
-cli.add_command(power_cmd.power)
-cli.add_command(history_cmd.history)
-cli.add_command(watch_cmd.watch)
-cli.add_command(import_cmd.import_group)
 
 
 EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import click
@@ -22,12 +24,13 @@ from skilleval.report.outputs import (
     write_output,
 )
 from skilleval.report.progress import progress_reporter
-from skilleval.results.write import matrix_json, run_json
+from skilleval.results.write import iter_run, matrix_json
 from skilleval.runner.matrix import run_matrix
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
+from skilleval.util.scrub import without_surrogates
 
 
 @click.command()
@@ -60,10 +63,10 @@ from skilleval.suite.model import Suite
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
+    default=None,
     help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
-    "requests an in-process model decodes together, unless model.parallel is set.",
+    "requests an in-process model decodes together, unless model.parallel is set. Default 1, "
+    "or the suite's evaluateOptions.maxConcurrency.",
 )
 @click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
 @click.option(
@@ -99,7 +102,7 @@ def run(
     trials: int | None,
     seed: int | None,
     filters: tuple[str, ...],
-    jobs: int,
+    jobs: int | None,
     no_cache: bool,
     no_judge_check: bool,
     outputs: tuple[Path, ...],
@@ -129,6 +132,11 @@ def run(
         entry_points=not no_entry_points,
     )
     suite, registry = load_suite(suite_file, overrides)
+    # The suite's own run settings (promptfoo's outputPath, evaluateOptions); the command
+    # line wins.
+    outputs = outputs or suite.outputs
+    jobs = jobs or suite.jobs or 1
+    no_cache = no_cache or not suite.use_cache
     for note in suite.notes:
         click.echo(note, err=True)
     if len(suite.models) > 1:
@@ -139,16 +147,29 @@ def run(
             )
         for out in outputs:
             check_matrix_output(out)
-        _run_matrix(
-            ctx, suite, registry, filters, jobs, no_cache, outputs, quiet, as_json, no_judge_check
-        )
+        with environment(suite.env):
+            _run_matrix(
+                ctx,
+                suite,
+                registry,
+                filters,
+                jobs,
+                no_cache,
+                outputs,
+                quiet,
+                as_json,
+                no_judge_check,
+            )
         return
     for out in outputs:
         # Checked before the run, so a typo costs nothing; after loading, so that a plugin's
         # output format counts.
         check_output_path(out, registry)
     try:
-        with progress_reporter(0, enabled=not quiet and not as_json) as progress:
+        with (
+            progress_reporter(0, enabled=not quiet and not as_json) as progress,
+            environment(suite.env),
+        ):
             options = RunOptions(
                 home=home_dir(),
                 filters=filters,
@@ -177,7 +198,10 @@ def run(
         except UsageError as exc:
             unwritten.append(str(exc))
     if as_json:
-        emit_json(run_json(run))
+        # Streamed a record at a time: the document of a large run is never one string.
+        for piece in iter_run(run):
+            sys.stdout.write(without_surrogates(piece))
+        sys.stdout.flush()
     text = terminal.render_terminal(run, color=_color())
     if quiet:
         click.echo(text.splitlines()[-1], err=True)
@@ -187,6 +211,21 @@ def run(
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
+
+
+@contextlib.contextmanager
+def environment(values: Mapping[str, str]) -> Iterator[None]:
+    """The suite's ``env:`` set for the run, and the previous values put back after it."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
 
 
 def _color() -> bool:

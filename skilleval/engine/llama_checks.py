@@ -7,6 +7,7 @@ is given; and the one-line wording of a runtime failure.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -41,7 +42,9 @@ def native_seed(seed: int) -> int:
     return seed % _RANDOM_SEED
 
 
+@functools.cache
 def runtime_version() -> str:
+    """The installed llama-cpp-python's version (read once: every cache key asks for it)."""
     try:
         return metadata.version("llama-cpp-python")
     except metadata.PackageNotFoundError:

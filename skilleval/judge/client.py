@@ -34,6 +34,7 @@ from skilleval.errors import (
     TruncatedError,
 )
 from skilleval.judge.prompts import repair_message
+from skilleval.suite.schema import is_valid
 from skilleval.util.jsontext import json_error, reject_constant
 
 if TYPE_CHECKING:
@@ -101,15 +102,31 @@ def reply_problem(text: str, schema: Mapping[str, Any]) -> str | None:
 
     The JSON must be strict (:func:`parse_reply`) and an ``integer`` must be written as one.
     """
-    from jsonschema.exceptions import best_match  # lazy: start-up time
-
     try:
         value = parse_reply(text)
     except (ValueError, RecursionError) as exc:
         problem = json_error(exc) if isinstance(exc, ValueError) else "nested too deeply"
         return f"not JSON ({problem}): {_clip(text, 80)!r}"
+    if not _has_float(value) and is_valid(schema, value):
+        # The compiled check is enough when no number could be a 5.0 posing as an integer.
+        return None
+    from jsonschema.exceptions import best_match  # lazy: start-up time
+
     error = best_match(_validator_class()(dict(schema)).iter_errors(value))
     return None if error is None else _describe_error(error)
+
+
+def _has_float(value: Any) -> bool:
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, float):
+            return True
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return False
 
 
 class SchemaGuard:

@@ -6,6 +6,7 @@ picks one by the file's extension and makes the write atomic.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from skilleval.plugins.markers import reporter
@@ -14,28 +15,31 @@ from skilleval.report.history import SHOWN_IN_REPORT, collect
 from skilleval.report.junit import render_junit
 from skilleval.report.markdown import render_markdown
 from skilleval.results.model import Run
-from skilleval.results.write import dumps_records, dumps_run
+from skilleval.results.write import iter_records, iter_run
 from skilleval.runner.rundir import home_dir
 from skilleval.util.scrub import without_surrogates
 
 
-def _write(dest: Path, text: str) -> None:
+def _write(dest: Path, text: str | Iterable[str]) -> None:
     # A lone surrogate from the suite's own text (a YAML "\\udc00" in a prompt) cannot be
     # written as UTF-8; it becomes U+FFFD, as it does in results.jsonl.
     with dest.open("w", encoding="utf-8", newline="") as fh:
-        fh.write(without_surrogates(text))
+        if isinstance(text, str):
+            fh.write(without_surrogates(text))
+        else:
+            fh.writelines(without_surrogates(piece) for piece in text)
 
 
 @reporter("json", suffix=".json")
 def write_json(results: Run, dest: Path) -> None:
     """The whole results document (schemas/results.schema.json)."""
-    _write(dest, dumps_run(results))
+    _write(dest, iter_run(results))
 
 
 @reporter("jsonl", suffix=".jsonl")
 def write_jsonl(results: Run, dest: Path) -> None:
     """One record per line, as results.jsonl streams them."""
-    _write(dest, dumps_records(results))
+    _write(dest, iter_records(results))
 
 
 @reporter("html", suffix=".html")

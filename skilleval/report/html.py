@@ -10,11 +10,15 @@ allows exactly one script: the report's own, pinned by its SHA-256.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import itertools
 import json
+import os
+import pickle
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -34,9 +38,18 @@ from skilleval.results.model import (
     Trigger,
 )
 from skilleval.results.records import Record, TriggerOutcome
+from skilleval.runner.rundir import home_dir
 from skilleval.version import __version__
 
 TEMPLATE = "report.html.j2"
+
+PREVIEW_CHARS = 2000
+"""The most characters of one output the page embeds; the full text stays in results.jsonl."""
+TEXT_CHARS = 8000
+"""The most characters of any other run text the page embeds (a prompt, a reason, details)."""
+INLINE_ROWS = 1000
+"""Up to this many rows the table is written as HTML; beyond, the rows travel as JSON data
+and the page's script draws the ones the filters select, a page at a time."""
 
 _SEVERITY_TONE: Mapping[str, view.Tone] = {
     "Low": "good",
@@ -52,10 +65,48 @@ def csp_hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
+TEMPLATE_CACHE = "templates"
+"""The folder under the skilleval home that holds the compiled report template."""
+
+
+class _HomeBytecodeCache(jinja2.BytecodeCache):
+    """The compiled template, kept under the skilleval home, one file per skilleval version.
+
+    Compiling the template costs more than rendering a small run, and a cached re-run
+    does little else. Jinja checks the template's checksum and its own version when it
+    reads the file back, so an edited template or another Jinja compiles afresh. The home
+    is looked up at each use (it can change between runs in one process), and a home that
+    cannot be written only means compiling again next time.
+    """
+
+    def _file(self, bucket: jinja2.bccache.Bucket) -> Path:
+        return home_dir() / TEMPLATE_CACHE / f"report-{__version__}-{bucket.key}.bin"
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            with self._file(bucket).open("rb") as fh:
+                bucket.load_bytecode(fh)
+        except (OSError, ValueError, EOFError, TypeError, pickle.UnpicklingError):
+            bucket.reset()  # missing, unreadable or damaged: compile it again
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        target = self._file(bucket)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with partial.open("wb") as fh:
+                bucket.write_bytecode(fh)
+            os.replace(partial, target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+
+
 @functools.cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("skilleval", "templates"),
+        bytecode_cache=_HomeBytecodeCache(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -65,7 +116,7 @@ def _environment() -> jinja2.Environment:
     env.filters["signed_pct"] = view.signed_pct
     env.filters["num"] = view.num
     env.filters["csp_hash"] = lambda script: markupsafe.Markup(csp_hash(script))
-    env.filters["pretty"] = lambda v: json.dumps(v, ensure_ascii=False, indent=2, default=str)
+    env.filters["pretty"] = _pretty
     return env
 
 
@@ -90,6 +141,7 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
     row_views = [_row_view(i, r, skill_name) for i, r in enumerate(all_rows)]
     for before, after in itertools.pairwise(row_views):
         after["group_start"] = after["test_id"] != before["test_id"]
+    table_data = _table_data(row_views) if len(row_views) > INLINE_ROWS else None
     return {
         "run": run,
         "title": view.suite_name(run),
@@ -122,7 +174,10 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
         "trigger": _trigger_view(run.trigger, skill_name),
         "overfit": _overfit_view(run.overfit),
         "history": charts.history_chart(history, run.run_id),
-        "rows": row_views,
+        "rows": [] if table_data is not None else row_views,
+        "row_count": len(row_views),
+        "test_count": len({r["test_id"] for r in row_views}),
+        "table_data": table_data,
         "anchors": _anchors(row_views),
         "failing_count": sum(1 for r in all_rows if r.status != "pass"),
         "filter_arms": view.arms(run),
@@ -333,26 +388,180 @@ def _row_view(index: int, row: Row, skill: str | None) -> dict[str, Any]:
         "types_attr": " ".join(row.types),
         "fail_types_attr": " ".join(row.failed_types),
         "score": row.mean_score,
-        "reasons": row.reasons(limit=3),
+        "reasons": [_clipped(reason, PREVIEW_CHARS) for reason in row.reasons(limit=3)],
         "latency": f"{latency / row.trials:.0f} ms" if row.trials and latency else "—",
         "records": [_trial_view(r, skill) for r in row.records],
     }
 
 
+def clip(text: str | None, limit: int = TEXT_CHARS) -> tuple[str, int]:
+    """The first ``limit`` characters of ``text`` and how many were left out."""
+    if not text:
+        return "", 0
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+def _clipped(text: str | None, limit: int = TEXT_CHARS) -> str:
+    shown, cut = clip(text, limit)
+    return f"{shown}… [{cut:,} more characters in results.jsonl]" if cut else shown
+
+
 def _trial_view(record: Record, skill: str | None) -> dict[str, Any]:
+    output, output_cut = clip(record.output, PREVIEW_CHARS)
     return {
         "trial": record.trial,
         "status": record.status,
         "score": record.score,
-        "error": record.error,
-        "prompt": record.prompt,
-        "messages": list(record.messages),
-        "output": record.output,
-        "asserts": list(record.asserts),
+        "error": _clipped(record.error) or None,
+        "prompt": _clipped(record.prompt),
+        "messages": [{"role": m.role, "content": _clipped(m.content)} for m in record.messages],
+        "output": output,
+        "output_cut": output_cut,
+        "output_chars": len(record.output),
+        "asserts": [
+            {
+                "type": a.type,
+                "metric": a.metric,
+                "from_default": a.from_default,
+                "tier": a.tier,
+                "status": a.status,
+                "score": a.score,
+                "weight": a.weight,
+                "reason": _clipped(a.reason),
+                "error": _clipped(a.error) or None,
+                "details": _clipped(_pretty(a.details)) if a.details else "",
+                "where": a.where,
+            }
+            for a in record.asserts
+        ],
         "stats": record.stats,
         "tiers": dict(record.tiers),
         "trigger": _decision(record.trigger, skill),
         "metrics": dict(record.metrics),
+    }
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _stat_line(trial: Mapping[str, Any]) -> list[str]:
+    """The facts under a trial, as the HTML rows show them."""
+    stats = trial["stats"]
+    out = []
+    if stats is not None:
+        if stats.prompt_tokens is not None:
+            out.append(f"{stats.prompt_tokens} prompt tokens")
+        if stats.completion_tokens is not None:
+            out.append(f"{stats.completion_tokens} generated")
+        if stats.latency_ms is not None:
+            out.append(f"{stats.latency_ms:.0f} ms")
+        if stats.finish_reason:
+            out.append(f"finish: {stats.finish_reason}")
+        if stats.cached:
+            out.append("from cache")
+    out.extend(f"{k} {v:.2f}" for k, v in trial["metrics"].items())
+    return out
+
+
+def _trigger_line(decision: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if decision is None:
+        return None
+    return {
+        "chosen": decision["chosen"],
+        "correct": decision["correct"],
+        "expected": None if decision["expected"] is None else str(decision["expected"]),
+        "margin": None if decision["margin"] is None else view.num(decision["margin"]),
+        "error": decision["error"],
+        "scores": [f"{label} {view.num(value, 4)}" for label, value in decision["scores"]],
+    }
+
+
+ROW_FIELDS = (
+    "test", "arm", "status", "label", "flaky", "group", "tiers", "ft", "ty", "fty", "why",
+    "score", "lat",
+)  # fmt: skip
+"""The fields of a row in the page's data, in order: each row is a list, to keep it small."""
+
+
+def _row_data(row: Mapping[str, Any]) -> list[Any]:
+    """One row as the page's script draws it: the same fields the HTML table shows."""
+    label = row["status"].upper() if row["trials"] == 1 else f"{row['passed']}/{row['trials']}"
+    return [
+        row["test_id"],
+        row["arm"],
+        row["status"],
+        label,
+        1 if row["flaky"] else 0,
+        1 if row["group_start"] else 0,
+        list(row["tiers"].items()),
+        row["fail_tiers_attr"].split(),
+        row["types_attr"].split(),
+        row["fail_types_attr"].split(),
+        row["reasons"],
+        f"{row['score']:.2f}",
+        row["latency"],
+    ]
+
+
+def _row_details(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A row's trials as the page's script draws them when the row is opened."""
+    return [
+        {
+            "title": f"trial {t['trial']}" if row["trials"] > 1 else row["test_id"],
+            "status": t["status"],
+            "score": f"{t['score'] or 0:.2f}",
+            "error": t["error"],
+            "messages": [[m["role"], m["content"]] for m in t["messages"]],
+            "prompt": "" if t["messages"] else t["prompt"],
+            "output": t["output"],
+            "cut": t["output_cut"],
+            "chars": t["output_chars"],
+            "trigger": _trigger_line(t["trigger"]),
+            "asserts": [
+                [
+                    a["type"],
+                    a["metric"],
+                    a["from_default"],
+                    a["tier"],
+                    a["status"],
+                    view.num(a["score"]),
+                    view.num(a["weight"]),
+                    a["reason"],
+                    a["error"],
+                    a["details"],
+                    a["where"],
+                ]
+                for a in t["asserts"]
+            ],
+            "stats": _stat_line(t),
+        }
+        for t in row["records"]
+    ]
+
+
+def _json_block(data: Any) -> markupsafe.Markup:
+    """``data`` as JSON for a ``<script type="application/json">`` block.
+
+    ``<``, ``>`` and ``&`` are written as JSON escapes, so no text in the data can end the
+    block or start markup; the browser never runs the block, and the page's script only
+    ever puts its strings into the page as text.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    for char, escape in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
+        text = text.replace(char, escape)
+    return markupsafe.Markup(text)
+
+
+def _table_data(row_views: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The rows, and apart from them the trials behind each: the page reads the trials only
+    when a row is first opened, so a large report opens at the cost of its summary rows."""
+    return {
+        "fields": json.dumps(ROW_FIELDS),
+        "rows": _json_block([_row_data(r) for r in row_views]),
+        "details": _json_block([_row_details(r) for r in row_views]),
     }
 
 

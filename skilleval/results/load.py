@@ -23,7 +23,7 @@ from skilleval.results.codec import decode
 from skilleval.results.model import RESULTS_VERSION, Calls, Run, SuiteInfo, Timing
 from skilleval.results.records import ARMS, Record
 from skilleval.results.summary import summarize
-from skilleval.suite.schema import load_schema
+from skilleval.suite.schema import is_valid, load_schema, validator_for
 from skilleval.version import __version__
 
 JSON_NAME = "results.json"
@@ -164,12 +164,16 @@ def check_version(data: Any, source: Path | str) -> None:
 
 
 def validate_document(doc: Mapping[str, Any]) -> list[str]:
-    """Every way ``doc`` departs from ``results.schema.json``, as ``path: message`` lines."""
-    from jsonschema import Draft202012Validator  # lazy: start-up time
+    """Every way ``doc`` departs from ``results.schema.json``, as ``path: message`` lines.
 
-    validator = Draft202012Validator(load_schema(SCHEMA_NAME))
+    The compiled check answers for a valid document (the usual case: a history of past
+    runs); jsonschema is asked only to explain what is wrong.
+    """
+    schema = load_schema(SCHEMA_NAME)
+    if is_valid(schema, doc):
+        return []
     problems = []
-    for error in validator.iter_errors(doc):
+    for error in validator_for(schema).iter_errors(doc):
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         message = error.message if len(error.message) <= 160 else error.message[:159] + "…"
         problems.append(f"{where}: {message}")

@@ -96,6 +96,10 @@ class SuiteInfo:
     threshold: float | None = field(metadata=meta(minimum=0, maximum=1))
     trials: int | None = field(metadata=meta(minimum=1))
     tests: int = field(metadata=meta("Tests selected for the run.", ref=COUNT))
+    metadata: Mapping[str, Any] = field(
+        default_factory=dict,
+        metadata=meta("The suite's own `metadata:`, as written.", omit=OMIT_EMPTY),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,31 @@ def record_json(record: Record) -> dict[str, Any]:
 
 def dumps_run(run: Run) -> str:
     """``results.json``'s text: indented, UTF-8 as is, with a final newline."""
-    return json.dumps(run_json(run), ensure_ascii=False, indent=2) + "\n"
+    return "".join(iter_run(run))
+
+
+_RECORDS = '\n  "records": []'
+"""The records' place in the indented document written without them."""
+
+
+def iter_run(run: Run) -> Iterator[str]:
+    """``results.json``'s text in pieces, the same characters as one ``json.dumps``.
+
+    The document around the records is one piece, then each record is one, so that a run
+    of any size is written without ever holding its whole text (or all of its records as
+    JSON data) at once.
+    """
+    if not run.records:
+        yield json.dumps(run_json(run), ensure_ascii=False, indent=2) + "\n"
+        return
+    frame = json.dumps(run_json(dataclasses.replace(run, records=())), ensure_ascii=False, indent=2)
+    at = frame.index(_RECORDS) + len(_RECORDS) - 2
+    yield frame[:at] + "[\n"
+    last = len(run.records) - 1
+    for i, record in enumerate(run.records):
+        text = json.dumps(record_json(record), ensure_ascii=False, indent=2)
+        yield "    " + text.replace("\n", "\n    ") + (",\n" if i < last else "\n")
+    yield "  ]" + frame[at + 2 :] + "\n"
 
 
 def record_line(record: Record) -> str:
@@ -37,7 +63,12 @@ def record_line(record: Record) -> str:
 
 def dumps_records(run: Run) -> str:
     """Every record of the run, one JSON line each."""
-    return "".join(record_line(r) for r in run.records)
+    return "".join(iter_records(run))
+
+
+def iter_records(run: Run) -> Iterator[str]:
+    """Every record of the run, one JSON line at a time."""
+    return (record_line(r) for r in run.records)
 
 
 def write_atomic(path: Path, text: str) -> None:

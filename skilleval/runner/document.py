@@ -31,6 +31,7 @@ from skilleval.results.summary import summarize
 from skilleval.runner import analysis
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.calls import calls
+from skilleval.runner.derived import with_derived
 from skilleval.runner.gate import decide
 from skilleval.runner.rundir import RunDir
 from skilleval.suite.model import Suite, TestCase
@@ -67,7 +68,7 @@ def build_run(
     ``content_free`` (with ``trigger: {calibrate: true}``) adds the calibrated trigger
     figures; ``router`` is the router's kept fitness verdict.
     """
-    summary = summarize(records, arms)
+    summary = with_derived(summarize(records, arms), records, suite.derived_metrics)
     primary = "on" if "on" in arms else arms[0]
     lift_block = analysis.lift(suite, tests, records)
     trigger_block = analysis.trigger(suite, triggers, content_free, router)
@@ -84,6 +85,7 @@ def build_run(
             threshold=suite.threshold,
             trials=suite.trials,
             tests=len(tests),
+            metadata=dict(suite.metadata),
         ),
         environment=Environment(
             model=_identity(suite, provider),

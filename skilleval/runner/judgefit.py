@@ -7,7 +7,8 @@ with Wilson intervals over pairs (:mod:`skilleval.stats.fitness`). The judge is 
 when both accuracy ("fitness") and discrimination lie above chance.
 
 The outcome is remembered in ``<home>/judge-fitness.json``, keyed by everything that could
-change it: the judge model's identity (:meth:`~skilleval.engine.base.ModelIdentity.key`, the
+change it (``suites/judge-fitness.measured.json`` ships the same kind of entries, measured
+for the embedded model, so that its first run does not spend minutes repeating them): the judge model's identity (:meth:`~skilleval.engine.base.ModelIdentity.key`, the
 SHA-256 for a GGUF), its seed, the text of the fitness set and of the judge prompts, and the
 version of this rule. The next run with the same judge reads it back for free. A judge with
 no readable identity (a plugin's own ``Judge``) is measured every run and never remembered.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import importlib.resources
 import json
@@ -48,6 +50,11 @@ from skilleval.stats.fitness import CHANCE, above_chance, figure_words, wilson_m
 
 MEMO_FILE: Final = "judge-fitness.json"
 """The remembered measurements, inside skilleval's home."""
+
+SHIPPED_MEMO: Final = "judge-fitness.measured.json"
+"""Measurements that ship in ``suites/``: made with ``judge-check`` on the whole set, under the
+same keys, and read when the home's memo has none (a changed set or prompt changes the key,
+so a stale entry is never read)."""
 
 RULE_VERSION: Final = 1
 """Part of every memo key: raise it when the measurement or its rule changes."""
@@ -214,8 +221,9 @@ def _read(memo: Path) -> dict[str, Any]:
 
 
 def recall(home: Path, key: str) -> JudgeFitness | None:
-    """The remembered fitness for ``key``; None when there is none or it does not read."""
-    entry = _read(home / MEMO_FILE).get(key)
+    """The remembered fitness for ``key``: the home's own measurement, else a shipped one;
+    None when there is none or it does not read."""
+    entry = _read(home / MEMO_FILE).get(key) or _shipped().get(key)
     if entry is None:
         return None
     try:
@@ -223,6 +231,15 @@ def recall(home: Path, key: str) -> JudgeFitness | None:
     except DecodeError:
         return None
     return fitness if fitness.status in ("qualified", "unqualified") else None
+
+
+@functools.cache
+def _shipped() -> dict[str, Any]:
+    try:
+        data = json.loads(suite_text(SHIPPED_MEMO))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def remember(home: Path, key: str, fitness: JudgeFitness) -> None:

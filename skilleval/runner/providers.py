@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
+from typing import Any
 
 from skilleval.api import Judge
-from skilleval.engine.base import Provider
+from skilleval.engine.base import Completion, ModelIdentity, Provider, Request
 from skilleval.engine.cache import CachingProvider, open_cache
 from skilleval.engine.factory import check_model, create_provider
 from skilleval.judge import JudgeClient
@@ -18,6 +20,8 @@ def build_provider(suite: Suite, options: RunOptions) -> Provider:
         return options.provider
     inner = create_provider(suite.model, home=options.home, jobs=options.jobs)
     check_model(inner, suite.model)
+    if suite.delay_ms:
+        inner = Paced(inner, suite.delay_ms / 1000)
     cache = open_cache(options.home / "cache.db", options.warn) if options.use_cache else None
     return CachingProvider(inner, cache, options.warn)
 
@@ -44,3 +48,35 @@ def build_judge(
 def separate_judge(suite: Suite, judge: Judge | None) -> bool:
     """Whether grading can overlap generation: the judge is a model of its own."""
     return judge is not None and suite.judge is not None and suite.judge != suite.model
+
+
+class Paced:
+    """A provider that waits after each call (``evaluateOptions.delay``), one call at a time.
+
+    It sits under the cache, so a cached reply costs no wait.
+    """
+
+    max_concurrency = 1
+
+    def __init__(self, inner: Provider, seconds: float) -> None:
+        self._inner = inner
+        self._seconds = seconds
+
+    def complete(self, request: Request) -> Completion:
+        try:
+            return self._inner.complete(request)
+        finally:
+            time.sleep(self._seconds)
+
+    def identity(self) -> ModelIdentity:
+        return self._inner.identity()
+
+    def cache_salt(self, request: Request) -> str:
+        return self._inner.cache_salt(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else a provider offers (tokenising, embeddings …) is the inner one's.
+        return getattr(self._inner, name)

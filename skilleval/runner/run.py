@@ -74,7 +74,12 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     jobs: list[Job] = []
     total = len(tests) * len(arms) * suite.trials
 
+    metadata = {t.id: dict(t.metadata) for t in tests if t.metadata}
+
     def emit(record: Record) -> None:
+        if record.test_id in metadata and "metadata" not in record.extra:
+            # The test's `metadata:`, carried into its results as promptfoo does.
+            record = replace(record, extra={**record.extra, "metadata": metadata[record.test_id]})
         trig = triggers.get(record.test_id)
         if trig is not None and suite.skill is not None:
             record = replace(record, trigger=trig.outcome(suite.skill.name))

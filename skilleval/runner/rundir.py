@@ -22,13 +22,14 @@ import re
 import secrets
 import time
 import weakref
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
 from skilleval.errors import StorageError, UsageError
 from skilleval.results.model import Run
 from skilleval.results.records import Record
-from skilleval.results.write import dumps_run, record_line
+from skilleval.results.write import iter_run, record_line
 from skilleval.util.scrub import without_surrogates
 
 LOCK_NAME = ".lock"
@@ -147,7 +148,8 @@ class RunDir:
             StorageError: It could not be written (a full disk …); no temporary file is left,
                 and ``results.jsonl`` still holds every record, so ``--resume`` finishes it.
         """
-        write_atomically(self.json_path, without_surrogates(dumps_run(run)), self.root)
+        pieces = (without_surrogates(piece) for piece in iter_run(run))
+        write_atomically(self.json_path, pieces, self.root)
         return self.json_path
 
     def write_json(self, name: str, data: Any) -> Path:
@@ -178,14 +180,14 @@ class RunDir:
                 (self.root.parent / "LATEST").write_text(self.root.name + "\n", encoding="utf-8")
 
 
-def write_atomically(target: Path, text: str, resumable: Path | None) -> None:
+def write_atomically(target: Path, text: str | Iterable[str], resumable: Path | None) -> None:
     """Write ``text`` to a temporary file beside ``target``, then rename it over ``target``.
 
     The temporary name is unique, so two writers never share one.
 
     Args:
         target: The file to write.
-        text: Its new content.
+        text: Its new content, whole or in pieces (written one after another).
         resumable: The run directory to name in the message if the write fails, or None
             when the run cannot be resumed (its manifest is what failed).
 
@@ -195,7 +197,10 @@ def write_atomically(target: Path, text: str, resumable: Path | None) -> None:
     tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                fh.writelines(text)
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):

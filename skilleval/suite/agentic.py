@@ -18,9 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from skilleval.errors import Diagnostic, Location, missing_file
 from skilleval.plugins.markers import ToolKindType
 from skilleval.suite.agent_config import (
@@ -172,6 +169,9 @@ def _tool(
 
 def parameters_problem(parameters: Any) -> str | None:
     """Why ``parameters`` cannot describe a tool's arguments, or None when it can."""
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(parameters)
     except SchemaError as exc:

@@ -27,7 +27,9 @@ from skilleval.util import fileref
 
 CODE_TYPES = frozenset({"python", "javascript"})
 """Types whose ``file://`` value names code to run, not a value to read."""
-COMMON_KEYS = frozenset({"type", "value", "threshold", "weight", "metric", "transform", "config"})
+COMMON_KEYS = frozenset(
+    {"type", "value", "threshold", "weight", "metric", "transform", "config", "provider"}
+)
 """The keys every assertion may have; any other key is an option of its type."""
 
 
@@ -61,6 +63,16 @@ def compile_assertion(
         # Otherwise the type may come from the plugin folder that failed to load.
         return None
     spec = resolved.spec
+    if "provider" in entry:
+        if spec.tier == "model":
+            # promptfoo's per-assertion grader: it becomes the suite's judge (suite/graders.py).
+            loader.graders.append((entry["provider"], doc.at([*at, "provider"]), base))
+        else:
+            loader.error(
+                doc.key_at([*at, "provider"]),
+                f"'provider' names a grader, and '{type_name}' is checked without a model:"
+                " remove it",
+            )
     options = {k: v for k, v in entry.items() if k not in COMMON_KEYS}
     allowed_options = set(spec.options_schema)
     for key in sorted(set(options) - allowed_options):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ from skilleval.errors import Diagnostic, DiagnosticsError, Location
 from skilleval.plugins.registry import Registry
 from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import ToolConfig
+from skilleval.suite.model import AssertionEntry
 from skilleval.suite.yamlio import PathKey
 
 
@@ -45,10 +47,15 @@ class Loader:
     """Tools from the top-level ``tools:`` and ``defaultTest.tools``, in that order."""
     skipped: frozenset[PathKey] = frozenset()
     """Parts of the suite file that broke the schema: reported already, not compiled."""
+    graders: list[tuple[Any, Location, Path]] = field(default_factory=list)
+    """promptfoo's grader settings (``options.provider``, an assertion's ``provider``), each
+    with where it is written and the folder its paths are relative to; they become the judge."""
     plugins_incomplete: bool = False
     """A plugin folder could not be loaded, so an unknown type may be one of its own."""
+    default_asserts: dict[int, AssertionEntry] = field(default_factory=dict)
+    """``defaultTest`` assertions without templates, by index: compiled once, not per test."""
 
-    @property
+    @functools.cached_property
     def base(self) -> Path:
         """The folder that paths written in the suite file are relative to."""
         return self.path.parent

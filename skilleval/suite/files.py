@@ -179,6 +179,7 @@ def csv_row_to_test(row: dict[str, str], is_type: TypeCheck) -> dict[str, Any]:
     """promptfoo's CSV convention: columns are vars; ``__expected*`` hold compact assertions."""
     test: dict[str, Any] = {"vars": {}}
     asserts: list[dict[str, Any]] = []
+    metric = None
     for column, cell in row.items():
         if not column.startswith("__"):
             test["vars"][column] = cell
@@ -194,14 +195,26 @@ def csv_row_to_test(row: dict[str, str], is_type: TypeCheck) -> dict[str, Any]:
         elif column == "__should_trigger":
             test["should_trigger"] = _csv_bool(cell)
         elif column == "__threshold":
-            test["threshold"] = float(cell)
+            test["threshold"] = _csv_number(column, cell)
+        elif column == "__metric":
+            metric = cell.strip()
+        elif column in ("__prefix", "__suffix"):
+            test.setdefault("options", {})[column[2:]] = cell
         elif column.startswith("__metadata:"):
             test.setdefault("metadata", {})[column.split(":", 1)[1]] = cell
         else:
             raise ValueError(f"unknown special column '{column}'")
     if asserts:
-        test["assert"] = asserts
+        # promptfoo's __metric names every assertion of its row.
+        test["assert"] = [{**a, "metric": metric} if metric else a for a in asserts]
     return test
+
+
+def _csv_number(column: str, cell: str) -> float:
+    try:
+        return float(cell)
+    except ValueError:
+        raise ValueError(f"{column} must be a number, not {cell.strip()!r}") from None
 
 
 def _csv_bool(cell: str) -> bool:
@@ -213,12 +226,19 @@ def _csv_bool(cell: str) -> bool:
     raise ValueError(f"__should_trigger must be true or false, not {cell!r}")
 
 
+#: Types whose compact value is a comma-separated list, as promptfoo splits it.
+_LISTED = frozenset({"contains-all", "contains-any", "icontains-all", "icontains-any"})
+
 #: Compact ``__expected`` prefixes that name a type differently from its registry name.
 _ALIASES = {"grade": "llm-rubric", "fn": "javascript"}
 
 
 def parse_expected(cell: str, is_type: TypeCheck) -> dict[str, Any]:
     """``contains:x``, ``not-regex:y``, ``levenshtein(5):z``, ``is-json``; anything else is ``equals``."""
+    if cell.startswith("file://") and (cell.endswith(".py") or ".py:" in cell):
+        return {"type": "python", "value": cell}
+    if cell.startswith("file://") and (cell.endswith(".js") or ".js:" in cell):
+        return {"type": "javascript", "value": cell}
     head, sep, rest = cell.partition(":")
     name, threshold = head.strip(), None
     if name.endswith(")") and "(" in name:
@@ -235,6 +255,8 @@ def parse_expected(cell: str, is_type: TypeCheck) -> dict[str, Any]:
         return {"type": name}
     name = ("not-" if name.startswith("not-") else "") + base
     out: dict[str, Any] = {"type": name, "value": rest.strip() if base != "python" else rest}
+    if base in _LISTED:
+        out["value"] = [part.strip() for part in rest.split(",")]
     if threshold is not None:
         out["threshold"] = threshold
     return out

@@ -6,16 +6,20 @@ are all collected and reported together, in file order, each at its ``file:line:
 part the schema finds wrong is set aside (:mod:`skilleval.suite.recover`) and the rest is
 still checked, so one ``validate`` reports every mistake.
 
-The stages live in their own modules: prompts (:mod:`~skilleval.suite.prompts`), where tests
-come from (:mod:`~skilleval.suite.sources`), vars (:mod:`~skilleval.suite.vars`), assertions
+The stages live in their own modules: ``$ref`` to ``assertionTemplates``, followed before
+the schema check (:mod:`~skilleval.suite.refs`), prompts (:mod:`~skilleval.suite.prompts`),
+where tests come from, scenarios included (:mod:`~skilleval.suite.sources`), vars and their
+expansion into one test per combination (:mod:`~skilleval.suite.vars`), assertions
 (:mod:`~skilleval.suite.assertion_config`), transforms (:mod:`~skilleval.suite.transforms`),
-ids (:mod:`~skilleval.suite.ids`), and the suite-wide settings
-(:mod:`~skilleval.suite.settings`). Paths written in a file are relative to that file's
+ids (:mod:`~skilleval.suite.ids`), promptfoo's graders as the judge
+(:mod:`~skilleval.suite.graders`), derived metrics (:mod:`~skilleval.suite.derived`), and the
+suite-wide settings (:mod:`~skilleval.suite.settings`). Paths written in a file are relative to that file's
 folder; paths given on the command line, to the current directory.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -25,12 +29,15 @@ from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
 from skilleval.suite import agentic
 from skilleval.suite import files as filerefs
+from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import with_factuality, with_rubric_prompt
 from skilleval.suite.columns import only_their_prompts, read_model, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
+from skilleval.suite.derived import derived_metrics
+from skilleval.suite.graders import Grader, read_grader
 from skilleval.suite.ids import assign_ids
 from skilleval.suite.model import (
     AssertionEntry,
@@ -38,13 +45,16 @@ from skilleval.suite.model import (
     Suite,
     TestCase,
 )
+from skilleval.suite.model_config import ModelSpec, parse_model
 from skilleval.suite.promptfoo_import import differences, is_promptfoo
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
-from skilleval.suite.prompts import test_prompts, top_prompts
+from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
+from skilleval.suite.refs import dereference
 from skilleval.suite.settings import assemble
-from skilleval.suite.sources import raw_tests
+from skilleval.suite.sources import raw_tests, scenario_tests
 from skilleval.suite.suite_schema import suite_schema
+from skilleval.suite.template import is_template
 from skilleval.suite.transforms import compile_transform
 from skilleval.suite.vars import merge_default, resolve_vars
 from skilleval.suite.yamlio import Document, load_yaml
@@ -59,6 +69,18 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
         SuiteError: with every problem found, in file order (a plugin folder that cannot be
             loaded is one of them).
     """
+    enabled = gc.isenabled()
+    # Loading builds many small objects and no cycles; collecting while it does costs a
+    # third of the time of a large suite's load, and finds nothing.
+    gc.disable()
+    try:
+        return _load(path, overrides)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     loader = _Loader(path, overrides or Overrides())
     doc = load_yaml(path, strict=False)
     loader.reader.files.add(path.resolve())
@@ -77,10 +99,16 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
             [*doc.problems, Diagnostic(doc.at(), "a suite must be a mapping of keys like `tests:`")]
         )
     loader.diags.extend(doc.problems)
+    ref_problems, unresolved = dereference(doc)
+    loader.diags.extend(ref_problems)
     loader.registry = _registry(loader, doc)
     loader.schema = suite_schema(loader.registry)
     checked = check_schema(doc, loader.schema, loader.registry)
-    loader.diags.extend(checked.problems)
+    # An unresolved $ref is reported already; the schema's view of it adds nothing.
+    noise = {str(doc.at(p)) for p in unresolved} | {
+        str(doc.key_at([*p, "$ref"])) for p in unresolved
+    }
+    loader.diags.extend(d for d in checked.problems if str(d.where) not in noise)
     loader.top = doc.data
     loader.skipped = checked.skipped
     suite = _compile(loader, replace(doc, data=checked.usable))
@@ -128,11 +156,17 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         default_vars = None
     elif default_doc is not None and "vars" in default:
         default_vars = resolve_vars(loader, default["vars"], default_doc, loader.base)
-    raws = raw_tests(loader, doc)
+    if isinstance(default.get("options"), dict) and "provider" in default["options"]:
+        where = doc.at(["defaultTest", "options", "provider"])
+        loader.graders.append((default["options"]["provider"], where, loader.base))
+    _check_templates(loader, doc)
+    raws = raw_tests(loader, doc) + scenario_tests(loader, doc)
     if not raws and not loader.diags:
         loader.error(
             doc.key_at(["tests"]) if "tests" in data else doc.at(),
-            "suite has no tests" if "tests" in data else "suite has no `tests:`",
+            "suite has no tests"
+            if "tests" in data or "scenarios" in data
+            else "suite has no `tests:`",
         )
     tests: list[TestCase] = []
     for raw in raws:
@@ -143,13 +177,72 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     judge = None
     if "judge" in data or loader.overrides.judge is not None:
         judge = read_model(loader, doc, "judge", loader.overrides.judge)
+        if loader.overrides.judge is None:
+            for _, where in _distinct_graders(loader):
+                loader.error(
+                    where,
+                    f"`judge:` (at {doc.key_at(['judge'])}) already names the judge, and"
+                    " skilleval grades a suite with one: remove this `provider:`",
+                )
+    else:
+        judge = _grader_judge(loader)
+    named = {a.metric for t in tests for a in t.every_assert if a.metric}
+    derived = derived_metrics(loader, doc, named)
     suite = assemble(loader, doc, tests, models.model, judge)
     return replace(
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
         notes=tuple(_promptfoo_notes(doc)) + tuple(models.notes),
+        derived_metrics=derived,
     )
+
+
+def _check_templates(loader: _Loader, doc: Document) -> None:
+    """Each of ``assertionTemplates`` checked once, used or not (its uses are copies)."""
+    templates = doc.data.get("assertionTemplates")
+    for name, entry in (templates or {}).items() if isinstance(templates, dict) else ():
+        if ("assertionTemplates", name) not in loader.skipped:
+            _assertion(loader, entry, doc, ["assertionTemplates", name], loader.base, None)
+
+
+def _distinct_graders(loader: _Loader) -> list[tuple[tuple[Any, Path], Location]]:
+    """The grader settings written (each place once: defaultTest's reaches every test)."""
+    seen: dict[str, tuple[tuple[Any, Path], Location]] = {}
+    for raw, where, base in loader.graders:
+        seen.setdefault(str(where), ((raw, base), where))
+    return sorted(seen.values(), key=lambda item: (item[1].path, item[1].line, item[1].col))
+
+
+def _grader_judge(loader: _Loader) -> ModelSpec | None:
+    """promptfoo's graders, which must all name one model, as the suite's judge."""
+    names = frozenset(loader.registry.names("provider"))
+    first: tuple[Grader, Location, Path] | None = None
+    for (raw, base), where in _distinct_graders(loader):
+        grader = read_grader(raw, names)
+        if isinstance(grader, str):
+            loader.error(where, grader)
+        elif first is None:
+            first = (grader, where, base)
+        elif grader.key() != first[0].key():
+            loader.error(
+                where,
+                f"this grader differs from the one at {first[1]}, and skilleval grades a suite"
+                " with one judge: use the same provider everywhere, or set `judge:` once",
+            )
+    if first is None:
+        return None
+    spec, diags = parse_model(
+        first[0].judge,
+        key="judge",
+        where=first[1],
+        doc=None,
+        manager=loader.registry,
+        base_dir=first[2],
+        reader=loader.reader,
+    )
+    loader.diags.extend(diags)
+    return None if spec is None else replace(spec, where=first[1])
 
 
 def _tests(
@@ -160,26 +253,67 @@ def _tests(
     default_vars: Mapping[str, Any] | None,
     prompts: list[Prompt],
 ) -> list[TestCase]:
-    """One test as written: one TestCase per prompt it runs (none when it is invalid)."""
+    """One test as written: one TestCase per prompt it runs and per combination of its vars.
+
+    None when it is invalid. A var listing several strings (or a ``file://`` glob) stands for
+    each in turn, as in promptfoo, unless ``options.disableVarExpansion`` is set.
+    """
     doc = raw.doc
     if not isinstance(doc.data, dict):
         loader.error(doc.at(), "a test must be a mapping")
         return []
     data = merge_default(doc.data, default)
-    base = raw.base_dir
-    where = doc.at()
-    own = resolve_vars(loader, doc.data.get("vars"), doc, base)
+    own = resolve_vars(loader, doc.data.get("vars"), doc, raw.base_dir)
     vars_ = None if own is None or default_vars is None else {**default_vars, **own}
+    options = data.get("options") or {}
+    own_options = doc.data.get("options") or {}
+    if isinstance(own_options, dict) and "provider" in own_options:
+        loader.graders.append(
+            (own_options["provider"], doc.at(["options", "provider"]), raw.base_dir)
+        )
+    if vars_ is None:
+        combos: list[dict[str, Any] | None] = [None]
+    elif options.get("disableVarExpansion"):
+        combos = [vars_]
+    else:
+        globs = vars_mod.globbed(default.get("vars")) - set(own or {})
+        globs |= vars_mod.globbed(doc.data.get("vars"))
+        combos = list(vars_mod.expand(vars_, globs))
+    out: list[TestCase] = []
+    for n, combo in enumerate(combos):
+        suffix = f"-{n + 1}" if len(combos) > 1 else ""
+        out.extend(_variant(loader, raw, data, default_doc, default, combo, prompts, suffix))
+    return out
+
+
+def _variant(
+    loader: _Loader,
+    raw: filerefs.RawTest,
+    data: Mapping[str, Any],
+    default_doc: Document | None,
+    default: Mapping[str, Any],
+    vars_: Mapping[str, Any] | None,
+    prompts: list[Prompt],
+    id_suffix: str,
+) -> list[TestCase]:
+    """The test cases of one set of vars (None: the vars could not be read; only check)."""
+    doc, base, where = raw.doc, raw.base_dir, raw.doc.at()
     options = data.get("options") or {}
     asserts: list[AssertionEntry] = []
     if default_doc is not None and not options.get("disableDefaultAsserts"):
         for i, entry in enumerate(default.get("assert") or []):
             if ("defaultTest", "assert", i) in loader.skipped:
                 continue
-            # Resolved once per test, so that their templates see this test's vars.
-            compiled = _assertion(
-                loader, entry, default_doc, ["assert", i], loader.base, vars_, from_default=True
-            )
+            compiled = loader.default_asserts.get(i)
+            if compiled is None:
+                # Resolved once per test, so that their templates see this test's vars.
+                before = len(loader.diags)
+                compiled = _assertion(
+                    loader, entry, default_doc, ["assert", i], loader.base, vars_, from_default=True
+                )
+                if compiled and len(loader.diags) == before and not is_template(entry):
+                    # Without templates it is the same for every test: compile it once.
+                    loader.default_asserts[i] = compiled
             if compiled:
                 asserts.append(compiled)
     for i, entry in enumerate(data.get("assert") or []):
@@ -202,13 +336,15 @@ def _tests(
         prompts_run = _turn_prompts(loader, doc, agent, vars_)
     else:
         prompts_run = test_prompts(loader, data, doc, prompts)
+        prompts_run = with_affixes(loader, prompts_run, options, doc)
+    written_id = str(data.get("id", ""))
     out = []
     for prompt in prompts_run:
         if agent is None or not agent.turns:
             _check_template_vars(loader, prompt, vars_, where)
         out.append(
             TestCase(
-                id=str(data.get("id", "")),
+                id=written_id + id_suffix if written_id else "",
                 description=str(data.get("description", "")),
                 prompt=prompt,
                 vars=vars_,

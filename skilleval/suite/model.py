@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.api import AssertionType
 from skilleval.errors import Location
+from skilleval.expr import Expr
 from skilleval.suite.defaults import defaults
 from skilleval.suite.gate import GateConfig
 from skilleval.suite.model_config import Decoding, ModelSpec
@@ -119,6 +120,20 @@ class TestCase:
 
 
 @dataclass(frozen=True, slots=True)
+class DerivedMetric:
+    """One of promptfoo's ``derivedMetrics``: a formula over the named metrics' totals."""
+
+    name: str
+    source: str
+    """As written."""
+    kind: Literal["expr", "javascript"]
+    """The formula's language: expr, or JavaScript when expr cannot read it."""
+    formula: Expr | None
+    """The compiled expr formula; None for JavaScript, which runs in the sandbox."""
+    where: Location
+
+
+@dataclass(frozen=True, slots=True)
 class LiftConfig:
     """How the ON-vs-OFF lift is judged (``lift:`` in the suite)."""
 
@@ -170,6 +185,17 @@ class Suite:
     """Warnings (``file:line:col: warning: …``): what loading read differently from how it
     was written (a promptfoo provider setting skilleval does not use …), shown with the run
     and kept in its results, never silently dropped."""
+    outputs: tuple[Path, ...] = ()
+    """promptfoo's ``outputPath``: written after a run when ``-o`` names none."""
+    jobs: int | None = None
+    """``evaluateOptions.maxConcurrency``: parallel requests when ``--jobs`` is not given."""
+    delay_ms: int = 0
+    """``evaluateOptions.delay``: a pause after each model call (cached replies excepted)."""
+    use_cache: bool = True
+    """``evaluateOptions.cache``: false calls the model even when a cached reply exists."""
+    derived_metrics: tuple[DerivedMetric, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Environment variables set for the run; never written to results or reports."""
 
     @property
     def base_dir(self) -> Path:

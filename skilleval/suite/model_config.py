@@ -25,7 +25,7 @@ from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ProviderType
 from skilleval.suite import files as filerefs
 from skilleval.suite.defaults import written
-from skilleval.suite.schema import validate
+from skilleval.suite.schema import is_valid, validate, validator_for
 from skilleval.suite.yamlio import Document
 
 Mode = Literal["deterministic", "distribution"]
@@ -285,11 +285,11 @@ def _check_keys(
     if doc is not None:
         return validate(doc.sub(at), schema, what=f"the {provider.name} provider")
     # A shorthand (`model: NAME`, `--model NAME`) has no positions inside it.
-    from jsonschema import Draft202012Validator  # lazy: start-up time
-
+    if is_valid(schema, dict(mapping)):
+        return []
     return [
         Diagnostic(where, f"the {provider.name} provider: {error.message}")
-        for error in Draft202012Validator(schema).iter_errors(dict(mapping))
+        for error in validator_for(schema).iter_errors(dict(mapping))
     ]
 
 

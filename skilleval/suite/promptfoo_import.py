@@ -151,7 +151,9 @@ def import_config(path: Path) -> Imported:
 
     default = data.get("defaultTest")
     options = default.get("options") if isinstance(default, Mapping) else None
-    if isinstance(options, CommentedMap) and "provider" in options:
+    # Moved to `judge:` only when it is the one grader: tests' and assertions' own
+    # `provider:` are read as the same judge where they are written.
+    if isinstance(options, CommentedMap) and "provider" in options and not _more_graders(data):
         grader = translate(options["provider"], need_keys=False)
         del options["provider"]
         if not options:
@@ -192,3 +194,21 @@ def _as_mapping(model: str) -> dict[str, Any]:
     if model == "echo":
         return {"provider": "echo"}
     return {"path": model}
+
+
+def _more_graders(data: Mapping[str, Any]) -> bool:
+    """Whether a test or an assertion names a grading provider of its own."""
+    tests = data.get("tests")
+    default = data.get("defaultTest")
+    holders = [*(tests if isinstance(tests, list) else []), default]
+    for test in holders:
+        if not isinstance(test, Mapping):
+            continue
+        options = test.get("options")
+        if test is not default and isinstance(options, Mapping) and "provider" in options:
+            return True
+        asserts = test.get("assert")
+        for entry in asserts if isinstance(asserts, list) else []:
+            if isinstance(entry, Mapping) and "provider" in entry:
+                return True
+    return False

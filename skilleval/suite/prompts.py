@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
+import csv
 import difflib
+import io
+import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Diagnostic, DiagnosticsError, Location, SuiteError, TemplateProblem
+from skilleval.errors import (
+    MISSING_FILE,
+    Diagnostic,
+    DiagnosticsError,
+    Location,
+    SuiteError,
+    TemplateProblem,
+)
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
-from skilleval.suite.yamlio import Document, display_path, load_yaml
+from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml
 from skilleval.userfile import read_text
 from skilleval.util import fileref
 
-_PROMPT_FILE = re.compile(r"\.(txt|md|j2|json|ya?ml)$")
-_SEPARATOR = re.compile(r"^---\s*$", flags=re.M)
+_PROMPT_FILE = re.compile(r"\.(txt|md|j2|json|jsonl|ya?ml|csv)$", flags=re.I)
+_SEPARATOR = re.compile(r"^[ \t]*---[ \t]*$", flags=re.M)
+_WHOLE_FILE = {".md", ".j2"}
+"""Prompt files that hold one prompt, ``---`` lines included (front matter, rules)."""
 _ROLES = ("system", "user", "assistant")
 
 
@@ -40,10 +53,20 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
     prompts: list[Prompt] = []
     for item, at in items:
         where = doc.at(at)
+        written = item
+        if isinstance(item, str):
+            item = as_file(item)
         label = None
         if isinstance(item, dict):
+            if "config" in item:
+                loader.error(
+                    doc.key_at([*at, "config"]),
+                    "a prompt's `config` (provider settings such as `response_format`) is not"
+                    " applied: skilleval decodes every prompt with the suite's `decoding:`;"
+                    " remove it, and check the reply's shape with an `is-json` assertion",
+                )
             label = item.get("label")
-            item = item.get("raw") or item.get("id")
+            item = item.get("raw") or as_file(item.get("id") or "")
             if not item:
                 loader.error(
                     where,
@@ -53,11 +76,30 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         try:
             prompts.extend(prompt_item(loader, str(item), loader.base, where, label))
         except DiagnosticsError as exc:
+            guessed = isinstance(written, str) and written != item
+            if guessed and any(d.code == MISSING_FILE for d in exc.diagnostics):
+                # A bare string read as a file name (promptfoo's rule): say so.
+                loader.add(
+                    replace(
+                        exc.diagnostics[0],
+                        message=f"{exc.diagnostics[0].message}; a one-line prompt ending like a"
+                        " prompt file's name is read as that file: to use these words as the"
+                        f" prompt, write `- raw: {json.dumps(written, ensure_ascii=False)}`",
+                    )
+                )
+                continue
             loader.absorb(exc)
     for i, p in enumerate(prompts):
         if not p.label:
             prompts[i] = Prompt(f"p{i + 1}", p.text, p.messages, p.where)
     return prompts
+
+
+def as_file(text: str) -> str:
+    """promptfoo reads a one-line prompt ending in a prompt file's extension as that file."""
+    if fileref.is_ref(text) or "\n" in text or not _PROMPT_FILE.search(text.strip()):
+        return text
+    return f"file://{text.strip()}"
 
 
 def prompt_item(
@@ -69,14 +111,27 @@ def prompt_item(
     out: list[Prompt] = []
     for path in loader.reader.paths(item, base, where):
         shown = display_path(path)
-        if path.suffix.lower() in filerefs.DATA_SUFFIXES:
+        suffix = path.suffix.lower()
+        if suffix in filerefs.DATA_SUFFIXES:
             pdoc = load_yaml(path, where=where)
             out.append(chat_prompt(pdoc, label or path.stem))
             continue
+        if suffix == ".jsonl":
+            docs = list(load_jsonl(path, where=where))
+            for n, pdoc in enumerate(docs):
+                name = label or path.stem
+                out.append(chat_prompt(pdoc, name if len(docs) == 1 else f"{name}-{n + 1}"))
+            continue
+        if suffix == ".csv":
+            out.extend(csv_prompts(path, where, label))
+            continue
         text = read_text(path, where=where)
-        # promptfoo's convention: several prompts in one text file, split by a `---` line.
-        parts = [p.strip("\n") for p in _SEPARATOR.split(text)]
-        parts = [p for p in parts if p.strip()]
+        if suffix in _WHOLE_FILE:
+            parts = [text.strip()] if text.strip() else []
+        else:
+            # promptfoo's convention: several prompts in one text file, split by `---` lines.
+            parts = [p.strip() for p in _SEPARATOR.split(text)]
+            parts = [p for p in parts if p]
         for n, part in enumerate(parts):
             name = label or path.stem
             out.append(
@@ -86,6 +141,73 @@ def prompt_item(
                     where=Location(shown, 1, 1),
                 )
             )
+    return out
+
+
+def csv_prompts(path: Path, where: Location, label: str | None) -> list[Prompt]:
+    """A CSV of prompts, as promptfoo reads one: a ``prompt`` column and an optional ``label``.
+
+    A file with no comma at all holds one prompt per line (a first line ``prompt`` is its
+    header). Rows with an empty prompt are skipped.
+    """
+    shown = display_path(path)
+    text = read_text(path, where=where).lstrip("\ufeff")
+    if "," not in text:
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if lines and lines[0][1].strip().lower() == "prompt":
+            lines = lines[1:]
+        return [
+            Prompt(label or f"{path.stem}-{i + 1}", text=line, where=Location(shown, n, 1))
+            for i, (n, line) in enumerate(lines)
+        ]
+    reader = csv.reader(io.StringIO(text, newline=None))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except (StopIteration, csv.Error) as exc:
+        raise SuiteError([Diagnostic(Location(shown, 1, 1), f"invalid CSV: {exc}")]) from None
+    if "prompt" not in header:
+        raise SuiteError(
+            [
+                Diagnostic(
+                    Location(shown, 1, 1),
+                    "a CSV of prompts needs a `prompt` column (and may have `label`); "
+                    f"this header has {', '.join(repr(h) for h in header)}",
+                )
+            ]
+        )
+    out: list[Prompt] = []
+    line = reader.line_num + 1
+    try:
+        for row in reader:
+            at, line = line, reader.line_num + 1
+            cells = dict(zip(header, (c.strip() for c in row), strict=False))
+            if not cells.get("prompt"):
+                continue
+            name = cells.get("label") or label or f"{path.stem}-{len(out) + 1}"
+            out.append(Prompt(name, text=cells["prompt"], where=Location(shown, at, 1)))
+    except csv.Error as exc:
+        raise SuiteError([Diagnostic(Location(shown, line, 1), f"invalid CSV: {exc}")]) from None
+    return out
+
+
+def with_affixes(
+    loader: Loader, prompts: list[Prompt], options: Mapping[str, Any], doc: Document
+) -> list[Prompt]:
+    """promptfoo's ``options.prefix`` and ``options.suffix``: text around each prompt."""
+    prefix, suffix = options.get("prefix") or "", options.get("suffix") or ""
+    if not prefix and not suffix:
+        return prompts
+    out = []
+    for prompt in prompts:
+        if prompt.text is None:
+            key = "prefix" if prefix else "suffix"
+            loader.error(
+                doc.at(["options", key]),
+                f"options.{key} applies to text prompts; prompt '{prompt.label}' is a chat:"
+                " write the text into its messages instead",
+            )
+            continue
+        out.append(replace(prompt, text=f"{prefix}{prompt.text}{suffix}"))
     return out
 
 

@@ -17,17 +17,15 @@ if TYPE_CHECKING:
 
 #: Keys promptfoo accepts that skilleval deliberately does not, with what to do instead.
 PROMPTFOO_KEYS: Mapping[str, str] = {
-    "provider": "the model is set once per suite with `model:`, and the judge with `judge:`",
-    "scenarios": "scenarios are not supported; list the tests explicitly",
+    "provider": "a test's `provider` replaces the model under test, which skilleval sets once"
+    " per suite with `model:` (or `models:`); a grader goes in `options.provider` or `judge:`",
     "redteam": "red-teaming is out of scope for skilleval",
-    "evaluateOptions": "set these on the command line (`--jobs`, `--no-cache`, `--trials`)",
+    "timeoutMs": "per-call time limits are the provider's: `timeout` on an openai `model:`",
+    "maxEvalTimeMs": "a run has no overall time limit; stop it with Ctrl-C and `--resume` it",
     "commandLineOptions": "pass options on the command line instead",
-    "derivedMetrics": "derived metrics are not supported; use `metric:` on assertions",
-    "env": "set environment variables in the shell that runs skilleval",
     "nunjucksFilters": "custom template filters are not supported",
     "extensions": "extension hooks are not supported; write an assertion plugin instead",
     "sharing": "skilleval never uploads results",
-    "outputPath": "use `skilleval run -o FILE` instead",
     "writeLatestResults": "every run is written under .skilleval/runs/",
     "tracing": "tracing is not supported",
     "assertScoringFunction": "custom scoring functions are not supported; use weights and `threshold:`",

@@ -6,6 +6,7 @@ A setting the suite does not write takes the default its dataclass declares in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,18 @@ def assemble(
     data: dict[str, Any] = doc.data
     decoding, diags = parse_decoding(doc, loader.overrides.seed)
     loader.diags.extend(diags)
-    trials = loader.overrides.trials or int(data.get("trials", SUITE_DEFAULTS["trials"]))
+    evaluate = data.get("evaluateOptions") or {}
+    repeat = evaluate.get("repeat")
+    if repeat is not None and "trials" in data:
+        loader.error(
+            doc.key_at(["evaluateOptions", "repeat"]),
+            "`evaluateOptions.repeat` and `trials:` both set the trials: keep `trials:`",
+        )
+    trials = loader.overrides.trials or int(data.get("trials", repeat or SUITE_DEFAULTS["trials"]))
     if trials > 1 and decoding.mode == "deterministic":
         where = doc.key_at(["trials"]) if "trials" in data else doc.at()
+        if "trials" not in data and repeat is not None and not loader.overrides.trials:
+            where = doc.key_at(["evaluateOptions", "repeat"])
         loader.error(
             where,
             f"trials: {trials} needs `decoding: {{mode: distribution}}`; "
@@ -79,8 +89,60 @@ def assemble(
         gate=gate_cfg,
         files=frozenset(files),
         registry_listing=tuple(loader.registry.listing()),
+        outputs=_outputs(loader, doc),
+        jobs=evaluate.get("maxConcurrency"),
+        delay_ms=int(evaluate.get("delay") or 0),
+        use_cache=bool(evaluate.get("cache", True)),
+        env=_env(loader, doc),
         **written(
             data,
             {"description": str, "type": str, "threshold": float, "metadata": dict},
         ),
     )
+
+
+def _outputs(loader: Loader, doc: Document) -> tuple[Path, ...]:
+    """promptfoo's ``outputPath`` (one path or several), relative to the suite."""
+    raw = doc.data.get("outputPath")
+    listed: list[tuple[Any, list[str | int]]] = (
+        [(raw, ["outputPath"])]
+        if isinstance(raw, str)
+        else [(p, ["outputPath", i]) for i, p in enumerate(raw or [])]
+    )
+    out = []
+    for text, at in listed:
+        path = loader.base / str(text)
+        if loader.registry.reporter_for(path.suffix) is None:
+            known = ", ".join(sorted(r.suffix for r in loader.registry.reporters()))
+            shown = f"'{path.suffix}'" if path.suffix else "no extension"
+            loader.error(
+                doc.at(at), f"outputPath: {shown} is not a format skilleval writes; use {known}"
+            )
+            continue
+        out.append(path)
+    return tuple(out)
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env(loader: Loader, doc: Document) -> dict[str, str]:
+    """``env:``, each value as the environment holds it."""
+    out = {}
+    for name, value in (doc.data.get("env") or {}).items():
+        if not _ENV_NAME.match(str(name)):
+            loader.error(
+                doc.key_at(["env", name]),
+                f"env: '{name}' is not a variable name (letters, digits and _, not starting"
+                " with a digit)",
+            )
+            continue
+        out[str(name)] = _env_text(value)
+    return out
+
+
+def _env_text(value: Any) -> str:
+    """An ``env:`` value as the environment holds it (promptfoo's String(value))."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

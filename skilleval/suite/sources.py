@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from skilleval.api import NEGATION_PREFIX
-from skilleval.errors import DiagnosticsError
+from skilleval.errors import DiagnosticsError, Location
 from skilleval.plugins.registry import UNSUPPORTED
 from skilleval.suite import files as filerefs
 from skilleval.suite.context import Loader
 from skilleval.suite.schema import validate
-from skilleval.suite.yamlio import Document
+from skilleval.suite.yamlio import Document, PathKey
+from skilleval.util import fileref
+
+_SCHEME = re.compile(r"^([a-zA-Z][\w+.-]*)://")
 
 
 def is_type(loader: Loader, name: str) -> bool:
@@ -40,8 +44,18 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
         if not isinstance(item, str):
             out.append(filerefs.RawTest(doc.sub(at), loader.base))
             continue
+        scheme = _SCHEME.match(item)
+        if scheme and scheme[1] != "file":
+            loader.error(
+                doc.at(at),
+                f"tests from {scheme[1]}:// are not read: save them as a CSV, YAML or JSONL file"
+                " beside the suite and name that file",
+            )
+            continue
+        # promptfoo reads a bare string in `tests:` as a path (or glob) relative to the suite.
+        ref = item if fileref.is_ref(item) else f"file://{item}"
         try:
-            for path in loader.reader.paths(item, loader.base, doc.at(at)):
+            for path in loader.reader.paths(ref, loader.base, doc.at(at)):
                 for rt in filerefs.tests_from_file(path, doc.at(at), lambda n: is_type(loader, n)):
                     problems = validate(rt.doc, test_schema, what="the test")
                     if problems:
@@ -51,3 +65,94 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
         except DiagnosticsError as exc:
             loader.absorb(exc)
     return out
+
+
+def scenario_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
+    """promptfoo's ``scenarios``: each ``config`` entry crossed with each of the ``tests``.
+
+    A config entry and a test merge as promptfoo merges them: the test's keys win, vars are
+    merged (the test's win), assertions are the config's then the test's, metadata merged,
+    and ``options`` are the test's alone. The merged test keeps the position of every part:
+    a mistake is reported where it is written.
+    """
+    scenarios = doc.data.get("scenarios")
+    if not isinstance(scenarios, list):
+        return []
+    positions = _positions(doc, "scenarios")
+    out: list[filerefs.RawTest] = []
+    for si, scenario in enumerate(scenarios):
+        if ("scenarios", si) in loader.skipped or not isinstance(scenario, dict):
+            continue
+        tests = scenario.get("tests") or [{}]
+        for ci, config in enumerate(scenario.get("config") or []):
+            if ("scenarios", si, "config", ci) in loader.skipped:
+                continue
+            for ti, test in enumerate(tests):
+                if ("scenarios", si, "tests", ti) in loader.skipped:
+                    continue
+                base = ("scenarios", si, "__merged", ci, ti)
+                from_config = ("scenarios", si, "config", ci)
+                from_test = ("scenarios", si, "tests", ti) if "tests" in scenario else from_config
+                merged = _merge_scenario(config, test)
+                _graft(doc, positions, from_test, base)
+                for key in config:
+                    if key not in test and key not in ("vars", "assert", "metadata", "options"):
+                        _graft(doc, positions, (*from_config, key), (*base, key))
+                for key in ("vars", "metadata"):
+                    for name in config.get(key) or {}:
+                        if name not in (test.get(key) or {}):
+                            _graft(doc, positions, (*from_config, key, name), (*base, key, name))
+                own = test.get("assert") or []
+                for j in range(len(config.get("assert") or [])):
+                    _graft(doc, positions, (*from_config, "assert", j), (*base, "assert", j))
+                shift = len(config.get("assert") or [])
+                for j in range(len(own)):
+                    _graft(doc, positions, (*from_test, "assert", j), (*base, "assert", j + shift))
+                view = Document(
+                    merged,
+                    doc.display,
+                    doc.file,
+                    doc.text,
+                    doc.values,
+                    doc.keys,
+                    base,
+                    aliases=doc.aliases,
+                )
+                out.append(filerefs.RawTest(view, loader.base))
+    return out
+
+
+def _merge_scenario(config: dict[str, Any], test: dict[str, Any]) -> dict[str, Any]:
+    merged = {**config, **test}
+    merged.pop("options", None)
+    if "options" in test:
+        merged["options"] = test["options"]
+    for key in ("vars", "metadata"):
+        if key in config or key in test:
+            merged[key] = {**(config.get(key) or {}), **(test.get(key) or {})}
+    if "assert" in config or "assert" in test:
+        merged["assert"] = [*(config.get("assert") or []), *(test.get("assert") or [])]
+    return merged
+
+
+Positions = tuple[list[tuple[PathKey, Location]], list[tuple[PathKey, Location]]]
+
+
+def _positions(doc: Document, top: str) -> Positions:
+    """The positions recorded under ``top`` (values, keys): the ones a graft copies."""
+    return (
+        [(p, loc) for p, loc in doc.values.items() if p[:1] == (top,)],
+        [(p, loc) for p, loc in doc.keys.items() if p[:1] == (top,)],
+    )
+
+
+def _graft(doc: Document, positions: Positions, origin: PathKey, dest: PathKey) -> None:
+    """Give the nodes under ``dest`` the positions of those under ``origin``."""
+    n = len(origin)
+    values, keys = positions
+    for path, loc in values:
+        if path[:n] == origin:
+            doc.values[dest + path[n:]] = loc
+    for path, loc in keys:
+        if path[:n] == origin:
+            doc.keys[dest + path[n:]] = loc

@@ -24,7 +24,29 @@ FILE_REF: dict[str, Any] = {
     "pattern": "^file://",
     "description": "A file, relative to this file.",
 }
+TESTS_FILE: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "description": "A tests file or glob (YAML, JSON, JSONL, CSV), relative to this file; file:// optional.",
+}
 NUMBER_01: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+GRADER: dict[str, Any] = {
+    "description": "promptfoo's grader: becomes `judge:` (one per suite). A provider id"
+    " (echo, file://model.gguf, openai:chat:NAME with config.apiBaseUrl, ollama:NAME) or {id, config}.",
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {
+            "type": "object",
+            "required": ["id"],
+            "properties": {
+                "id": {"type": "string"},
+                "config": {"type": "object"},
+                "label": {"type": "string"},
+            },
+        },
+    ],
+}
 
 transform: dict[str, Any] = {
     "description": "Applied to the output before the assertions: an expr or JavaScript string, file://transform.js[:fn], or {jmespath: query} / {expr: ...} / {javascript: ...}.",
@@ -86,6 +108,7 @@ assertion: dict[str, Any] = {
             "rubricPrompt": {
                 "description": "llm-rubric: replace the judge prompt (a template string, a message list, or file://)."
             },
+            "provider": GRADER,
         },
         AssertionEntry,
     ),
@@ -95,6 +118,13 @@ test_options: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
+        "provider": GRADER,
+        "prefix": {"type": "string", "description": "Text put before the prompt."},
+        "suffix": {"type": "string", "description": "Text put after the prompt."},
+        "disableVarExpansion": {
+            "type": "boolean",
+            "description": "Keep list vars whole instead of one test per item.",
+        },
         "transform": transform,
         "disableDefaultAsserts": {
             "type": "boolean",
@@ -174,6 +204,10 @@ prompt_item: dict[str, Any] = {
                 "raw": {"type": "string"},
                 "id": {"type": "string"},
                 "label": {"type": "string"},
+                "config": {
+                    "type": "object",
+                    "description": "promptfoo's per-prompt provider settings: refused (decoding is set for the whole suite).",
+                },
             },
         },
     ]
@@ -274,7 +308,11 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                 },
                 "prompts": {
                     "anyOf": [
-                        FILE_REF,
+                        {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "One prompt, or a prompt file (its path, file:// optional, ending .txt, .md, .j2, .json, .jsonl, .yaml or .csv).",
+                        },
                         {"type": "array", "minItems": 1, "items": prompt_item},
                         {
                             "type": "object",
@@ -285,6 +323,11 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     ]
                 },
                 "defaultTest": {"$ref": "#/$defs/test", "description": "Merged into every test."},
+                "assertionTemplates": {
+                    "type": "object",
+                    "additionalProperties": {"$ref": "#/$defs/assertion"},
+                    "description": "Named assertions, used with `$ref: '#/assertionTemplates/NAME'`.",
+                },
                 "plugins": {
                     "type": "array",
                     "items": {"type": "string", "minLength": 1},
@@ -294,9 +337,30 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                 "threshold": {**NUMBER_01, "description": "Pass rate a regression suite needs."},
                 "tests": {
                     "anyOf": [
-                        FILE_REF,
-                        {"type": "array", "items": {"anyOf": [FILE_REF, {"$ref": "#/$defs/test"}]}},
+                        TESTS_FILE,
+                        {
+                            "type": "array",
+                            "items": {"anyOf": [TESTS_FILE, {"$ref": "#/$defs/test"}]},
+                        },
                     ]
+                },
+                "scenarios": {
+                    "type": "array",
+                    "description": "promptfoo's scenarios: each `config` entry crossed with each of the `tests`.",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["config"],
+                        "properties": {
+                            "description": {"type": "string"},
+                            "config": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {"$ref": "#/$defs/test"},
+                            },
+                            "tests": {"type": "array", "items": {"$ref": "#/$defs/test"}},
+                        },
+                    },
                 },
                 "model": model,
                 "models": {
@@ -398,6 +462,65 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     },
                 },
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                "outputPath": {
+                    "anyOf": [
+                        {"type": "string", "minLength": 1},
+                        {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": {"type": "string", "minLength": 1},
+                        },
+                    ],
+                    "description": "Files to write after a run, as `-o` does (used when `-o` is not given); relative to this file.",
+                },
+                "evaluateOptions": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "description": "promptfoo's run settings; the command line wins.",
+                    "properties": {
+                        "maxConcurrency": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "description": "Parallel requests (as `--jobs`).",
+                        },
+                        "repeat": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "description": "Trials per test (as `trials:`).",
+                        },
+                        "delay": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "Milliseconds to wait after each model call.",
+                        },
+                        "cache": {
+                            "type": "boolean",
+                            "description": "false: call the model even when a cached reply exists (as `--no-cache`).",
+                        },
+                        "showProgressBar": {
+                            "type": "boolean",
+                            "description": "Accepted; `-q` is how skilleval quiets a run.",
+                        },
+                    },
+                },
+                "derivedMetrics": {
+                    "type": "array",
+                    "description": "Formulas over the named metrics' totals per arm (expr; `__count` is the number of results).",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["name", "value"],
+                        "properties": {
+                            "name": {"type": "string", "minLength": 1},
+                            "value": {"type": "string", "minLength": 1},
+                        },
+                    },
+                },
+                "env": {
+                    "type": "object",
+                    "additionalProperties": {"type": ["string", "number", "boolean"]},
+                    "description": "Environment variables set for the run (never written to results).",
+                },
                 **agentic.SUITE_PROPERTIES,
                 "metadata": {"type": "object"},
                 # -- lint (skilleval/lint; the checks are listed in docs/lint.md) ----------------------

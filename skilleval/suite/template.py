@@ -6,6 +6,12 @@ have no loader). Rendering has limits, so that no template can hang a run or exh
 every ``for`` loop counts its steps against :data:`MAX_STEPS` per render, ``range`` is
 capped by the sandbox, ``*`` and ``**`` may not build values past :data:`MAX_OUTPUT`, and
 the output stops at :data:`MAX_OUTPUT` characters. A limit hit is a :class:`TemplateProblem`.
+
+promptfoo writes its templates in Nunjucks; the filters its configs use that jinja2 lacks or
+spells differently are added with Nunjucks' meaning: ``load`` parses JSON, ``dump`` writes it
+(compact, as ``JSON.stringify`` does; ``dump(2)`` indents). A variable read only through
+``default`` (``{{ tone | default('plain') }}``) need not be defined, and
+``{% for key, value in mapping %}`` walks a mapping's entries.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import contextvars
 import copy
 import difflib
 import functools
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -62,8 +69,14 @@ class _Steps:
 _steps: contextvars.ContextVar[_Steps | None] = contextvars.ContextVar("_steps", default=None)
 
 
-def _counted(iterable: Iterable[Any]) -> Iterator[Any]:
-    """The items of a ``for`` loop, each one charged to the current render's budget."""
+def _counted(iterable: Iterable[Any], pairs: bool = False) -> Iterator[Any]:
+    """The items of a ``for`` loop, each one charged to the current render's budget.
+
+    ``pairs``: the loop names two targets (``{% for k, v in obj %}``), which over a mapping
+    walks its entries, as Nunjucks does.
+    """
+    if pairs and isinstance(iterable, Mapping):
+        iterable = iterable.items()
     steps = _steps.get()
     for item in iterable:
         if steps is not None:
@@ -100,6 +113,35 @@ class _Environment(jinja2.sandbox.SandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
 
+def _load(text: Any) -> Any:
+    """Nunjucks' ``load`` as promptfoo defines it: ``JSON.parse``."""
+    if not isinstance(text, str):
+        raise TemplateProblem(
+            f"template error: load takes a JSON string, not {type(text).__name__}"
+        )
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise TemplateProblem(f"template error: load: not valid JSON: {exc}") from None
+
+
+def _dump(value: Any, indent: int | str | None = None) -> str:
+    """Nunjucks' ``dump``: ``JSON.stringify(value, null, indent)``."""
+    if isinstance(value, jinja2.Undefined):
+        value.__str__()  # strict: reading an undefined variable is an error
+    if isinstance(indent, int) and not 0 <= indent <= 10:
+        indent = max(0, min(indent, 10))  # JSON.stringify clamps the indent to 10
+    try:
+        if indent:
+            return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise TemplateProblem(f"template error: dump: {exc}") from None
+
+
+_DEFAULT_FILTERS = frozenset({"default", "d"})
+
+
 @functools.cache
 def _env() -> _Environment:
     # Strict: a misspelt variable is an error, never a silently empty string.
@@ -107,6 +149,8 @@ def _env() -> _Environment:
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
     )
     env.filters[_BUDGET_FILTER] = _counted
+    env.filters["load"] = _load
+    env.filters["dump"] = _dump
     return env
 
 
@@ -158,7 +202,26 @@ def _parse(text: str) -> tuple[jinja2.nodes.Template, frozenset[str]]:
             raise TemplateProblem(
                 f"template error: unknown {kind} '{node.name}'{hint}", node.lineno or 1
             )
-    return ast, frozenset(jinja2.meta.find_undeclared_variables(ast))
+    try:
+        # Finding the variables compiles the template, which checks more than parsing does
+        # (a block defined twice …).
+        undeclared = jinja2.meta.find_undeclared_variables(ast)
+    except jinja2.TemplateSyntaxError as exc:
+        raise _syntax(exc) from None
+    return ast, frozenset(undeclared - _only_defaulted(ast))
+
+
+def _only_defaulted(ast: jinja2.nodes.Template) -> set[str]:
+    """Names read only through ``default`` (``{{ x | default('y') }}``): they are optional."""
+    guarded: set[int] = set()
+    for node in ast.find_all(jinja2.nodes.Filter):
+        if node.name in _DEFAULT_FILTERS and isinstance(node.node, jinja2.nodes.Name):
+            guarded.add(id(node.node))
+    defaulted: set[str] = set()
+    bare: set[str] = set()
+    for name in ast.find_all(jinja2.nodes.Name):
+        (defaulted if id(name) in guarded else bare).add(name.name)
+    return defaulted - bare
 
 
 @functools.lru_cache(maxsize=4096)
@@ -166,7 +229,9 @@ def _compile(text: str) -> jinja2.Template:
     """The template ready to render, with every ``for`` loop charged to the step budget."""
     ast = copy.deepcopy(_parse(text)[0])
     for loop in ast.find_all(jinja2.nodes.For):
-        loop.iter = jinja2.nodes.Filter(loop.iter, _BUDGET_FILTER, [], [], None, None)
+        pairs = isinstance(loop.target, jinja2.nodes.Tuple) and len(loop.target.items) == 2
+        args = [jinja2.nodes.Const(pairs)]
+        loop.iter = jinja2.nodes.Filter(loop.iter, _BUDGET_FILTER, args, [], None, None)
     try:
         return _env().from_string(ast)
     except jinja2.TemplateSyntaxError as exc:
@@ -220,6 +285,9 @@ def render(text: str, vars: Mapping[str, Any]) -> str:
         raise TemplateProblem(f"template error: {exc}") from None
     except (OverflowError, MemoryError, RecursionError) as exc:
         raise TemplateProblem(f"template error: {exc or type(exc).__name__}") from None
+    except (TypeError, ValueError, LookupError, ArithmeticError) as exc:
+        # A value of the wrong kind (unpacking a string, a filter given a number …).
+        raise TemplateProblem(f"template error: {exc}") from None
     finally:
         _steps.reset(token)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import glob
+import itertools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -48,3 +50,31 @@ def resolve_vars(loader: Loader, raw: Any, doc: Document, base: Path) -> dict[st
     except DiagnosticsError as exc:
         loader.absorb(exc)
         return None
+
+
+def globbed(raw: Any) -> set[str]:
+    """The names of the vars in ``raw`` written as a ``file://`` glob (one test per file)."""
+    if not isinstance(raw, Mapping):
+        return set()
+    return {
+        k for k, v in raw.items() if fileref.is_ref(v) and glob.has_magic(fileref.parse(v).path)
+    }
+
+
+def expand(vars_: Mapping[str, Any], globs: set[str]) -> list[dict[str, Any]]:
+    """promptfoo's var expansion: one set of vars per combination of the listed values.
+
+    A var holding a list whose first item is a string stands for each of its items in turn,
+    as does a ``file://`` glob (its files' contents); the tests are the cartesian product,
+    the first var varying slowest. Any other list (of numbers, of mappings) is one value.
+    """
+    if not any(isinstance(v, list) for v in vars_.values()):
+        return [dict(vars_)]
+    choices: list[list[Any]] = []
+    for key, value in vars_.items():
+        listed = isinstance(value, list) and bool(value)
+        if listed and (key in globs or isinstance(value[0], str)):
+            choices.append(list(value))
+        else:
+            choices.append([value])
+    return [dict(zip(vars_, combo, strict=True)) for combo in itertools.product(*choices)]

@@ -98,3 +98,22 @@ def test_a_promptfoo_config_run_directly_warns_of_every_difference(
     assert "warning: decoding is greedy" in err
     assert "warning: `config.num_predict` is not used" in err
     assert "ok (20 tests, 3 models)" in err
+
+
+def test_graders_stay_where_they_are_when_tests_name_their_own(tmp_path: Path) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "providers: [echo]\n"
+        'prompts: ["{{q}}"]\n'
+        "defaultTest:\n  options:\n    provider: echo\n"
+        "tests:\n"
+        "  - vars: {q: hi}\n    options: {provider: echo}\n"
+        "    assert: [{type: llm-rubric, value: says hi}]\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["import", "promptfoo", str(config)]) == 0
+    text = (tmp_path / "suite.yaml").read_text(encoding="utf-8")
+    assert "\njudge:" not in text
+    suite, _ = load_suite(tmp_path / "suite.yaml", Overrides(entry_points=False))
+    assert suite.judge is not None
+    assert suite.judge.kind == "echo"

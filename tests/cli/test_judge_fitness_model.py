@@ -80,3 +80,22 @@ def test_the_embedded_judge_is_unqualified_in_every_report(
         for p in ET.fromstring(Path("r.xml").read_text(encoding="utf-8")).iter("property")
     }
     assert REASON.search(props["judge_fitness"] or "")
+
+
+def test_the_embedded_judge_s_whole_set_measurement_ships_with_skilleval(tmp_path: Path) -> None:
+    """The first run on the embedded model reads the shipped measurement (146 calls saved).
+
+    If this fails, the fitness set or a judge prompt changed: measure again with
+    `skilleval judge-check` on the whole set and copy its entry from the home's
+    judge-fitness.json into suites/judge-fitness.measured.json.
+    """
+    judge = JudgeClient(CachingProvider(create_provider(gguf_spec(), home=tmp_path), None), seed=0)
+    try:
+        key = judgefit.memo_key(judge, 0)
+    finally:
+        judge.close()
+    assert key is not None
+    shipped = judgefit.recall(tmp_path / "empty-home", key)
+    assert shipped is not None
+    assert shipped.status == "unqualified"
+    assert shipped.pairs == 73

@@ -37,6 +37,33 @@ def test_builtins_register_every_kind_through_the_marks() -> None:
     assert all(p.origin == "builtin" for p in manager.entries("provider"))
 
 
+def test_every_builtin_passes_the_checks_a_plugin_gets() -> None:
+    # A run registers the built-ins without checking them again; this is where they are.
+    manager = PluginManager()
+    manager.load_builtins()
+    kinds = ("assertion", "provider", "reporter", "tool_kind")
+    plugins = [p for kind in kinds for p in manager.entries(kind)]
+    assert len(plugins) > 40
+    assert {p.name: p.problem() for p in plugins if p.problem()} == {}
+
+
+def test_a_plugin_folder_is_still_checked(tmp_path: Path) -> None:
+    folder = folder_with(
+        tmp_path,
+        "bad.py",
+        """
+        from skilleval import provider
+
+        @provider("bad", schema={"type": "no-such-type"})
+        def bad(config, context):
+            return None
+        """,
+    )
+    registry = default_registry(entry_points=False)
+    with pytest.raises(PluginError, match="invalid config schema"):
+        registry.load_folder(folder)
+
+
 def test_the_older_entry_point_group_still_counts() -> None:
     assert ENTRY_POINT_GROUPS == ("skilleval.plugins", "skilleval.assertions")
 

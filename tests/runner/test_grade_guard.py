@@ -104,7 +104,8 @@ def test_a_check_cannot_change_what_later_checks_see(tmp_path: Path, capsys) -> 
     path = suite(
         tmp_path,
         ["hostile-mutate", "hostile-report-vars"],
-        vars_="{name: original, items: [a]}",
+        # A list var would stand for each of its items (promptfoo's expansion): keep it whole.
+        vars_="{name: original, items: [a]}\n    options: {disableVarExpansion: true}",
     )
     _, doc, _ = run(path, capsys)
     mutate, report = asserts_of(doc)

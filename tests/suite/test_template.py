@@ -20,7 +20,8 @@ def test_template_problems_sit_in_the_error_tree() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "words"),
     [
-        ("{{ x | load }}", 1, "unknown filter 'load'"),
+        ("{{ x | jsonparse }}", 1, "unknown filter 'jsonparse'"),
+        ("{% block a %}{% endblock %}{% block a %}{% endblock %}", 1, "defined twice"),
         ("{% if x is shiny %}y{% endif %}", 1, "unknown test 'shiny'"),
         ("a\n{% include 'other.txt' %}", 2, "`include` is not supported"),
         ("{% import 'm.j2' as m %}", 1, "`import` is not supported"),
@@ -111,3 +112,54 @@ def test_a_template_over_a_limit_is_an_error_verdict_and_the_run_goes_on(
     status = {r["test_id"]: r["status"] for r in doc["records"]}
     assert status == {"huge": "error", "loops": "error", "fine": "pass"}
     assert code == 3
+
+
+# -- Nunjucks' filters, as promptfoo configs use them ----------------------------------------
+
+
+def test_load_parses_json_and_dump_writes_it_compactly() -> None:
+    vars_ = {"x": '{"a": [1, "é"]}'}
+    assert template.render("{{ (x | load).a[1] }}", vars_) == "é"
+    assert template.render("{{ x | load | dump }}", vars_) == '{"a":[1,"é"]}'
+    assert template.render("{{ y | dump(2) }}", {"y": {"a": 1}}) == '{\n  "a": 1\n}'
+
+
+def test_load_of_text_that_is_not_json_is_a_template_problem() -> None:
+    with pytest.raises(TemplateProblem, match="load: not valid JSON"):
+        template.render("{{ x | load }}", {"x": "nope"})
+
+
+def test_a_variable_read_only_through_default_is_optional() -> None:
+    assert template.check("{{ z | default }} {{ w | d('q') }} {{ v }}") == {"v"}
+    assert template.check("{{ z | default }} {{ z }}") == {"z"}
+    assert template.render("[{{ z | default }}][{{ z | default('q') }}]", {}) == "[][q]"
+
+
+def test_validate_reports_a_template_the_compiler_refuses_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "model: echo\ntests:\n  - vars: {x: '1'}\n"
+        "    prompt: '{% block a %}{% endblock %}{% block a %}{% endblock %}'\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["validate", str(suite), "--no-entry-points"]) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert ":4:13: error: template syntax error: block 'a' defined twice" in err
+
+
+def test_two_loop_names_walk_a_mappings_entries_as_nunjucks_does() -> None:
+    vars_ = {"d": {"a": 1, "b": 2}, "pairs": [[1, 2], [3, 4]]}
+    assert template.render("{% for k, v in d %}{{k}}={{v}};{% endfor %}", vars_) == "a=1;b=2;"
+    assert template.render("{% for k, v in pairs %}{{k}}{{v}};{% endfor %}", vars_) == "12;34;"
+    assert template.render("{% for k in d %}{{k}}{% endfor %}", vars_) == "ab"
+
+
+@pytest.mark.parametrize(
+    "text", ["{% for a, b in 'xyz' %}{% endfor %}", "{{ 1 + 'a' }}", "{{ d['a'] + 'x' }}"]
+)
+def test_a_value_of_the_wrong_kind_is_a_template_problem_not_a_crash(text: str) -> None:
+    with pytest.raises(TemplateProblem, match="template error: "):
+        template.render(text, {"d": {"a": 1}})

@@ -5,13 +5,10 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jmespath
 from jmespath import exceptions as jmespath_errors
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
-from referencing.exceptions import Unresolvable
 
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import (
@@ -23,6 +20,10 @@ from skilleval.assertions.builtin._common import (
 )
 from skilleval.suite.template import is_template
 from skilleval.util.jsontext import json_error, json_fragments, loads_strict, lower_first
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 _SCHEMA_VALUE: dict[str, Any] = {
     "type": ["object", "boolean"],
@@ -47,6 +48,9 @@ def check_schema(value: Any) -> str | None:
     """The reason ``value`` is not a valid draft 2020-12 JSON Schema, or None when it is."""
     if value is None:
         return None
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(value)
     except SchemaError as exc:
@@ -56,6 +60,8 @@ def check_schema(value: Any) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _validator_for(key: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # lazy: start-up time
+
     schema = json.loads(key)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
@@ -71,6 +77,8 @@ def _validator(schema: Any) -> Draft202012Validator:
 
 
 def _schema_error(validator: Draft202012Validator, instance: Any) -> ValidationError | None:
+    from jsonschema.exceptions import best_match  # lazy: start-up time
+
     error: ValidationError | None = best_match(validator.iter_errors(instance))
     return error
 
@@ -95,6 +103,9 @@ def is_json(check: Check) -> Verdict:
         return Verdict.of(False, f"output is not JSON ({json_error(exc)})")
     if check.value is None:
         return Verdict.of(True, "output is JSON")
+    from jsonschema.exceptions import SchemaError  # lazy: start-up time
+    from referencing.exceptions import Unresolvable
+
     try:
         error = _schema_error(_validator(check.value), data)
     except SchemaError as exc:
@@ -135,6 +146,9 @@ def contains_json(check: Check) -> Verdict:
     if check.value is None:
         offset, value = fragments[0]
         return Verdict.of(True, f"output contains a JSON {_kind(value)} at offset {offset}")
+    from jsonschema.exceptions import SchemaError  # lazy: start-up time
+    from referencing.exceptions import Unresolvable
+
     try:
         validator = _validator(check.value)
         errors = []
