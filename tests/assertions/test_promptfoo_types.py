@@ -23,6 +23,7 @@ PINNED: list[dict[str, Any]] = json.loads(
 )["results"]
 
 # promptfoo's echo provider reports no finish reason; skilleval's Stats says so with "".
+# (finish-reason itself is left out of the folder: skilleval's echo reports "stop".)
 ECHO_STATS = Stats(finish_reason="")
 
 
