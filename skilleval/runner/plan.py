@@ -96,6 +96,7 @@ def plan(
                     temperature=temperature,
                     top_p=top_p,
                     seed=seed,
+                    json_schema=test.prompt.json_schema,
                     trial=trial,
                     test_id=test.id,
                     arm=arm,

@@ -89,6 +89,8 @@ class Prompt:
     messages: tuple[tuple[str, str], ...] = ()
     """(role, template) pairs when the prompt is a chat."""
     where: Location = field(default_factory=lambda: Location("<prompt>"))
+    json_schema: Mapping[str, Any] | None = None
+    """The JSON Schema a reply is held to (promptfoo's ``config.response_format``)."""
 
 
 @dataclass(frozen=True, slots=True)

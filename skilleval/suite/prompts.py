@@ -57,14 +57,10 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         if isinstance(item, str):
             item = as_file(item)
         label = None
+        schema: Mapping[str, Any] | None = None
         if isinstance(item, dict):
             if "config" in item:
-                loader.error(
-                    doc.key_at([*at, "config"]),
-                    "a prompt's `config` (provider settings such as `response_format`) is not"
-                    " applied: skilleval decodes every prompt with the suite's `decoding:`;"
-                    " remove it, and check the reply's shape with an `is-json` assertion",
-                )
+                schema = _response_schema(loader, doc, [*at, "config"], item["config"])
             label = item.get("label")
             item = item.get("raw") or as_file(item.get("id") or "")
             if not item:
@@ -74,7 +70,8 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
                 )
                 continue
         try:
-            prompts.extend(prompt_item(loader, str(item), loader.base, where, label))
+            read = prompt_item(loader, str(item), loader.base, where, label)
+            prompts.extend(replace(p, json_schema=schema) for p in read)
         except DiagnosticsError as exc:
             guessed = isinstance(written, str) and written != item
             if guessed and any(d.code == MISSING_FILE for d in exc.diagnostics):
@@ -91,8 +88,47 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
             loader.absorb(exc)
     for i, p in enumerate(prompts):
         if not p.label:
-            prompts[i] = Prompt(f"p{i + 1}", p.text, p.messages, p.where)
+            prompts[i] = replace(p, label=f"p{i + 1}")
     return prompts
+
+
+def _response_schema(
+    loader: Loader, doc: Document, at: list[str | int], config: Any
+) -> Mapping[str, Any] | None:
+    """promptfoo's ``config.response_format`` on a prompt, as the JSON Schema replies are
+    held to: ``{type: json_schema, json_schema: {schema: …}}`` gives that schema,
+    ``{type: json_object}`` any JSON object. Other provider settings are refused: decoding is
+    the suite's ``decoding:``."""
+    others = sorted(set(config) - {"response_format"}) if isinstance(config, dict) else []
+    if others or not isinstance(config, dict):
+        loader.error(
+            doc.key_at([*at, others[0]]) if others else doc.at(at),
+            "a prompt's `config` may only hold `response_format`: other provider settings"
+            " are not applied, since every prompt decodes with the suite's `decoding:`",
+        )
+        return None
+    fmt = config.get("response_format")
+    where = doc.at([*at, "response_format"])
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if kind == "json_object":
+        return {"type": "object"}
+    inner = fmt.get("json_schema") if isinstance(fmt, dict) else None
+    schema = inner.get("schema") if isinstance(inner, dict) else None
+    if kind != "json_schema" or not isinstance(schema, dict):
+        loader.error(
+            where,
+            "`response_format` must be {type: json_object} or {type: json_schema,"
+            " json_schema: {schema: {...}}}",
+        )
+        return None
+    from jsonschema import Draft202012Validator, SchemaError  # lazy: start-up time
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        loader.error(where, f"`response_format` holds an invalid JSON Schema: {exc.message}")
+        return None
+    return dict(schema)
 
 
 def as_file(text: str) -> str:
@@ -212,8 +248,16 @@ def with_affixes(
 
 
 def chat_prompt(pdoc: Document, label: str) -> Prompt:
-    """A chat prompt file: a list of ``{role, content}`` messages."""
-    data = pdoc.data
+    """A chat prompt file: a list of ``{role, content}`` messages, or a mapping holding them
+    under ``messages`` (the shape Anthropic's and OpenAI's APIs take).
+
+    ``content`` is text, or a list of content parts of which only ``{type: text, text}``
+    parts are read (joined by blank lines); provider hints on a part (``cache_control``) are
+    ignored, and any other part (an image …) is an error at its position.
+    """
+    data, at = pdoc.data, []
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        data, at = data["messages"], ["messages"]
     if not isinstance(data, list) or not data:
         raise SuiteError(
             [
@@ -224,25 +268,47 @@ def chat_prompt(pdoc: Document, label: str) -> Prompt:
         )
     messages: list[tuple[str, str]] = []
     for i, msg in enumerate(data):
-        if (
-            not isinstance(msg, dict)
-            or not isinstance(msg.get("role"), str)
-            or not isinstance(msg.get("content"), str)
-        ):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, list):
+            content = _text_parts(pdoc, [*at, i, "content"], content)
+        if not isinstance(msg, dict) or not isinstance(msg.get("role"), str) or content is None:
             raise SuiteError(
-                [Diagnostic(pdoc.at([i]), "each message needs a string `role` and `content`")]
+                [Diagnostic(pdoc.at([*at, i]), "each message needs a string `role` and `content`")]
             )
         if msg["role"] not in _ROLES:
             raise SuiteError(
                 [
                     Diagnostic(
-                        pdoc.at([i, "role"]),
+                        pdoc.at([*at, i, "role"]),
                         f"role must be system, user or assistant, not {msg['role']!r}",
                     )
                 ]
             )
-        messages.append((msg["role"], msg["content"]))
+        messages.append((msg["role"], content))
     return Prompt(label, messages=tuple(messages), where=pdoc.at())
+
+
+def _text_parts(pdoc: Document, at: list[str | int], parts: list[Any]) -> str | None:
+    """The text of a message's content parts; an error for a part that is not text."""
+    texts: list[str] = []
+    for j, part in enumerate(parts):
+        if (
+            isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+        ):
+            texts.append(part["text"])
+            continue
+        kind = part.get("type") if isinstance(part, dict) else None
+        raise SuiteError(
+            [
+                Diagnostic(
+                    pdoc.at([*at, j]),
+                    f"only text content parts are read ({{type: text, text: …}}), not {kind!r}",
+                )
+            ]
+        )
+    return "\n\n".join(texts) if texts else None
 
 
 def test_prompts(

@@ -586,3 +586,63 @@ def test_a_var_read_only_through_default_may_be_left_out(tmp_path: Path) -> None
     )
     (test,) = suite.tests
     assert template.render(test.prompt.text or "", test.vars) == "hi (plain)"
+
+
+# -- a prompt's response_format -------------------------------------------------------------------
+
+
+def test_a_prompts_response_format_holds_its_replies_to_the_schema(tmp_path: Path) -> None:
+    from skilleval.cli import run_cli
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            """
+            model: echo
+            prompts:
+              - label: structured
+                raw: "Solve {{problem}}"
+                config:
+                  response_format:
+                    type: json_schema
+                    json_schema:
+                      name: answer
+                      schema:
+                        type: object
+                        properties: {final_answer: {type: string}}
+                        required: [final_answer]
+              - label: plain
+                raw: "Solve {{problem}}"
+            tests:
+              - vars: {problem: "x + 1 = 2"}
+                assert: [{type: is-json}]
+            """
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "r.json"
+    assert run_cli(["run", str(suite), "-q", "-o", str(out)]) == 1
+    records = {r["test_id"]: r for r in json.loads(out.read_text(encoding="utf-8"))["records"]}
+    structured = next(r for k, r in records.items() if "structured" in k)
+    plain = next(r for k, r in records.items() if "plain" in k)
+    assert json.loads(structured["output"]) == {"final_answer": ""}
+    assert structured["status"] == "pass"
+    assert plain["status"] == "fail"
+
+
+def test_other_provider_settings_on_a_prompt_are_refused(tmp_path: Path) -> None:
+    found = problems(
+        tmp_path,
+        """
+        model: echo
+        prompts:
+          - raw: "hi {{x}}"
+            config: {temperature: 0.3}
+          - raw: "yo {{x}}"
+            config: {response_format: {type: json_schema, json_schema: {schema: {type: nope}}}}
+        tests:
+          - vars: {x: 1}
+        """,
+    )
+    assert "may only hold `response_format`" in found[0]
+    assert "invalid JSON Schema" in found[1]
