@@ -39,12 +39,13 @@ UNSUPPORTED: dict[str, str] = {
 
 _NOT_YET = "a promptfoo type that skilleval does not support yet"
 _JUDGED = f"{_NOT_YET}; grade it with `llm-rubric` or `llm-assert`"
-_TEXT_METRIC = f"{_NOT_YET}; compare texts with `levenshtein` or `expr`"
-_FORMAT = f"{_NOT_YET}; check the format with `regex`, `expr` or `python`"
+_SQL = (
+    f"{_NOT_YET}: promptfoo accepts what node-sql-parser's grammar for `databaseType` accepts,"
+    " which no Python parser matches; check SQL with `regex` or a `python` assertion"
+)
 UNSUPPORTED.update(
     {
         "conversation-relevance": _JUDGED,
-        "is-refusal": _JUDGED,
         "classifier": (
             "classifier runs a HuggingFace text-classification model, which skilleval does "
             "not run; for a label, use `model-graded-closedqa` with value 'The output is "
@@ -55,20 +56,12 @@ UNSUPPORTED.update(
         "pi": f"{_NOT_YET} (it needs a remote scorer)",
         "perplexity": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
         "perplexity-score": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
-        "rouge-n": _TEXT_METRIC,
-        "bleu": _TEXT_METRIC,
-        "gleu": _TEXT_METRIC,
-        "meteor": _TEXT_METRIC,
-        "is-xml": _FORMAT,
-        "contains-xml": _FORMAT,
-        "is-html": _FORMAT,
-        "contains-html": _FORMAT,
-        "is-sql": _FORMAT,
-        "contains-sql": _FORMAT,
+        "meteor": f"{_NOT_YET} (it needs WordNet's synonyms); use `bleu`, `gleu` or `rouge-n`",
+        "is-sql": _SQL,
+        "contains-sql": _SQL,
         "is-valid-openai-tools-call": f"{_NOT_YET}; check tool calls with `tool-called`",
         "is-valid-openai-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
         "tool-call-f1": f"{_NOT_YET}; check tool calls with `trajectory`",
-        "finish-reason": _NOT_YET,
         "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
         "trace-span-duration": f"{_NOT_YET} (skilleval records no traces)",
         "trace-error-spans": f"{_NOT_YET} (skilleval records no traces)",
