@@ -60,6 +60,10 @@ UNSUPPORTED.update(
         "is-sql": _SQL,
         "contains-sql": _SQL,
         "is-valid-openai-tools-call": f"{_NOT_YET}; check tool calls with `tool-called`",
+        "is-valid-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
+        "max-score": f"{_NOT_YET}; it ranks outputs across providers: compare the columns of"
+        " a side-by-side run (`models:`)",
+        "search-rubric": f"{_NOT_YET} (it needs a web-search grader); use `llm-rubric`",
         "is-valid-openai-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
         "tool-call-f1": f"{_NOT_YET}; check tool calls with `trajectory`",
         "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
