@@ -6,16 +6,12 @@ keyed by (absolute path, size, mtime_ns): touching or replacing the file invalid
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
-import os
-import tempfile
 from pathlib import Path
-from typing import Any
 
 from skilleval.engine.base import ModelIdentity
 from skilleval.errors import ProviderError
+from skilleval.util.memo import read_memo, remember
 
 MEMO_FILE = "model-hashes.json"
 """The memo's file name inside ``memo_dir``."""
@@ -47,14 +43,14 @@ def file_identity(path: Path | str, memo_dir: Path | str) -> ModelIdentity:
 
     memo = Path(memo_dir) / MEMO_FILE
     entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    known = _read_memo(memo).get(str(file))
+    known = read_memo(memo).get(str(file))
     if isinstance(known, dict) and all(known.get(k) == v for k, v in entry.items()):
         digest = known.get("sha256")
         if isinstance(digest, str) and len(digest) == 64:
             return _identity(file, st.st_size, digest)
 
     digest = _sha256(file)
-    _remember(memo, str(file), {**entry, "sha256": digest})
+    remember(memo, str(file), {**entry, "sha256": digest})
     return _identity(file, st.st_size, digest)
 
 
@@ -68,36 +64,3 @@ def _sha256(file: Path) -> str:
             return hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError as exc:
         raise ProviderError(f"cannot read model file {file}: {exc.strerror or exc}") from None
-
-
-def _read_memo(memo: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(memo.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        # A missing or damaged memo only costs a re-hash.
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _remember(memo: Path, key: str, entry: dict[str, Any]) -> None:
-    """Merge one entry into the memo, replacing the file atomically.
-
-    Two processes may race here; each writes a complete file through ``os.replace``, so the
-    memo is never torn. The loser's entry may be dropped, which costs one re-hash later.
-    """
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        data = _read_memo(memo)
-        data[key] = entry
-        fd, tmp = tempfile.mkstemp(prefix=".model-hashes.", suffix=".tmp", dir=memo.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=1, sort_keys=True)
-            os.replace(tmp, memo)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError:
-        # A read-only home must not stop a run; the digest is simply not remembered.
-        return

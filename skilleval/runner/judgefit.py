@@ -16,14 +16,11 @@ no readable identity (a plugin's own ``Judge``) is measured every run and never 
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 import hashlib
 import importlib.resources
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -47,6 +44,8 @@ from skilleval.runner.judgecheck import (
 )
 from skilleval.shipped import suite_text
 from skilleval.stats.fitness import CHANCE, above_chance, figure_words, wilson_mean
+from skilleval.util.memo import read_memo
+from skilleval.util.memo import remember as remember_entry
 
 MEMO_FILE: Final = "judge-fitness.json"
 """The remembered measurements, inside skilleval's home."""
@@ -217,19 +216,10 @@ def _judge_name(judge: Judge) -> str:
     return str(model.get("name") or "the judge").replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _read(memo: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(memo.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        # A missing or damaged memo only costs a measurement.
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def recall(home: Path, key: str) -> JudgeFitness | None:
     """The remembered fitness for ``key``: the home's own measurement, else a shipped one;
     None when there is none or it does not read."""
-    entry = _read(home / MEMO_FILE).get(key) or _shipped().get(key)
+    entry = read_memo(home / MEMO_FILE).get(key) or _shipped().get(key)
     if entry is None:
         return None
     try:
@@ -253,19 +243,4 @@ def remember(home: Path, key: str, fitness: JudgeFitness) -> None:
 
     A home that cannot be written only means the next run measures again.
     """
-    memo = home / MEMO_FILE
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        data = _read(memo)
-        data[key] = encode(replace(fitness, cached=False))
-        fd, tmp = tempfile.mkstemp(prefix=".judge-fitness.", suffix=".tmp", dir=memo.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=1, sort_keys=True)
-            os.replace(tmp, memo)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError:
-        return
+    remember_entry(home / MEMO_FILE, key, encode(replace(fitness, cached=False)))
