@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from promptfoo_support import with_echo
 
 from skilleval.cli import run_cli
 from skilleval.suite.load import Overrides, load_suite
@@ -124,21 +124,6 @@ def test_graders_stay_where_they_are_when_tests_name_their_own(tmp_path: Path) -
 EXAMPLES = sorted(p.parent.name for p in DATA.glob("*/promptfooconfig.yaml"))
 
 
-def _echo_providers(text: str) -> str:
-    """The config's text with its `providers:` block replaced by `providers: [echo]`."""
-    lines, skipping = [], False
-    for line in text.splitlines():
-        if re.match(r"^(providers|targets):", line):
-            lines.append("providers: [echo]")
-            skipping = True
-            continue
-        if skipping and (not line.strip() or line[0] in " \t#-"):
-            continue
-        skipping = False
-        lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
 def _shape(suite: Any) -> list[tuple[str, str, list[tuple[str, str]]]]:
     return [
         (t.id, t.prompt.label, [(a.type, repr(a.value)) for a in t.asserts]) for t in suite.tests
@@ -152,7 +137,7 @@ def test_every_example_imports_to_a_suite_with_the_same_tests(
     suite_file, _ = imported(name, tmp_path, capsys)
     ours, _ = load_suite(suite_file, Overrides(entry_points=False, model="echo"))
     config = suite_file.with_name("promptfooconfig.yaml")
-    config.write_text(_echo_providers(config.read_text(encoding="utf-8")), encoding="utf-8")
+    config.write_text(with_echo(config.read_text(encoding="utf-8")), encoding="utf-8")
     theirs, _ = load_suite(config, Overrides(entry_points=False, model="echo"))
     assert ours.tests
     assert _shape(ours) == _shape(theirs)

@@ -15,12 +15,12 @@ that it is noticed once it does), with the reason.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from promptfoo_support import with_echo
 
 from skilleval.cli import run_cli
 from skilleval.errors import DiagnosticsError
@@ -37,21 +37,6 @@ VERDICTS_NOT_YET: dict[str, str] = {
     " so the two outputs differ",
 }
 """Examples whose verdicts differ from promptfoo's, and why."""
-
-
-def with_echo(text: str) -> str:
-    """The config with its ``providers:`` (or ``targets:``) block replaced by ``[echo]``."""
-    lines, skipping = [], False
-    for line in text.splitlines():
-        if re.match(r"^(providers|targets):", line):
-            lines.append("providers: [echo]")
-            skipping = True
-            continue
-        if skipping and (not line.strip() or line[0] in " \t-"):
-            continue
-        skipping = False
-        lines.append(line)
-    return "\n".join(lines) + "\n"
 
 
 def params(why: dict[str, str]) -> list[Any]:
