@@ -348,7 +348,7 @@ class LlamaProvider:
         with self._lock:
             if self._embedder is None:
                 self._embedder = GgufEmbedder(
-                    self.path, self.config.n_ctx, self.config.threads, INSTALL_HINT
+                    self.path, self.config.n_ctx, self.threads, INSTALL_HINT
                 )
             embedder = self._embedder
         return embedder.embed(texts)
@@ -402,8 +402,8 @@ class LlamaProvider:
                 n_ctx=self.config.n_ctx,
                 n_batch=n_batch,
                 n_ubatch=n_batch,
-                n_threads=self.config.threads,
-                n_threads_batch=self.config.threads,
+                n_threads=self.threads,
+                n_threads_batch=self.threads,
                 seed=0,
                 logits_all=False,
                 verbose=False,

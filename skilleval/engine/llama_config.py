@@ -39,7 +39,7 @@ class LlamaConfig:
     .gguf file, made absolute against the suite."""
     n_ctx: int = N_CTX
     threads: int | None = None
-    """CPU threads; None lets llama.cpp choose (see :func:`default_threads`)."""
+    """CPU threads; None uses every usable core (see :func:`default_threads`)."""
     n_batch: int = N_BATCH
     parallel: int | None = None
     """Requests decoded together; None means ``--jobs`` when above 1, else
@@ -100,9 +100,13 @@ GGUF_SCHEMA: dict[str, Any] = {
 
 
 def default_threads() -> int:
-    """llama-cpp-python's own default for generation, half the cores (prompts use them all):
-    the thread count a run records when ``threads`` is not set."""
-    return max((os.cpu_count() or 2) // 2, 1)
+    """Every core this process may use, for generation and prompts alike, when ``threads``
+    is not set: on this project's 2-core bench machine, quiet, 2 threads took 0.68-0.80 of the
+    time 1 thread took at every batch width (bench/README.md, Threads), where
+    llama-cpp-python's own default generates on half the cores."""
+    usable = getattr(os, "sched_getaffinity", None)
+    cores = len(usable(0)) if callable(usable) else (os.cpu_count() or 1)
+    return max(cores, 1)
 
 
 def batch_width(config: LlamaConfig, jobs: int) -> int:
