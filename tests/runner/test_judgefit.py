@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fakes import GraderFake
 
+from skilleval.cli import run_cli
 from skilleval.engine.cache import CachingProvider
 from skilleval.engine.testing import EchoProvider
 from skilleval.errors import ProviderError
@@ -254,8 +255,6 @@ def test_an_echo_judge_is_measured_below_chance(tmp_path: Path) -> None:
 def test_judge_check_of_the_whole_set_is_remembered_for_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from skilleval.cli import run_cli
-
     assert run_cli(["judge-check", "--judge-model", "echo", "--limit", "2"]) == 0
     assert not (home() / judgefit.MEMO_FILE).exists()  # a quick look is not a verdict
     assert run_cli(["judge-check", "--judge-model", "echo", "--json"]) == 0

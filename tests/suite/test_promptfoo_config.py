@@ -9,11 +9,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fakes import FakeProvider
 
-from skilleval.errors import DiagnosticsError
+from skilleval import expr
+from skilleval.cli import run_cli
+from skilleval.engine.base import Message, Request
+from skilleval.errors import DiagnosticsError, Location
+from skilleval.results.records import Record
+from skilleval.results.summary import summarize
+from skilleval.runner.derived import with_derived
+from skilleval.runner.providers import Paced
 from skilleval.suite import template
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.suite.model import Suite
+from skilleval.suite.model import DerivedMetric, Suite
 
 
 def load(tmp_path: Path, text: str, **files: str) -> Suite:
@@ -430,9 +438,6 @@ def test_unsupported_evaluate_options_say_what_to_do(tmp_path: Path) -> None:
 
 
 def test_paced_provider_waits_after_each_call_only() -> None:
-    from skilleval.engine.base import Message, Request
-    from skilleval.runner.providers import Paced
-    from tests.fakes import FakeProvider
 
     inner = FakeProvider(default="ok")
     paced = Paced(inner, 0.05)
@@ -519,7 +524,6 @@ def test_derived_metric_formulas_are_checked_at_load(tmp_path: Path) -> None:
 
 
 def test_javascript_derived_metrics_run_in_the_sandbox(tmp_path: Path) -> None:
-    from skilleval.cli import run_cli
 
     suite = tmp_path / "s.yaml"
     suite.write_text(
@@ -551,12 +555,6 @@ def test_javascript_derived_metrics_run_in_the_sandbox(tmp_path: Path) -> None:
 
 
 def test_derived_metrics_are_computed_from_each_arms_totals() -> None:
-    from skilleval import expr
-    from skilleval.errors import Location
-    from skilleval.results.records import Record
-    from skilleval.results.summary import summarize
-    from skilleval.runner.derived import with_derived
-    from skilleval.suite.model import DerivedMetric
 
     def metric(name: str, source: str) -> DerivedMetric:
         return DerivedMetric(name, source, "expr", expr.compile_expr(source), Location("s"))
@@ -592,7 +590,6 @@ def test_a_var_read_only_through_default_may_be_left_out(tmp_path: Path) -> None
 
 
 def test_a_prompts_response_format_holds_its_replies_to_the_schema(tmp_path: Path) -> None:
-    from skilleval.cli import run_cli
 
     suite = tmp_path / "s.yaml"
     suite.write_text(
