@@ -9,7 +9,7 @@ each model.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,11 +18,15 @@ from tabulate import tabulate
 from skilleval.report import view
 from skilleval.results.blocks import TestRow
 from skilleval.results.matrix import Column, Matrix
+from skilleval.results.records import Tier
 
 if TYPE_CHECKING:
     import jinja2
 
 TEMPLATE = "matrix.html.j2"
+
+Cell = Callable[[Column], tuple[str, view.Tone]]
+"""What one row shows for one model: the text and its tone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +55,12 @@ def matrix_view(matrix: Matrix) -> MatrixView:
     figures: list[Line] = [_line("status", cols, _status)]
     for arm in arms:
         prefix = f"[{arm}] " if len(arms) > 1 else ""
-        figures.append(_line(f"{prefix}pass rate", cols, lambda c, a=arm: _rate(c, a, None)))
+        figures.append(_line(f"{prefix}pass rate", cols, functools.partial(_rate, arm=arm)))
         for tier in view.TIERS:
             if not any(_graded(c, arm, tier) for c in cols):
                 continue
-            figures.append(
-                _line(f"{prefix}{tier} tier", cols, lambda c, a=arm, t=tier: _rate(c, a, t))
-            )
+            rate = functools.partial(_rate, arm=arm, tier=tier)
+            figures.append(_line(f"{prefix}{tier} tier", cols, rate))
     if any(c.lift is not None for c in cols):
         figures.append(_line("lift (ON − OFF)", cols, _lift))
         figures.append(_line("lift verdict", cols, _lift_verdict))
@@ -127,11 +130,11 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _line(label: str, cols: Sequence[Column], cell: object) -> Line:
+def _line(label: str, cols: Sequence[Column], cell: Cell) -> Line:
     texts: list[str] = []
     tones: list[view.Tone] = []
     for column in cols:
-        text, tone = cell(column)  # type: ignore[operator]
+        text, tone = cell(column)
         texts.append(text)
         tones.append(tone)
     return Line(label, tuple(texts), tuple(tones))
@@ -143,11 +146,11 @@ def _status(c: Column) -> tuple[str, view.Tone]:
     return c.status, "good" if c.status == "complete" else "warn"
 
 
-def _rate(c: Column, arm: str, tier: str | None) -> tuple[str, view.Tone]:
+def _rate(c: Column, arm: str, tier: Tier | None = None) -> tuple[str, view.Tone]:
     s = c.summary.arms.get(arm) if c.summary else None
     if s is None:
         return "—", "neutral"
-    tally = s if tier is None else s.tier(tier)  # type: ignore[arg-type]
+    tally = s if tier is None else s.tier(tier)
     rate = tally.pass_rate
     text = f"{view.pct(rate)} ({tally.passed}/{tally.passed + tally.failed})"
     if tally.errors:
@@ -156,9 +159,9 @@ def _rate(c: Column, arm: str, tier: str | None) -> tuple[str, view.Tone]:
     return text, tone
 
 
-def _graded(c: Column, arm: str, tier: str) -> int:
+def _graded(c: Column, arm: str, tier: Tier) -> int:
     s = c.summary.arms.get(arm) if c.summary else None
-    return 0 if s is None else s.tier(tier).total  # type: ignore[arg-type]
+    return 0 if s is None else s.tier(tier).total
 
 
 def _lift(c: Column) -> tuple[str, view.Tone]:
