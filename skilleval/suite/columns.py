@@ -117,8 +117,9 @@ def _listed(
         labels: tuple[str, ...] = ()
         if isinstance(raw, Mapping):
             raw = dict(raw)
-            label = str(raw.pop("label", "") or "")
-            labels = tuple(str(x) for x in raw.pop("prompts", None) or ())
+            label, labels = _column(
+                loader, doc, ["models", i], raw.pop("label", ""), raw.pop("prompts", ())
+            )
         spec = _parse(
             loader,
             raw,
@@ -147,7 +148,7 @@ def _providers(
     for i, item in enumerate(items):
         path: list[str | int] = [key, i] if isinstance(raw, list) else [key]
         where = doc.at(path)
-        if isinstance(item, Mapping) and "id" not in item and len(item) == 1:
+        if isinstance(item, Mapping) and len(item) == 1 and next(iter(item)) not in _READ_ENTRY:
             # The older form: `- openai:gpt-4o: {config: …}`.
             ((pid, rest),) = item.items()
             item = {"id": pid, **(rest if isinstance(rest, Mapping) else {})}
@@ -171,10 +172,10 @@ def _providers(
             continue
         spec = _parse(loader, read.model, key=key, where=where, doc=None, base_dir=loader.base)
         if spec is not None:
+            written = item.get("prompts", ()) if isinstance(item, Mapping) else ()
+            _, labels = _column(loader, doc, path, "", written)
             specs.append(replace(spec, where=where, label=read.label or spec.label))
-            labels = item.get("prompts") if isinstance(item, Mapping) else None
-            at = doc.at([*path, "prompts"]) if labels else where
-            prompts.append((tuple(str(x) for x in labels or ()), at))
+            prompts.append((labels, doc.at([*path, "prompts"]) if labels else where))
     return specs, notes, prompts
 
 
@@ -193,6 +194,21 @@ def only_their_prompts(loader: Loader, models: Models, tests: list[TestCase]) ->
     if models.prompts and not models.columns and models.prompts[0]:
         return [t for t in tests if t.prompt.label in models.prompts[0]]
     return tests
+
+
+def _column(
+    loader: Loader, doc: Document, path: list[str | int], label: Any, prompts: Any
+) -> tuple[str, tuple[str, ...]]:
+    """A model's column ``label`` and the ``prompts`` (labels) it runs, each checked."""
+    if not isinstance(label, str):
+        loader.error(doc.at([*path, "label"]), "`label` must be a string (the column's name)")
+        label = ""
+    if prompts is None or prompts == ():
+        return label, ()
+    if not isinstance(prompts, list) or not all(isinstance(x, str) for x in prompts):
+        loader.error(doc.at([*path, "prompts"]), "`prompts` must be a list of prompt labels")
+        return label, ()
+    return label, tuple(prompts)
 
 
 def _warning(where: Location, message: str) -> str:

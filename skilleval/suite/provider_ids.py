@@ -90,6 +90,8 @@ def translate(
         config = entry.get("config") or {}
         label = str(entry.get("label") or "")
         entry = entry.get("id")
+        if not isinstance(config, Mapping):
+            return Translated(None, label, "a provider's `config` must be a mapping of settings")
     if not isinstance(entry, str) or not entry:
         return Translated(
             None, label, "a provider needs an `id` (e.g. `echo` or `file://model.gguf`)"
