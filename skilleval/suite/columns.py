@@ -17,7 +17,7 @@ from skilleval.errors import Diagnostic, Location
 from skilleval.suite.context import Loader
 from skilleval.suite.model import TestCase
 from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.provider_ids import translate
+from skilleval.suite.provider_ids import ENTRY_KEYS, normalized, translate
 from skilleval.suite.yamlio import Document
 
 PROVIDER_LISTS = ("providers", "targets")
@@ -25,8 +25,6 @@ PROVIDER_LISTS = ("providers", "targets")
 
 # What a promptfoo provider's `config:` may hold that skilleval reads; the rest is noted.
 _READ_CONFIG = frozenset({"apiBaseUrl", "apiHost", "baseUrl", "apiKeyEnvar"})
-# Keys of a provider entry skilleval reads; `prompts`, `transform`, `delay` … are noted.
-_READ_ENTRY = frozenset({"id", "label", "config", "prompts"})
 
 
 @dataclass
@@ -148,12 +146,9 @@ def _providers(
     for i, item in enumerate(items):
         path: list[str | int] = [key, i] if isinstance(raw, list) else [key]
         where = doc.at(path)
-        if isinstance(item, Mapping) and len(item) == 1 and next(iter(item)) not in _READ_ENTRY:
-            # The older form: `- openai:gpt-4o: {config: …}`.
-            ((pid, rest),) = item.items()
-            item = {"id": pid, **(rest if isinstance(rest, Mapping) else {})}
+        item = normalized(item)
         if isinstance(item, Mapping):
-            for extra in sorted(set(item) - _READ_ENTRY):
+            for extra in sorted(set(item) - ENTRY_KEYS):
                 notes.append(
                     _warning(where, f"`{extra}` of this provider is not used by skilleval")
                 )

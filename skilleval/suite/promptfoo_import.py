@@ -17,7 +17,7 @@ from typing import Any
 
 from skilleval.errors import Location
 from skilleval.suite.columns import PROVIDER_LISTS
-from skilleval.suite.provider_ids import translate
+from skilleval.suite.provider_ids import normalized, translate
 from skilleval.suite.schema import PROMPTFOO_KEYS
 from skilleval.suite.yamlio import Document
 
@@ -112,6 +112,7 @@ def import_config(path: Path) -> Imported:
             continue
         raw = data[key]
         for i, entry in enumerate(raw if isinstance(raw, list) else [raw]):
+            entry = normalized(entry)
             read = translate(entry, need_keys=False)
             name = f"{key}[{i}]" if isinstance(raw, list) else key
             if read.model is None:
@@ -121,8 +122,11 @@ def import_config(path: Path) -> Imported:
             extra: dict[str, Any] = {}
             if isinstance(model, dict) or (isinstance(entry, Mapping) and entry.get("label")):
                 extra["label"] = read.label  # the column's name: the id's model, or its label
-            if isinstance(entry, Mapping) and entry.get("prompts"):
-                extra["prompts"] = [str(x) for x in entry["prompts"]]
+            written = entry.get("prompts") if isinstance(entry, Mapping) else None
+            if isinstance(written, list) and written:
+                extra["prompts"] = [str(x) for x in written]
+            elif written:
+                extra["prompts"] = written  # not a list: as written, for the loader to point at
             if extra:
                 base = model if isinstance(model, dict) else _as_mapping(model)
                 model = {**base, **extra}

@@ -72,6 +72,19 @@ class Translated:
     refusal: str | None = None
 
 
+ENTRY_KEYS = frozenset({"id", "label", "config", "prompts"})
+"""The keys of a provider entry skilleval reads."""
+
+
+def normalized(entry: Any) -> Any:
+    """promptfoo's older form of an entry, ``{ID: {config: …}}``, as ``{id: ID, config: …}``;
+    anything else as written."""
+    if isinstance(entry, Mapping) and len(entry) == 1 and next(iter(entry)) not in ENTRY_KEYS:
+        ((pid, rest),) = entry.items()
+        return {"id": pid, **(rest if isinstance(rest, Mapping) else {})}
+    return entry
+
+
 def translate(
     entry: Any, env: Mapping[str, str] | None = None, *, need_keys: bool = True
 ) -> Translated:
@@ -84,6 +97,7 @@ def translate(
             out anyway, naming the variable, so that the run asks for the key.
     """
     env = os.environ if env is None else env
+    entry = normalized(entry)
     config: Mapping[str, Any] = {}
     label = ""
     if isinstance(entry, Mapping):

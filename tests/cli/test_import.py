@@ -142,3 +142,21 @@ def test_every_example_imports_to_a_suite_with_the_same_tests(
     assert ours.tests
     assert _shape(ours) == _shape(theirs)
     assert ours.judge == theirs.judge
+
+
+def test_the_older_id_keyed_provider_form_imports_and_bad_prompts_are_pointed_at(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        'providers:\n  - echo: {label: first}\n  - {id: echo, prompts: 3}\nprompts: ["hi {{x}}"]\n'
+        "tests:\n  - vars: {x: 1}\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["import", "promptfoo", str(config)]) == 4
+    err = capsys.readouterr().err
+    assert "suite.yaml:" in err
+    assert "`prompts` must be a list of prompt labels" in err
+    assert "Traceback" not in err
+    text = (tmp_path / "suite.yaml").read_text(encoding="utf-8")
+    assert "label: first" in text
