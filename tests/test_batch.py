@@ -3,9 +3,7 @@ prefix, per-request budgets and stop strings. The real model is in test_llama.py
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
@@ -264,54 +262,6 @@ def test_choices_are_scored_side_by_side_as_one_at_a_time_would() -> None:
 def test_scoring_needs_two_slots() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         BatchDecoder(FakeBackend({}), 1, 64, 4).score([ScoreJob(PROMPTS[0], ((3, EOG),))])
-
-
-def test_requests_that_arrive_while_the_model_is_busy_are_decoded_together(
-    tmp_path: Path,
-) -> None:
-    from skilleval.engine.base import Completion, Message, Request
-    from skilleval.engine.llama import LlamaConfig, LlamaProvider
-    from skilleval.errors import ProviderError
-
-    provider = LlamaProvider(LlamaConfig(parallel=3), tmp_path)
-    batches: list[list[str]] = []
-    release = threading.Event()
-
-    def complete_batch(requests: Sequence[Request]) -> list[Completion | ProviderError]:
-        batches.append([r.test_id for r in requests])
-        if len(batches) == 1:
-            release.wait(timeout=60)
-        return [
-            ProviderError("refused") if r.test_id == "bad" else Completion(text=r.test_id)
-            for r in requests
-        ]
-
-    provider.complete_batch = complete_batch  # type: ignore[method-assign]
-    answers: dict[str, str] = {}
-
-    def ask(test_id: str) -> None:
-        request = Request(messages=(Message("user", "hi"),), test_id=test_id)
-        try:
-            answers[test_id] = provider.complete(request).text
-        except ProviderError as exc:
-            answers[test_id] = f"error: {exc}"
-
-    first = threading.Thread(target=ask, args=("first",))
-    first.start()
-    while not batches:
-        release.wait(0.01)
-    others = [threading.Thread(target=ask, args=(name,)) for name in ("b", "bad", "c", "d")]
-    for thread in others:
-        thread.start()
-    while len(provider._waiting) < len(others):
-        release.wait(0.01)
-    release.set()
-    for thread in [first, *others]:
-        thread.join(timeout=60)
-    assert batches[0] == ["first"]
-    assert sorted(batches[1]) == ["b", "bad", "c", "d"]
-    assert len(batches) == 2
-    assert answers == {"first": "first", "b": "b", "c": "c", "d": "d", "bad": "error: refused"}
 
 
 def test_prompts_too_long_for_the_context_do_not_stop_the_others() -> None:

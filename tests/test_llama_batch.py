@@ -25,6 +25,12 @@ SCHEMA = {
     "additionalProperties": False,
 }
 
+VERDICT = {
+    "type": "object",
+    "properties": {"reason": {"type": "string"}, "verdict": {"enum": ["pass", "fail"]}},
+    "required": ["reason", "verdict"],
+}
+
 
 def ask(text: str, **kw: object) -> Request:
     return Request(
@@ -38,6 +44,8 @@ REQUESTS = [
     ask("What is 2+2?", max_tokens=3),
     ask("Name a colour.", max_tokens=24),
     ask("Rate the word 'blue' from 1 to 5 as JSON.", max_tokens=48, json_schema=SCHEMA),
+    # The model's own first choice is prose, which this grammar refuses at once.
+    ask("Write a poem about rain.", max_tokens=32, json_schema=VERDICT),
     ask("Tell me about cats.", max_tokens=20, temperature=0.8, top_p=0.9, seed=11),
     ask("Is the sky blue? Answer yes or no.", choices=("yes", "no")),
     ask("Is grass red? Answer yes or no.", choices=("yes", "no", "not sure")),
@@ -61,6 +69,17 @@ def test_batched_replies_equal_one_at_a_time(wide: LlamaProvider) -> None:
     batched = [key(a) for a in wide.complete_batch(REQUESTS)]
     single = [key(wide.complete(r)) for r in REQUESTS]
     assert batched == single
+
+
+def test_batched_replies_equal_the_one_at_a_time_path(wide: LlamaProvider, tmp_path: Path) -> None:
+    # parallel: 1 decodes through llama-cpp-python's own completion loop and sampler chain,
+    # where the batched path samples greedy schema-held replies its own shorter way.
+    single = LlamaProvider(LlamaConfig(parallel=1), tmp_path)
+    try:
+        alone = [key(single.complete(r)) for r in REQUESTS]
+    finally:
+        single.close()
+    assert [key(a) for a in wide.complete_batch(REQUESTS)] == alone
 
 
 def test_a_batched_run_gives_the_same_bytes_twice_whatever_its_width_and_order(

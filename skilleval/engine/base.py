@@ -170,7 +170,7 @@ class Provider(Protocol):
     """A model that answers requests."""
 
     max_concurrency: int
-    """How many calls may run at once (1 for an in-process model)."""
+    """How many calls may run at once (1 for an in-process model that does not batch)."""
 
     def identity(self) -> ModelIdentity: ...
 
@@ -222,7 +222,10 @@ class Batched(Protocol):
     """A provider that answers several requests at once (batched decoding)."""
 
     batch_width: int
-    """How many requests it decodes together; 1 means it gains nothing from batches."""
+    """How many requests it decodes together; 1 means it gains nothing from batches. A
+    provider whose ``max_concurrency`` is at least its width also batches calls to
+    :meth:`~Provider.complete` that arrive at once from several threads (continuous
+    batching), and is fed that way."""
 
     def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
         """One completion, or the error that replaced it, per request, in order."""
@@ -234,6 +237,13 @@ def batch_width(provider: object) -> int:
     if isinstance(provider, Batched):
         return max(1, int(provider.batch_width))
     return 1
+
+
+def joins_calls(provider: object) -> bool:
+    """Whether ``provider`` batches concurrent :meth:`~Provider.complete` calls: it decodes
+    several requests together and accepts at least that many calls at once."""
+    lanes = batch_width(provider)
+    return lanes > 1 and int(getattr(provider, "max_concurrency", 1)) >= lanes
 
 
 def complete_all(

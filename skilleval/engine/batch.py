@@ -29,7 +29,6 @@ byte for byte what the one-at-a-time path returns.
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -39,6 +38,9 @@ __all__ = [
     "BatchDecoder",
     "BatchJob",
     "BatchResult",
+    "Deliver",
+    "Feed",
+    "ListFeed",
     "Sampler",
     "ScoreJob",
     "ScoreResult",
@@ -83,6 +85,46 @@ class Backend(Protocol):
         ...
 
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes: ...
+
+
+Deliver = Callable[["BatchResult"], None]
+"""Receives a request's result the moment it is finished."""
+
+
+class Feed(Protocol):
+    """Where a decoder takes its requests from while it runs: a fixed list, or a queue that
+    other threads keep filling (continuous batching)."""
+
+    def take(self) -> tuple[BatchJob, Deliver] | None:
+        """The next request and where its result goes; None when none is waiting now."""
+        ...
+
+    def peek(self) -> tuple[int, ...] | None:
+        """The prompt of the request :meth:`take` would return next, if any."""
+        ...
+
+
+class ListFeed:
+    """A fixed list of jobs, their results collected in order."""
+
+    def __init__(self, jobs: Sequence[BatchJob]) -> None:
+        self.jobs = jobs
+        self.results = [BatchResult() for _ in jobs]
+        self._next = 0
+
+    def take(self) -> tuple[BatchJob, Deliver] | None:
+        i = self._next
+        if i >= len(self.jobs):
+            return None
+        self._next += 1
+
+        def deliver(result: BatchResult) -> None:
+            self.results[i] = result
+
+        return self.jobs[i], deliver
+
+    def peek(self) -> tuple[int, ...] | None:
+        return self.jobs[self._next].prompt if self._next < len(self.jobs) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +172,9 @@ class ScoreResult:
 
 @dataclass(slots=True)
 class _Live:
-    index: int
     job: BatchJob
+    deliver: Deliver
+    result: BatchResult
     sampler: Sampler
     started: float
     tokens: list[int] = field(default_factory=list)
@@ -212,15 +255,19 @@ class BatchDecoder:
     def run(self, jobs: Sequence[BatchJob]) -> list[BatchResult]:
         """Decode every job; one result per job, in order. A job that fails gets its error;
         a failure of llama.cpp itself fails the jobs not yet finished."""
-        results = [BatchResult() for _ in jobs]
-        if not jobs:
-            return results
+        feed = ListFeed(jobs)
+        self.drain(feed)
+        return feed.results
+
+    def drain(self, feed: Feed) -> None:
+        """Decode requests from ``feed`` until it has none waiting and every slot is done,
+        taking a new one whenever a slot frees, and delivering each result as it finishes.
+        A failure of llama.cpp itself fails the requests in the slots and those waiting."""
         start = time.perf_counter()
         try:
-            self._run(jobs, results)
+            self._run(feed)
         finally:
             self.busy_s += time.perf_counter() - start
-        return results
 
     def score(self, jobs: Sequence[ScoreJob]) -> list[ScoreResult]:
         """Score every job's options, the options of one job decoded side by side.
@@ -334,17 +381,19 @@ class BatchDecoder:
 
     # -- one call ----------------------------------------------------------------------------
 
-    def _run(self, jobs: Sequence[BatchJob], results: list[BatchResult]) -> None:
-        waiting = deque(range(len(jobs)))
+    def _run(self, feed: Feed) -> None:
         slots: list[_Live | None] = [None] * self.width
         try:
-            while waiting or any(s is not None for s in slots):
+            while True:
                 for slot in range(self.width):
-                    while slots[slot] is None and waiting:
-                        slots[slot] = self._admit(slot, waiting.popleft(), jobs, results)
+                    while slots[slot] is None:
+                        taken = feed.take()
+                        if taken is None:
+                            break
+                        slots[slot] = self._admit(slot, *taken, feed.peek())
                 live = [(slot, s) for slot, s in enumerate(slots) if s is not None]
                 if not live:
-                    continue
+                    return
                 self.backend.decode(
                     [
                         (s.pending, len(s.job.prompt) + len(s.tokens) - 1, slot, True)
@@ -352,45 +401,67 @@ class BatchDecoder:
                     ]
                 )
                 for row, (slot, s) in enumerate(live):
-                    if not self._step(s, s.sampler.sample(row), results[s.index]):
+                    if not self._step(s, s.sampler.sample(row), s.result):
                         self._release(slot, slots)
+                        s.deliver(s.result)
         except RuntimeError as exc:
+            failed = f"llama.cpp failed: {exc}"
             for slot, held in enumerate(slots):
                 if held is not None:
-                    results[held.index].error = f"llama.cpp failed: {exc}"
                     self._release(slot, slots)
-            for index in waiting:
-                results[index].error = f"llama.cpp failed: {exc}"
+                    held.deliver(BatchResult(error=failed))
+            while (taken := feed.take()) is not None:
+                taken[1](BatchResult(error=failed))
             # The KV state is unknown now: the next call evaluates its prefix afresh.
             self._held = ()
 
     def _admit(
-        self,
-        slot: int,
-        index: int,
-        jobs: Sequence[BatchJob],
-        results: list[BatchResult],
+        self, slot: int, job: BatchJob, deliver: Deliver, following: tuple[int, ...] | None
     ) -> _Live | None:
-        """Put job ``index`` in ``slot`` and sample its first token; None if it is done.
+        """Put ``job`` in ``slot`` and sample its first token; None if it is done (its result
+        delivered).
 
-        The prefix sequence is first brought to the prefix this prompt shares with the next
-        one (or to the whole prompt but two tokens, for the last), evaluating only what it
-        did not hold; the slot gets a copy and evaluates the rest. Requests in plan order
-        share long prefixes with their neighbours, so each prefix is evaluated about once.
+        The prefix sequence is first brought to the prefix this prompt shares with the
+        ``following`` one (or to the whole prompt but two tokens, for the last), evaluating
+        only what it did not hold; the slot gets a copy and evaluates the rest. Requests in
+        plan order share long prefixes with their neighbours, so each prefix is evaluated
+        about once.
         """
-        job = jobs[index]
-        result = results[index]
+        result = BatchResult()
         prompt = job.prompt
         if len(prompt) >= self.n_ctx:
             result.error = (
                 f"prompt is {len(prompt)} tokens but the context holds {self.n_ctx}; "
                 "raise model.n_ctx"
             )
+            deliver(result)
             return None
-        live = _Live(index, job, job.make_sampler(), time.perf_counter())
-        following = [j.prompt for j in jobs[index + 1 : index + 2] if len(j.prompt) < self.n_ctx]
+        live = _Live(job, deliver, result, job.make_sampler(), time.perf_counter())
+        try:
+            last_row = self._prefill(slot, prompt, following, result)
+            going = self._step(live, live.sampler.sample(last_row), result)
+        except RuntimeError as exc:
+            live.sampler.close()
+            deliver(BatchResult(error=f"llama.cpp failed: {exc}"))
+            raise
+        if going:
+            return live
+        live.sampler.close()
+        deliver(result)
+        return None
+
+    def _prefill(
+        self,
+        slot: int,
+        prompt: tuple[int, ...],
+        following: tuple[int, ...] | None,
+        result: BatchResult,
+    ) -> int:
+        """Evaluate ``prompt`` into ``slot`` (its shared prefix copied, see :meth:`_admit`);
+        return the row of its last token's logits."""
+        after = [following] if following is not None and len(following) < self.n_ctx else []
         self._unbilled = 0
-        shared = self._prepare_prefix(prompt[: common_prefix([prompt, *following])])
+        shared = self._prepare_prefix(prompt[: common_prefix([prompt, *after])])
         self.backend.clear(slot)
         start = 0
         if shared and len(prompt) - shared >= 2:
@@ -403,11 +474,7 @@ class BatchDecoder:
         if start:
             result.evaluated += self._unbilled
             self._unbilled = 0
-        last_row = chunks[-1][1] - chunks[-1][0] - 1
-        if self._step(live, live.sampler.sample(last_row), result):
-            return live
-        live.sampler.close()
-        return None
+        return chunks[-1][1] - chunks[-1][0] - 1
 
     def _release(self, slot: int, slots: list[_Live | None]) -> None:
         live = slots[slot]

@@ -40,7 +40,7 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
-from skilleval.engine.batch import BatchDecoder, BatchJob, ScoreJob
+from skilleval.engine.batch import BatchDecoder, BatchJob, BatchResult, Feed, ScoreJob
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
@@ -65,6 +65,7 @@ from skilleval.engine.llama_config import (
     default_threads,
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
+from skilleval.engine.llama_queue import Prepared, RequestQueue
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -87,8 +88,8 @@ INSTALL_HINT = "install with pip install 'skilleval[llama]'"
 SCORING_VERSION = 1
 """Part of the cache salt: bump when choice scoring changes so stale scores are not reused."""
 
-GATHER = 4
-"""Requests that waited for the model are decoded together up to this many times its width."""
+IN_FLIGHT = 2
+"""Calls a batching provider takes at once, per slot."""
 
 SCORE_DIGITS = 6
 """Choice scores are rounded so they print and compare stably."""
@@ -131,13 +132,14 @@ class LlamaProvider:
         threads: The CPU threads llama.cpp generates with.
     """
 
-    max_concurrency: int = 1
-
     def __init__(self, config: LlamaConfig, memo_dir: Path | str, *, jobs: int = 1) -> None:
         self.config = config
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
         self.batch_width = batch_width(config, jobs)
+        # Batching, it takes calls from several threads at once and decodes them together:
+        # one in each slot, and one waiting to take a slot the moment it frees.
+        self.max_concurrency = self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
         self.threads = config.threads or default_threads()
         self._batch: BatchDecoder | None = None
         self._backend: Any = None
@@ -156,9 +158,7 @@ class LlamaProvider:
         self._canonical = 0
         """How many leading KV positions were evaluated in batches of two or more tokens."""
         self._lock = threading.Lock()
-        self._gather = threading.Condition()
-        self._waiting: list[tuple[Request, list[Completion | ProviderError]]] = []
-        self._leading = False
+        self._queue = RequestQueue(self._prepare, self._drain)
         self._embedder: GgufEmbedder | None = None
 
     # -- Provider protocol -------------------------------------------------------------------
@@ -236,7 +236,7 @@ class LlamaProvider:
         """
         check_request(request)
         if self.batch_width > 1 and request.choices is None:
-            return self._join(request)
+            return self._queue.ask(request)
         with self._lock:
             llm = self._load()
             prompt = self._prompt_tokens(request.messages)
@@ -294,40 +294,6 @@ class LlamaProvider:
                 except ProviderError as exc:
                     out[i] = exc
         return [answer for answer in out if answer is not None]
-
-    def _join(self, request: Request) -> Completion:
-        """Answer ``request`` in a batch with whatever other threads ask meanwhile.
-
-        The first caller decodes its request at once; requests that arrive while the model
-        is busy wait, and the next free caller decodes all of them together. Batched replies
-        equal one-at-a-time replies, so who waited with whom never changes a reply.
-        """
-        ticket: list[Completion | ProviderError] = []
-        with self._gather:
-            self._waiting.append((request, ticket))
-            while not ticket:
-                if self._leading:
-                    self._gather.wait()
-                    continue
-                self._leading = True
-                taken = self._waiting[: self.batch_width * GATHER]
-                del self._waiting[: len(taken)]
-                answers: list[Completion | ProviderError] = []
-                self._gather.release()
-                try:
-                    answers = self.complete_batch([r for r, _ in taken])
-                finally:
-                    self._gather.acquire()
-                    self._leading = False
-                    for (_, slot), answer in zip(taken, answers, strict=False):
-                        slot.append(answer)
-                    for _, slot in taken[len(answers) :]:
-                        slot.append(ProviderError("interrupted"))
-                    self._gather.notify_all()
-        answer = ticket[0]
-        if isinstance(answer, ProviderError):
-            raise answer
-        return answer
 
     def engine_busy(self) -> tuple[int, float]:
         """Tokens generated and seconds spent generating them (prompt evaluation included),
@@ -606,41 +572,52 @@ class LlamaProvider:
     # -- batched generation --------------------------------------------------------------------
 
     def _decode_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
-        llm = self._load()
-        batch = self._decoder(llm)
-        backend = self._backend
-        stop = tuple(s.encode("utf-8") for s in self._stops())
-        jobs: list[BatchJob] = []
-        prompts: dict[int, list[int]] = {}
+        batch = self._decoder(self._load())
         out: list[Completion | ProviderError] = []
+        placed: list[tuple[int, Prepared]] = []
         for i, request in enumerate(requests):
             try:
-                prompt = self._prompt_tokens(request.messages)
-                grammar = self._grammar(request.json_schema) if request.json_schema else None
+                prepared = self._prepare(request)
             except ProviderError as exc:
                 out.append(exc)
                 continue
             out.append(ProviderError("not decoded"))  # replaced below
-            prompts[i] = prompt
-            sampled = request.temperature > 0
+            placed.append((i, prepared))
+        results = batch.run([prepared.job for _, prepared in placed])
+        for (i, prepared), result in zip(placed, results, strict=True):
+            out[i] = prepared.finish(result)
+        return out
 
-            def make(
-                request: Request = request, grammar: Any = grammar, sampled: bool = sampled
-            ) -> Any:
-                return backend.sampler(
-                    temperature=float(request.temperature) if sampled else 0.0,
-                    top_p=float(request.top_p) if sampled else 1.0,
-                    seed=native_seed(request.seed),
-                    grammar=grammar,
-                )
+    def _drain(self, feed: Feed) -> None:
+        """Decode queued requests (:class:`RequestQueue`) until none is waiting."""
+        with self._lock:
+            self._decoder(self._load()).drain(feed)
 
-            jobs.append(BatchJob(tuple(prompt), request.max_tokens, make, stop))
-        results = batch.run(jobs)
-        for (i, prompt), result in zip(prompts.items(), results, strict=True):
-            request = requests[i]
+    def _prepare(self, request: Request) -> Prepared:
+        """``request`` as a batch job (the model loaded), and how its result becomes a reply.
+
+        Raises:
+            ProviderError: The chat template rejects the messages, or the schema cannot be
+                turned into a grammar.
+        """
+        if request.json_schema is not None:
+            check_schema(request.json_schema)
+        prompt = self._prompt_tokens(request.messages)
+        grammar = self._grammar(request.json_schema) if request.json_schema else None
+        backend = self._backend
+        sampled = request.temperature > 0
+
+        def make() -> Any:
+            return backend.sampler(
+                temperature=float(request.temperature) if sampled else 0.0,
+                top_p=float(request.top_p) if sampled else 1.0,
+                seed=native_seed(request.seed),
+                grammar=grammar,
+            )
+
+        def finish(result: BatchResult) -> Completion | ProviderError:
             if result.error is not None:
-                out[i] = ProviderError(result.error)
-                continue
+                return ProviderError(result.error)
             completion = clean_reply(
                 Completion(
                     text=result.text.decode("utf-8", errors="ignore"),
@@ -655,10 +632,11 @@ class LlamaProvider:
                 try:
                     validate_json(completion.text, request.json_schema)
                 except ProviderError as exc:
-                    out[i] = exc
-                    continue
-            out[i] = completion
-        return out
+                    return exc
+            return completion
+
+        stop = tuple(s.encode("utf-8") for s in self._stops())
+        return Prepared(BatchJob(tuple(prompt), request.max_tokens, make, stop), finish)
 
     def _decoder(self, llm: Any) -> BatchDecoder:
         from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from skilleval.api import Judge, Verdict
-from skilleval.engine.base import Completion, Provider, batch_width, complete_all
+from skilleval.engine.base import Completion, Provider, batch_width, complete_all, joins_calls
 from skilleval.errors import ProviderError
 from skilleval.results.records import Message, Record
 from skilleval.runner import agentic as agentic_mod
@@ -155,10 +155,15 @@ def iterate(
     jobs: Sequence[Job], provider: Provider, parallel: int, agentic: RunAgentic | None = None
 ) -> Iterator[Generated]:
     lanes = batch_width(provider)
-    if lanes > 1:
+    if joins_calls(provider):
+        # Continuous batching: enough calls in flight that a slot that frees finds a request
+        # waiting; replies come back (and are graded) as each finishes.
+        width = int(getattr(provider, "max_concurrency", 1))
+    elif lanes > 1:
         yield from batched(jobs, provider, lanes, agentic)
         return
-    width = max(1, min(parallel, getattr(provider, "max_concurrency", 1)))
+    else:
+        width = max(1, min(parallel, getattr(provider, "max_concurrency", 1)))
     if width == 1:
         for job in jobs:
             yield generate(job, provider, agentic)
@@ -233,6 +238,10 @@ def run_jobs(
 
 
 def judge_width(judge: Judge | None) -> int:
-    """How many judge calls the judge's model decodes together (1 when it does not batch)."""
+    """How many judge calls to make at once: as many as the judge's model takes in flight
+    when it batches concurrent calls, else as many as it decodes together (1 when it does
+    not batch)."""
     provider = getattr(judge, "provider", None)
+    if joins_calls(provider):
+        return int(getattr(provider, "max_concurrency", 1))
     return max(1, int(getattr(provider, "batch_width", 1)))
