@@ -71,3 +71,15 @@ def test_a_cached_run_leaves_unused_libraries_unloaded(tmp_path: Path) -> None:
     assert modules.isdisjoint({"httpx", "rich", "llama_cpp"}), modules
     assert "jinja2" in modules
     assert "jsonschema" not in modules
+    # Nothing in this suite compiles an expression, measures edit distance or draws a
+    # table (-q prints the headline alone); installed entry points and llama-cpp-python's
+    # version come from the memo the first run left under the home.
+    assert modules.isdisjoint({"lark", "rapidfuzz", "tabulate"}), modules
+    assert "importlib.metadata" not in _imported_modules("run", str(suite), "-q")
+
+
+def _imported_modules(*argv: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1])["modules"])
