@@ -2,11 +2,12 @@
 
 Asking :mod:`importlib.metadata` imports it and reads installed packages' metadata, which
 costs about a tenth of a second on every start. Its answers change only when packages are
-installed, removed or upgraded, so they are kept in ``<home>/installed.json`` with a
-fingerprint of everything such a scan reads: each folder on ``sys.path``, its modification
-time, the name of each package's metadata folder in it and the modification time of that
-package's ``entry_points.txt``. Installing, removing or upgrading a package changes its
-folder's listing and modification time, so the fingerprint, and the memo is not used.
+installed, removed or upgraded, so they are kept in ``<home>/installed.json`` under a
+fingerprint of what such a scan reads (:func:`path_fingerprint`): the folders on
+``sys.path``, the names of the packages' metadata folders in each, and the modification
+times of those folders and of the files in them that hold entry points and versions.
+Installing, removing or upgrading a package changes the fingerprint, and the memo then no
+longer answers.
 
 Two answers are kept: that no package names an entry point in skilleval's groups (a scan
 that finds some is never skipped, so an installed plugin always loads as before), and a
@@ -22,7 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skilleval.util.memo import read_memo, remember
 
@@ -32,8 +33,12 @@ if TYPE_CHECKING:
 MEMO_NAME = "installed.json"
 """The memo's file name under the home."""
 _NO_ENTRY_POINTS = "no-entry-points"
-"""The entry holding the fingerprint of the last scan that found no entry points."""
+"""The entry holding the fingerprints of the scans that found no entry points."""
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
+_METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO")
+"""The files in a metadata folder whose change can change an answer."""
+_KEEP = 8
+"""How many fingerprints each answer is kept for."""
 
 
 def entry_points_in(groups: Sequence[str], home: Path | None) -> list[EntryPoint]:
@@ -43,19 +48,19 @@ def entry_points_in(groups: Sequence[str], home: Path | None) -> list[EntryPoint
     """
     memo = _memo(home)
     fingerprint = path_fingerprint() if memo is not None else None
-    if fingerprint is not None and memo is not None:
-        found_none = read_memo(memo).get(_NO_ENTRY_POINTS) == fingerprint
-        if found_none:
-            return []
+    if (
+        fingerprint is not None
+        and memo is not None
+        and fingerprint in _kept(memo, _NO_ENTRY_POINTS)
+    ):
+        return []
     from importlib.metadata import entry_points  # lazy: start-up time
 
     found = [
         ep for group in groups for ep in sorted(entry_points(group=group), key=lambda e: e.name)
     ]
-    if memo is not None and fingerprint is not None:
-        wanted = None if found else fingerprint
-        if read_memo(memo).get(_NO_ENTRY_POINTS) != wanted:
-            remember(memo, _NO_ENTRY_POINTS, wanted)
+    if memo is not None and fingerprint is not None and not found:
+        _keep(memo, _NO_ENTRY_POINTS, fingerprint, True)
     return found
 
 
@@ -68,9 +73,10 @@ def version_of(distribution: str, home: Path | None) -> str | None:
     fingerprint = path_fingerprint() if memo is not None else None
     key = f"version:{distribution}"
     if memo is not None and fingerprint is not None:
-        kept = read_memo(memo).get(key)
-        if isinstance(kept, list) and len(kept) == 2 and kept[0] == fingerprint:
-            return kept[1] if isinstance(kept[1], str) else None
+        kept = _kept(memo, key)
+        if fingerprint in kept:
+            found = kept[fingerprint]
+            return found if isinstance(found, str) else None
     from importlib import metadata  # lazy: start-up time
 
     try:
@@ -78,7 +84,7 @@ def version_of(distribution: str, home: Path | None) -> str | None:
     except metadata.PackageNotFoundError:
         version = None
     if memo is not None and fingerprint is not None:
-        remember(memo, key, [fingerprint, version])
+        _keep(memo, key, fingerprint, version)
     return version
 
 
@@ -86,8 +92,30 @@ def _memo(home: Path | None) -> Path | None:
     return home / MEMO_NAME if home is not None and home.is_dir() else None
 
 
+def _kept(memo: Path, key: str) -> dict[str, Any]:
+    """The answers kept under ``key``, by fingerprint."""
+    kept = read_memo(memo).get(key)
+    return kept if isinstance(kept, dict) else {}
+
+
+def _keep(memo: Path, key: str, fingerprint: str, answer: Any) -> None:
+    """Keep ``answer`` for ``fingerprint``, with the latest few others: one installation
+    started in several ways (a script, ``python -m``) has one fingerprint per way, as the
+    first folder on ``sys.path`` differs."""
+    kept = _kept(memo, key)
+    if fingerprint in kept and kept[fingerprint] == answer:
+        return
+    kept.pop(fingerprint, None)
+    kept[fingerprint] = answer
+    remember(memo, key, dict(list(kept.items())[-_KEEP:]))
+
+
 def path_fingerprint() -> str | None:
     """A digest of what a scan of installed packages reads; None when it cannot be known.
+
+    For each folder on ``sys.path``: the names of the packages' metadata folders in it, and
+    the modification times of each such folder, its ``entry_points.txt`` and its version
+    file. A file on the path (a zip) counts by its own modification time.
 
     Another finder on ``sys.meta_path`` that lists distributions (a frozen application's, an
     import hook's) may find packages that no folder shows, so then there is no fingerprint.
@@ -100,19 +128,26 @@ def path_fingerprint() -> str | None:
         folder = entry or os.getcwd()  # "" is the current folder
         digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
         try:
-            digest.update(str(os.stat(folder).st_mtime_ns).encode())
             names = sorted(os.listdir(folder))
         except OSError:
-            # Missing, unreadable, or a file: a zip's contents change its time.
-            digest.update(b"-\n")
+            digest.update(_stamp(folder).encode())  # a zip, or nothing there
+            digest.update(b"\n")
             continue
         for name in names:
             if name.endswith(_METADATA_SUFFIXES):
-                digest.update(f"\0{name}\0".encode("utf-8", "surrogateescape"))
-                try:
-                    stamp = os.stat(os.path.join(folder, name, "entry_points.txt")).st_mtime_ns
-                except OSError:
-                    stamp = -1
-                digest.update(str(stamp).encode())
+                info = os.path.join(folder, name)
+                stamps = [_stamp(os.path.join(info, f)) for f in _METADATA_FILES]
+                digest.update(
+                    f"\0{name}\0{_stamp(info)}:{':'.join(stamps)}".encode(
+                        "utf-8", "surrogateescape"
+                    )
+                )
         digest.update(b"\n")
     return digest.hexdigest()
+
+
+def _stamp(path: str) -> str:
+    try:
+        return str(os.stat(path).st_mtime_ns)
+    except OSError:
+        return "-"

@@ -65,7 +65,7 @@ def test_none_installed_is_remembered_and_the_next_scan_skipped(
     assert entry_points_in(GROUPS, tmp_path) == []
     assert scans == list(GROUPS)
     memo = json.loads((tmp_path / MEMO_NAME).read_text())
-    assert memo["no-entry-points"] == path_fingerprint()
+    assert memo["no-entry-points"] == {path_fingerprint(): True}
     assert entry_points_in(GROUPS, tmp_path) == []
     assert scans == list(GROUPS)  # not scanned again
 
@@ -80,9 +80,44 @@ def test_a_package_installed_after_the_memo_is_found(
         ("skilleval.assertions", "shout", "shoutpkg")
     ]
     # Found entry points are never remembered as none: every later start scans.
-    assert json.loads((tmp_path / MEMO_NAME).read_text())["no-entry-points"] is None
+    assert (
+        path_fingerprint() not in json.loads((tmp_path / MEMO_NAME).read_text())["no-entry-points"]
+    )
     entry_points_in(GROUPS, tmp_path)
     assert scans == list(GROUPS) * 3
+
+
+def test_each_way_of_starting_keeps_its_own_answer(
+    site: Path, tmp_path: Path, scans: list[str]
+) -> None:
+    entry_points_in(GROUPS, tmp_path)
+    other = tmp_path / "bin"
+    other.mkdir()
+    sys.path.insert(0, str(other))  # as a console script's folder comes first
+    try:
+        entry_points_in(GROUPS, tmp_path)
+    finally:
+        sys.path.remove(str(other))
+    entry_points_in(GROUPS, tmp_path)
+    assert scans == list(GROUPS) * 2
+    assert len(json.loads((tmp_path / MEMO_NAME).read_text())["no-entry-points"]) == 2
+
+
+def test_other_files_in_a_path_folder_leave_the_fingerprint_alone(site: Path) -> None:
+    before = path_fingerprint()
+    (site / "notes.txt").write_text("not a package")
+    (site / "module.py").write_text("")
+    assert path_fingerprint() == before
+
+
+def test_a_version_file_edited_in_place_changes_the_fingerprint(site: Path) -> None:
+    info = _install(site, "editpkg", "1.0")
+    before = path_fingerprint()
+    metadata = info / "METADATA"
+    metadata.write_text("Metadata-Version: 2.1\nName: editpkg\nVersion: 1.1\n")
+    stamp = metadata.stat().st_mtime_ns + 1_000_000_000
+    os.utime(metadata, ns=(stamp, stamp))
+    assert path_fingerprint() != before
 
 
 def test_an_entry_points_file_edited_in_place_changes_the_fingerprint(site: Path) -> None:
