@@ -54,6 +54,10 @@ class Loader:
     """A plugin folder could not be loaded, so an unknown type may be one of its own."""
     default_asserts: dict[int, AssertionEntry] = field(default_factory=dict)
     """``defaultTest`` assertions without templates, by index: compiled once, not per test."""
+    default_templated: dict[int, AssertionEntry] = field(default_factory=dict)
+    """``defaultTest`` assertions with templates, by index, compiled once without a problem:
+    each further test checks only what depends on its vars
+    (:func:`~skilleval.suite.assertion_config.value_vars_ok`)."""
 
     @functools.cached_property
     def base(self) -> Path:
