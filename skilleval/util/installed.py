@@ -39,6 +39,8 @@ _METADATA_FILES = ("entry_points.txt", "METADATA", "PKG-INFO")
 """The files in a metadata folder whose change can change an answer."""
 _KEEP = 8
 """How many fingerprints each answer is kept for."""
+_pending: list[tuple[str, str, Any]] = []
+"""Answers found while the home did not exist yet: (entry, fingerprint, answer)."""
 
 
 def entry_points_in(groups: Sequence[str], home: Path | None) -> list[EntryPoint]:
@@ -47,7 +49,7 @@ def entry_points_in(groups: Sequence[str], home: Path | None) -> list[EntryPoint
     ``home``: the folder that may hold the memo (None: scan, remember nothing).
     """
     memo = _memo(home)
-    fingerprint = path_fingerprint() if memo is not None else None
+    fingerprint = path_fingerprint() if home is not None else None
     if (
         fingerprint is not None
         and memo is not None
@@ -59,9 +61,21 @@ def entry_points_in(groups: Sequence[str], home: Path | None) -> list[EntryPoint
     found = [
         ep for group in groups for ep in sorted(entry_points(group=group), key=lambda e: e.name)
     ]
-    if memo is not None and fingerprint is not None and not found:
-        _keep(memo, _NO_ENTRY_POINTS, fingerprint, True)
+    if fingerprint is not None and not found:
+        if memo is not None:
+            _keep(memo, _NO_ENTRY_POINTS, fingerprint, True)
+        else:
+            _pending.append((_NO_ENTRY_POINTS, fingerprint, True))
     return found
+
+
+def keep_pending(home: Path) -> None:
+    """Keep what was found before ``home`` existed: a suite is loaded before its first run
+    creates the home, and that run's answer is then kept for the next one."""
+    memo = _memo(home)
+    while memo is not None and _pending:
+        key, fingerprint, answer = _pending.pop(0)
+        _keep(memo, key, fingerprint, answer)
 
 
 def version_of(distribution: str, home: Path | None) -> str | None:

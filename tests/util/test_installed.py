@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from skilleval.util.installed import MEMO_NAME, entry_points_in, path_fingerprint, version_of
+from skilleval.util.installed import (
+    MEMO_NAME,
+    entry_points_in,
+    keep_pending,
+    path_fingerprint,
+    version_of,
+)
 
 GROUPS = ("skilleval.plugins", "skilleval.assertions")
 
@@ -191,3 +197,15 @@ def test_a_missing_package_is_remembered_as_missing(
     assert scans == ["nosuchpkgskilleval"]
     _install(site, "nosuchpkgskilleval", "0.1")
     assert version_of("nosuchpkgskilleval", tmp_path) == "0.1"
+
+
+def test_an_answer_found_before_the_home_existed_is_kept_once_it_does(
+    site: Path, tmp_path: Path, scans: list[str]
+) -> None:
+    home = tmp_path / "home"
+    assert entry_points_in(GROUPS, home) == []
+    assert not home.exists()
+    home.mkdir()  # as a first run creates it
+    keep_pending(home)
+    assert entry_points_in(GROUPS, home) == []
+    assert scans == list(GROUPS)
