@@ -410,6 +410,7 @@ def _shared_tools(loader: _Loader, doc: Document, default_doc: Document | None) 
     tools, diags = agentic.shared_tools(doc, default_doc, _agent_sources(loader))
     loader.diags.extend(diags)
     loader.shared_tools = tools
+    loader.agent_sources = _agent_sources(loader)  # the same for every test
 
 
 def _agent(
@@ -422,9 +423,8 @@ def _agent(
     def compile_assertion(entry: Any, at: Sequence[str | int]) -> AssertionEntry | None:
         return _assertion(loader, entry, doc, list(at), base, vars_)
 
-    agent, diags = agentic.agent_config(
-        doc, default_doc, base, _agent_sources(loader), compile_assertion
-    )
+    sources = loader.agent_sources or _agent_sources(loader)
+    agent, diags = agentic.agent_config(doc, default_doc, base, sources, compile_assertion)
     loader.diags.extend(diags)
     return agent
 
