@@ -61,11 +61,17 @@ def prepare(
     return inline, suite_dir / "suite.yaml", home
 
 
-def warm(tree: Path, suite: Path, home: Path, scratch: Path) -> Child:
+def warm(tree: Path, suite: Path, home: Path, scratch: Path, first: bool) -> Child:
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(home, scratch)
     child = run_child(_skilleval("run", str(suite), "-q"), _env(tree, scratch))
     check(child, f"the warm re-run ({tree})")
+    memo = scratch / "installed.json"
+    if first and memo.is_file():
+        # What this tree's own cold run would have left in the home (a home made by another
+        # tree, or from another folder, lacks it): the installed-packages memo, keyed by
+        # sys.path, whose first folder is the current one.
+        shutil.copy2(memo, home / "installed.json")
     return child
 
 
@@ -100,22 +106,26 @@ def main() -> None:
     trees = {"this tree": REPO}
     if args.against:
         trees = {"against": args.against.resolve(), **trees}
-    cases: dict[str, Callable[[Path, str], Child]] = {
-        f"validate, {args.inline_tests} inline tests": lambda tree, name: validate(
+    # The children's current folder comes first on sys.path: not a checkout's root, where
+    # `-m skilleval` would find that checkout's package before PYTHONPATH's.
+    os.chdir(work)
+    cases: dict[str, Callable[[Path, str, bool], Child]] = {
+        f"validate, {args.inline_tests} inline tests": lambda tree, name, first: validate(
             tree, inline, work / f"validate-home-{name}"
         ),
-        f"warm re-run, {args.tests} tests": lambda tree, name: warm(
-            tree, suite, home, work / f"warm-{name}"
+        f"warm re-run, {args.tests} tests": lambda tree, name, first: warm(
+            tree, suite, home, work / f"warm-{name}", first
         ),
     }
     loads = [load_average()]
     results: dict[tuple[str, str], list[Child]] = {}
     for case, measure in cases.items():
         for label, tree in trees.items():
-            measure(tree, label.replace(" ", "-"))  # untimed: writes bytecode and memos
+            measure(tree, label.replace(" ", "-"), True)  # untimed: bytecode and memos
         for _ in range(args.repeat):
             for label, tree in trees.items():
-                results.setdefault((case, label), []).append(measure(tree, label.replace(" ", "-")))
+                child = measure(tree, label.replace(" ", "-"), False)
+                results.setdefault((case, label), []).append(child)
         loads.append(load_average())
     rows = []
     for (case, label), runs in results.items():
