@@ -102,13 +102,13 @@ def main() -> None:
     work: Path = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     reuse = (args.warm[0].resolve(), args.warm[1].resolve()) if args.warm else None
-    inline, suite, home = prepare(work, args.tests, args.inline_tests, reuse)
     trees = {"this tree": REPO}
     if args.against:
         trees = {"against": args.against.resolve(), **trees}
     # The children's current folder comes first on sys.path: not a checkout's root, where
     # `-m skilleval` would find that checkout's package before PYTHONPATH's.
     os.chdir(work)
+    inline, suite, home = prepare(work, args.tests, args.inline_tests, reuse)
     cases: dict[str, Callable[[Path, str, bool], Child]] = {
         f"validate, {args.inline_tests} inline tests": lambda tree, name, first: validate(
             tree, inline, work / f"validate-home-{name}"
