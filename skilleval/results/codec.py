@@ -80,21 +80,42 @@ def fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
 # --------------------------------------------------------------------------- writing
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Types that are their own JSON data (exactly these: a subclass takes the long way)."""
+
+
+@cache
+def _writing_plan(cls: type) -> tuple[tuple[str, str, Any, bool, int | None], ...]:
+    """Each field of a results dataclass as the writer needs it, read once per class: its
+    name, JSON key, omission rule, whether None is written as ``{}``, and its digits."""
+    return tuple(
+        (
+            f.name,
+            json_key(f),
+            f.metadata.get("omit"),
+            bool(f.metadata.get("none_as_empty")),
+            f.metadata.get("digits"),
+        )
+        for f in fields(cls)
+    )
+
+
 def encode(value: Any) -> Any:
     """A results object (or any part of one) as plain JSON data, keys in declaration order."""
+    if type(value) in _SCALARS:
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
-        for f in fields(type(value)):
-            item = getattr(value, f.name)
-            omit = f.metadata.get("omit")
+        for name, key, omit, none_as_empty, digits in _writing_plan(type(value)):
+            item = getattr(value, name)
             if omit == OMIT_FALSE and item is False:
                 continue
             if omit == OMIT_EMPTY and (item is None or item == {} or item == ()):
                 continue
-            if item is None and f.metadata.get("none_as_empty"):
-                out[json_key(f)] = {}
+            if item is None and none_as_empty:
+                out[key] = {}
                 continue
-            out[json_key(f)] = _rounded(encode(item), f.metadata.get("digits"))
+            out[key] = _rounded(encode(item), digits)
         return out
     if isinstance(value, Mapping):
         return {str(k): encode(v) for k, v in value.items()}
