@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from skilleval.cli.options import cached_provider, emit_json, fitness_options, json_option
+from skilleval.cli.cached import cached_provider
+from skilleval.cli.options import emit_json, fitness_options, json_option
 from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient

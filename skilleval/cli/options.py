@@ -10,10 +10,6 @@ from typing import Any, TypeVar
 
 import click
 
-from skilleval.engine.cache import CachingProvider, open_cache
-from skilleval.engine.factory import create_provider
-from skilleval.runner.rundir import home_dir
-from skilleval.suite.model_config import ModelSpec
 from skilleval.util.scrub import without_surrogates
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,19 +59,6 @@ def _refuse_scripted(_ctx: click.Context, param: click.Parameter, value: str | N
 def model_option(*names: str, help: str) -> Callable[[F], F]:
     """A ``--model``-like option: default, a .gguf path or a provider's name, never scripted."""
     return click.option(*names, callback=_refuse_scripted, help=help)
-
-
-def warn(message: str) -> None:
-    """A warning for people, on stderr."""
-    click.echo(f"warning: {message}", err=True)
-
-
-def cached_provider(spec: ModelSpec, *, use_cache: bool) -> CachingProvider:
-    """The provider for ``spec`` behind the response cache, opened the way ``run`` opens it:
-    a read-only cache is a warning, a damaged one a clear error."""
-    home = home_dir()
-    cache = open_cache(home / "cache.db", warn) if use_cache else None
-    return CachingProvider(create_provider(spec, home=home), cache, warn)
 
 
 def fitness_options(role: str, what: str) -> Callable[[F], F]:

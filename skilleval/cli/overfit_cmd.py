@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
+from skilleval.cli.cached import cached_provider
 from skilleval.cli.options import (
-    cached_provider,
     emit_json,
     json_option,
     model_option,

@@ -6,13 +6,12 @@ from typing import Any
 
 import click
 
+from skilleval.cli.cached import cached_provider, warn
 from skilleval.cli.judge_check_cmd import judge_spec, model_name
 from skilleval.cli.options import (
-    cached_provider,
     emit_json,
     fitness_options,
     json_option,
-    warn,
 )
 from skilleval.engine.base import ModelIdentity
 from skilleval.errors import ProviderError

@@ -202,11 +202,11 @@ def run(
         for piece in iter_run(run):
             sys.stdout.write(without_surrogates(piece))
         sys.stdout.flush()
-    text = terminal.render_terminal(run, color=_color())
     if quiet:
-        click.echo(text.splitlines()[-1], err=True)
+        # The full report's last line, without building the rest of it.
+        click.echo(terminal.headline(run).splitlines()[-1], err=True)
     else:
-        click.echo(text, err=True)
+        click.echo(terminal.render_terminal(run, color=_color()), err=True)
         click.echo(f"results: {outcome.run_dir.root}", err=True)
     for message in unwritten:
         click.echo(f"error: {message}", err=True)

@@ -12,12 +12,13 @@ import json
 import math
 import random
 from collections.abc import Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from skilleval.engine.base import Request
 from skilleval.errors import InvalidReplyError, ProviderError
+from skilleval.util.home import home_dir
+from skilleval.util.installed import version_of
 
 __all__ = [
     "GGUF_MAGIC",
@@ -44,11 +45,9 @@ def native_seed(seed: int) -> int:
 
 @functools.cache
 def runtime_version() -> str:
-    """The installed llama-cpp-python's version (read once: every cache key asks for it)."""
-    try:
-        return metadata.version("llama-cpp-python")
-    except metadata.PackageNotFoundError:
-        return "missing"
+    """The installed llama-cpp-python's version (read once: every cache key asks for it;
+    remembered under the home while the installed packages stay the same)."""
+    return version_of("llama-cpp-python", home_dir()) or "missing"
 
 
 def one_line(exc: BaseException) -> str:

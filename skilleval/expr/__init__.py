@@ -15,7 +15,8 @@ false. Genuine type mistakes, such as ``"a" - 1`` or ``len(3)``, raise
 :class:`ExprRuntimeError`. The reference is ``docs/expr.md``.
 
 Modules: :mod:`~skilleval.expr.grammar` (the lark grammar and syntax errors),
-:mod:`~skilleval.expr.compiler` (parse tree to closures), :mod:`~skilleval.expr.values`
+:mod:`~skilleval.expr.compiler` (parse tree to closures), :mod:`~skilleval.expr.program`
+(the compiled expression), :mod:`~skilleval.expr.values`
 (reading data and the operators), :mod:`~skilleval.expr.functions` (the function table) and
 :mod:`~skilleval.expr.limits` (how big and deep a value may get).
 """
@@ -23,9 +24,9 @@ Modules: :mod:`~skilleval.expr.grammar` (the lark grammar and syntax errors),
 from __future__ import annotations
 
 from skilleval.errors import ExprError, ExprRuntimeError, ExprSyntaxError
-from skilleval.expr.compiler import Expr, compile_expr
 from skilleval.expr.functions import FUNCTIONS, Function
 from skilleval.expr.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_ITEMS
+from skilleval.expr.program import Expr
 
 __all__ = [
     "FUNCTIONS",
@@ -39,3 +40,14 @@ __all__ = [
     "Function",
     "compile_expr",
 ]
+
+
+def compile_expr(source: str) -> Expr:
+    """Parse and check an expression once; evaluate the result many times.
+
+    See :func:`skilleval.expr.compiler.compile_expr`; the compiler and its parser (lark) are
+    imported on the first call.
+    """
+    from skilleval.expr.compiler import compile_expr as compile_  # lazy: start-up time (lark)
+
+    return compile_(source)

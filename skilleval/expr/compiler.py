@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -22,52 +21,14 @@ from skilleval.errors import ExprRuntimeError, ExprSyntaxError, RegexError
 from skilleval.expr.functions import FUNCTIONS, Function
 from skilleval.expr.grammar import at, check_depth, parser, syntax_error, unquote
 from skilleval.expr.limits import MAX_ITEMS, check_int, too_big, weight
+from skilleval.expr.program import Expr, Run
 from skilleval.expr.values import ARITH, compare, get, is_num, kind, slice_
 from skilleval.util import saferegex
 
 __all__ = ["Expr", "compile_expr"]
 
 _Env = Mapping[str, Any]
-_Run = Callable[[_Env], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Expr:
-    """A compiled expression. Build one with :func:`compile_expr`.
-
-    Attributes:
-        source: The text it was compiled from.
-        names: The free names it reads (``output``, ``json`` …), for checks at load time.
-    """
-
-    source: str
-    names: frozenset[str]
-    _run: _Run = field(repr=False, compare=False)
-
-    def evaluate(self, env: Mapping[str, Any]) -> Any:
-        """Evaluate the expression.
-
-        Args:
-            env: The values of the free names, e.g. ``output``, ``json``, ``vars``, ``stats``.
-
-        Returns:
-            The value of the expression: null, a bool, number, string, list or mapping.
-
-        Raises:
-            ExprRuntimeError: A name is missing from ``env`` or a value has the wrong type.
-        """
-        try:
-            return self._run(env)
-        except ExprRuntimeError:
-            raise
-        except RecursionError as exc:
-            raise ExprRuntimeError("value is nested too deeply to evaluate") from exc
-        except MemoryError:
-            # The size limits should make this unreachable; the run goes on if it is not.
-            raise ExprRuntimeError("ran out of memory while evaluating") from None
-        except (TypeError, ValueError, ArithmeticError) as exc:
-            # Last line of defence for odd values in env (e.g. a mapping whose == raises).
-            raise ExprRuntimeError(f"cannot evaluate: {exc}") from exc
+_Run = Run
 
 
 def _suggest(name: str, known: list[str], what: str) -> str:

@@ -14,8 +14,9 @@ its own rubric.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -100,10 +101,16 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def _runs(tokens: Sequence[str], example: Sequence[str]) -> Iterable[tuple[str, ...]]:
-    """Every maximal run of at least :data:`MIN_RUN` words that both sequences share."""
-    for i in range(len(tokens)):
-        for j in range(len(example)):
+def _runs(
+    tokens: Sequence[str], example: Sequence[str], where: Mapping[str, Sequence[int]]
+) -> Iterable[tuple[str, ...]]:
+    """Every maximal run of at least :data:`MIN_RUN` words that both sequences share.
+
+    ``where``: each word of ``example`` and its positions there, in order; a run can only
+    start where the two words are equal, so no other position is tried.
+    """
+    for i, token in enumerate(tokens):
+        for j in where.get(token, ()):
             if i and j and tokens[i - 1] == example[j - 1]:
                 continue  # not maximal: the run started one word earlier
             length = 0
@@ -117,6 +124,19 @@ def _runs(tokens: Sequence[str], example: Sequence[str]) -> Iterable[tuple[str, 
                 yield tuple(tokens[i : i + length])
 
 
+@functools.cache
+def _examples() -> tuple[tuple[list[str], dict[str, list[int]]], ...]:
+    """The worked example's texts as words, each with where each word stands in it."""
+    out = []
+    for text in WORKED_EXAMPLE.texts:
+        example = words(text)
+        where: dict[str, list[int]] = {}
+        for j, word in enumerate(example):
+            where.setdefault(word, []).append(j)
+        out.append((example, where))
+    return tuple(out)
+
+
 def copied_example(replies: Iterable[str], context: Iterable[str]) -> str | None:
     """The words a reply copied from the worked example, or None when it copied nothing.
 
@@ -125,11 +145,10 @@ def copied_example(replies: Iterable[str], context: Iterable[str]) -> str | None
         context: What the judge was asked to grade: rubric, reference, prompt, output.
     """
     known = {w for text in context for w in words(text)}
-    examples = [words(text) for text in WORKED_EXAMPLE.texts]
     for reply in replies:
         tokens = words(reply)
-        for example in examples:
-            for run in _runs(tokens, example):
+        for example, where in _examples():
+            for run in _runs(tokens, example, where):
                 if any(w not in known and w not in _FUNCTION_WORDS for w in run):
                     return " ".join(run)
     return None

@@ -15,7 +15,6 @@ import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
@@ -35,6 +34,8 @@ from skilleval.plugins.markers import (
     ToolKindType,
 )
 from skilleval.userfile import lookup_problem
+from skilleval.util.home import home_dir
+from skilleval.util.installed import entry_points_in
 from skilleval.util.pyfile import import_plugin_file
 from skilleval.util.usercode import raised_at, user_output
 
@@ -137,27 +138,30 @@ class PluginManager:
             self.scan(importlib.import_module(module_name), "builtin")
 
     def load_entry_points(self) -> None:
-        """Every module installed packages name in :data:`ENTRY_POINT_GROUPS`."""
-        for group in ENTRY_POINT_GROUPS:
-            for ep in sorted(entry_points(group=group), key=lambda e: e.name):
-                dist = ep.dist.name if ep.dist else "?"
-                version = ep.dist.version if ep.dist else "?"
-                try:
-                    with user_output():
-                        module = ep.load()
-                except (Exception, SystemExit) as exc:
-                    # Loading runs the plugin's code, which may raise anything.
-                    raise PluginError(
-                        [
-                            Diagnostic(
-                                Location(f"entry point '{ep.name}' ({dist})"),
-                                f"plugin failed to import: {type(exc).__name__}: {exc}",
-                            )
-                        ]
-                    ) from None
-                if isinstance(module, ModuleType) and module.__name__ not in self._scanned:
-                    self.scan(module, f"entry point '{ep.name}' ({dist} {version})")
-                    self.sources.append(str(getattr(module, "__file__", ep.value)))
+        """Every module installed packages name in :data:`ENTRY_POINT_GROUPS`.
+
+        That none are installed is remembered under the home
+        (:mod:`~skilleval.util.installed`), so that most starts skip the scan.
+        """
+        for ep in entry_points_in(ENTRY_POINT_GROUPS, home_dir()):
+            dist = ep.dist.name if ep.dist else "?"
+            version = ep.dist.version if ep.dist else "?"
+            try:
+                with user_output():
+                    module = ep.load()
+            except (Exception, SystemExit) as exc:
+                # Loading runs the plugin's code, which may raise anything.
+                raise PluginError(
+                    [
+                        Diagnostic(
+                            Location(f"entry point '{ep.name}' ({dist})"),
+                            f"plugin failed to import: {type(exc).__name__}: {exc}",
+                        )
+                    ]
+                ) from None
+            if isinstance(module, ModuleType) and module.__name__ not in self._scanned:
+                self.scan(module, f"entry point '{ep.name}' ({dist} {version})")
+                self.sources.append(str(getattr(module, "__file__", ep.value)))
 
     def load_folder(
         self, folder: Path, *, where: Location | None = None, run_code: bool = True

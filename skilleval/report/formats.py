@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skilleval.plugins.markers import reporter
-from skilleval.report.csvout import render_csv
-from skilleval.report.history import SHOWN_IN_REPORT, collect
-from skilleval.report.junit import render_junit
-from skilleval.report.markdown import render_markdown
-from skilleval.results.model import Run
-from skilleval.results.write import iter_records, iter_run
-from skilleval.runner.rundir import home_dir
+from skilleval.util.home import home_dir
 from skilleval.util.scrub import without_surrogates
+
+if TYPE_CHECKING:
+    from skilleval.results.model import Run
+
+# Each format imports its renderer when it writes: registering the formats is part of every
+# suite load (validate included), writing one is not.
 
 
 def _write(dest: Path, text: str | Iterable[str]) -> None:
@@ -33,18 +34,23 @@ def _write(dest: Path, text: str | Iterable[str]) -> None:
 @reporter("json", suffix=".json")
 def write_json(results: Run, dest: Path) -> None:
     """The whole results document (schemas/results.schema.json)."""
+    from skilleval.results.write import iter_run  # lazy: start-up time
+
     _write(dest, iter_run(results))
 
 
 @reporter("jsonl", suffix=".jsonl")
 def write_jsonl(results: Run, dest: Path) -> None:
     """One record per line, as results.jsonl streams them."""
+    from skilleval.results.write import iter_records  # lazy: start-up time
+
     _write(dest, iter_records(results))
 
 
 @reporter("html", suffix=".html")
 def write_html(results: Run, dest: Path) -> None:
     """A self-contained HTML report, with the suite's earlier runs from the runs folder."""
+    from skilleval.report.history import SHOWN_IN_REPORT, collect  # lazy: start-up time
     from skilleval.report.html import render_html  # lazy: start-up time (jinja2 via html)
 
     suite = results.suite.path
@@ -56,16 +62,22 @@ def write_html(results: Run, dest: Path) -> None:
 @reporter("junit", suffix=".xml")
 def write_junit(results: Run, dest: Path) -> None:
     """JUnit XML, one testcase per test and arm, for CI test tabs."""
+    from skilleval.report.junit import render_junit  # lazy: start-up time
+
     _write(dest, render_junit(results))
 
 
 @reporter("markdown", suffix=".md")
 def write_markdown(results: Run, dest: Path) -> None:
     """A Markdown summary, for pull-request comments."""
+    from skilleval.report.markdown import render_markdown  # lazy: start-up time
+
     _write(dest, render_markdown(results))
 
 
 @reporter("csv", suffix=".csv")
 def write_csv(results: Run, dest: Path) -> None:
     """One row per test × arm, for spreadsheets."""
+    from skilleval.report.csvout import render_csv  # lazy: start-up time
+
     _write(dest, render_csv(results))

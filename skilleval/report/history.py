@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tabulate import tabulate
-
 from skilleval.errors import SkillevalError
 from skilleval.report import view
 from skilleval.results.load import JSON_NAME, JSONL_NAME, parse_run
@@ -296,6 +294,8 @@ def render_text(history: History) -> str:
         if recall:
             cells.append("" if p.trigger_recall is None else f"{p.trigger_recall:.2f}")
         rows.append(cells)
+    from tabulate import tabulate  # lazy: start-up time
+
     n = len(history.runs)
     out = [
         f"{history.suite}: {n} run{'s' if n != 1 else ''}, oldest first",

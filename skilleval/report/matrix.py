@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tabulate import tabulate
-
 from skilleval.report import view
 from skilleval.results.blocks import TestRow
 from skilleval.results.matrix import Column, Matrix
@@ -80,6 +78,8 @@ def render_matrix_terminal(matrix: Matrix) -> str:
     """The side-by-side table for stderr, then where each model's run is written."""
     v = matrix_view(matrix)
     rows = [[line.label, *line.cells] for line in (*v.tests, *v.figures)]
+    from tabulate import tabulate  # lazy: start-up time
+
     out = [tabulate(rows, headers=["", *v.heads], tablefmt="simple"), ""]
     for column in matrix.columns:
         where = column.run_dir or f"not run: {column.error}"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tabulate import tabulate
-
 from skilleval.report import view
 from skilleval.report.trigger_view import trigger_extra_lines
 from skilleval.results.model import Lift, Reliability, Run, Tally, TestRow, Trigger
@@ -111,6 +109,8 @@ def _trigger_lines(trigger: Trigger) -> list[str]:
         f" · precision {f(trigger.precision)} · recall {f(trigger.recall)}"
         f" · F1 {f(trigger.f1)}"
     ]
+    from tabulate import tabulate  # lazy: start-up time
+
     if trigger.labels and trigger.matrix:
         table = [
             [f"want {lab}", *row] for lab, row in zip(trigger.labels, trigger.matrix, strict=False)
@@ -146,6 +146,8 @@ def render_terminal(run: Run, *, color: bool = False) -> str:
         color: Grey the model tier's figures with ANSI faint when the judge is unqualified
             (they are marked in words either way).
     """
+    from tabulate import tabulate  # lazy: start-up time
+
     headers, rows = _test_rows(run)
     out = [tabulate(rows, headers=headers, tablefmt="simple")] if rows else []
     out.append("")

@@ -80,21 +80,42 @@ def fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
 # --------------------------------------------------------------------------- writing
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Types that are their own JSON data (exactly these: a subclass takes the long way)."""
+
+
+@cache
+def _writing_plan(cls: type) -> tuple[tuple[str, str, Any, bool, int | None], ...]:
+    """Each field of a results dataclass as the writer needs it, read once per class: its
+    name, JSON key, omission rule, whether None is written as ``{}``, and its digits."""
+    return tuple(
+        (
+            f.name,
+            json_key(f),
+            f.metadata.get("omit"),
+            bool(f.metadata.get("none_as_empty")),
+            f.metadata.get("digits"),
+        )
+        for f in fields(cls)
+    )
+
+
 def encode(value: Any) -> Any:
     """A results object (or any part of one) as plain JSON data, keys in declaration order."""
+    if type(value) in _SCALARS:
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
-        for f in fields(type(value)):
-            item = getattr(value, f.name)
-            omit = f.metadata.get("omit")
+        for name, key, omit, none_as_empty, digits in _writing_plan(type(value)):
+            item = getattr(value, name)
             if omit == OMIT_FALSE and item is False:
                 continue
             if omit == OMIT_EMPTY and (item is None or item == {} or item == ()):
                 continue
-            if item is None and f.metadata.get("none_as_empty"):
-                out[json_key(f)] = {}
+            if item is None and none_as_empty:
+                out[key] = {}
                 continue
-            out[json_key(f)] = _rounded(encode(item), f.metadata.get("digits"))
+            out[key] = _rounded(encode(item), digits)
         return out
     if isinstance(value, Mapping):
         return {str(k): encode(v) for k, v in value.items()}
@@ -199,34 +220,67 @@ def _decode_scalar(tp: Any, data: Any, path: str) -> Any:
     raise TypeError(f"the results codec cannot read {tp!r}")
 
 
+class _Reading(typing.NamedTuple):
+    """One field of a results dataclass as the reader needs it."""
+
+    name: str
+    key: str
+    tp: Any
+    init: bool
+    has_default: bool
+    may_be_absent: bool
+    """Written only when it holds something (``omit``), or optional."""
+    none_as_empty: bool
+
+
+@cache
+def _reading_plan(cls: type) -> tuple[frozenset[str], tuple[_Reading, ...]]:
+    """The keys of a results dataclass and each field as the reader needs it, read once per
+    class."""
+    types_of = hints(cls)
+    plan = tuple(
+        _Reading(
+            name=f.name,
+            key=json_key(f),
+            tp=types_of[f.name],
+            init=f.init,
+            has_default=f.default is not dataclasses.MISSING
+            or f.default_factory is not dataclasses.MISSING,
+            may_be_absent=bool(f.metadata.get("omit")) or _optional(types_of[f.name]),
+            none_as_empty=bool(f.metadata.get("none_as_empty")),
+        )
+        for f in fields(cls)
+    )
+    return frozenset(r.key for r in plan), plan
+
+
 def _decode_dataclass(cls: type, data: Any, path: str) -> Any:
     if not isinstance(data, dict):
         raise DecodeError(path, f"expected an object, found {_shown(data)}")
-    known = {json_key(f) for f in fields(cls)}
+    known, plan = _reading_plan(cls)
     unknown = sorted(set(data) - known)
     if unknown:
         raise DecodeError(path, f"unknown key {unknown[0]!r}")
     kwargs: dict[str, Any] = {}
-    types_of = hints(cls)
-    for f in fields(cls):
-        key = json_key(f)
+    for f in plan:
+        key = f.key
         where = f"{path}/{key}" if path else key
         if not f.init:
             if key in data:
-                _decode(types_of[f.name], data[key], where)
+                _decode(f.tp, data[key], where)
             continue
         if key not in data:
-            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            if f.has_default:
                 continue
-            if f.metadata.get("omit") or _optional(types_of[f.name]):
-                kwargs[f.name] = _empty(types_of[f.name])
+            if f.may_be_absent:
+                kwargs[f.name] = _empty(f.tp)
                 continue
             raise DecodeError(path, f"missing {key!r}")
         value = data[key]
-        if f.metadata.get("none_as_empty") and value == {}:
+        if f.none_as_empty and value == {}:
             kwargs[f.name] = None
             continue
-        kwargs[f.name] = _decode(types_of[f.name], value, where)
+        kwargs[f.name] = _decode(f.tp, value, where)
     return cls(**kwargs)
 
 

@@ -36,6 +36,7 @@ from skilleval.runner.routercheck import NOT_CHECKED, cached_fitness
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.schedule import run_jobs
 from skilleval.suite.model import Suite, TestCase
+from skilleval.util.installed import keep_pending
 
 __all__ = ["NoTestsSelected", "Progress", "RunOptions", "RunOutcome", "run_suite"]
 
@@ -64,6 +65,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     else:
         run_dir = RunDir.create(options.home, suite.path.stem)
         run_dir.write_json("run.json", manifest)
+        keep_pending(options.home)  # what loading found out before the home existed
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     triggers: dict[str, TriggerResult] = {}

@@ -30,15 +30,13 @@ from skilleval.errors import StorageError, UsageError
 from skilleval.results.model import Run
 from skilleval.results.records import Record
 from skilleval.results.write import iter_run, record_line
+from skilleval.util.home import home_dir
 from skilleval.util.scrub import without_surrogates
+
+__all__ = ["LOCK_NAME", "RunDir", "home_dir", "new_run_id", "write_atomically"]
 
 LOCK_NAME = ".lock"
 """The file inside a run directory whose lock says a process is writing the run."""
-
-
-def home_dir() -> Path:
-    """skilleval's working directory: ``$SKILLEVAL_HOME`` or ``.skilleval`` here."""
-    return Path(os.environ.get("SKILLEVAL_HOME") or ".skilleval")
 
 
 def new_run_id(suite_stem: str) -> str:

@@ -229,6 +229,22 @@ def value_ok(
                 f"invalid value for '{spec.name}'{inner}: {err.message}",
             )
             return False
+    return value_vars_ok(loader, spec, value, where, vars_)
+
+
+def value_vars_ok(
+    loader: Loader,
+    spec: AssertionType,
+    value: Any,
+    where: Location,
+    vars_: Mapping[str, Any] | None,
+) -> bool:
+    """The checks of ``value`` that depend on a test's vars: its templates read only variables
+    the test defines, and the type's own check passes on the rendered value.
+
+    The rest of :func:`value_ok` is the same for every test, so an assertion of
+    ``defaultTest`` compiled once is checked against each further test with this alone.
+    """
     templated = template.is_template(value)
     if templated and not _templates_ok(loader, spec, value, where, vars_):
         return False

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import Diagnostic, DiagnosticsError, Location
 from skilleval.plugins.registry import Registry
@@ -14,6 +14,9 @@ from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.suite.model import AssertionEntry
 from skilleval.suite.yamlio import PathKey
+
+if TYPE_CHECKING:
+    from skilleval.suite.agentic import AgentSources
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,12 @@ class Loader:
     """A plugin folder could not be loaded, so an unknown type may be one of its own."""
     default_asserts: dict[int, AssertionEntry] = field(default_factory=dict)
     """``defaultTest`` assertions without templates, by index: compiled once, not per test."""
+    agent_sources: AgentSources | None = None
+    """What each test's agentic keys are read with, fixed once the shared tools are read."""
+    default_templated: dict[int, AssertionEntry] = field(default_factory=dict)
+    """``defaultTest`` assertions with templates, by index, compiled once without a problem:
+    each further test checks only what depends on its vars
+    (:func:`~skilleval.suite.assertion_config.value_vars_ok`)."""
 
     @functools.cached_property
     def base(self) -> Path:

@@ -32,7 +32,7 @@ from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
-from skilleval.suite.assertion_config import with_factuality, with_rubric_prompt
+from skilleval.suite.assertion_config import value_vars_ok, with_factuality, with_rubric_prompt
 from skilleval.suite.columns import only_their_prompts, read_model, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
@@ -306,14 +306,7 @@ def _variant(
                 continue
             compiled = loader.default_asserts.get(i)
             if compiled is None:
-                # Resolved once per test, so that their templates see this test's vars.
-                before = len(loader.diags)
-                compiled = _assertion(
-                    loader, entry, default_doc, ["assert", i], loader.base, vars_, from_default=True
-                )
-                if compiled and len(loader.diags) == before and not is_template(entry):
-                    # Without templates it is the same for every test: compile it once.
-                    loader.default_asserts[i] = compiled
+                compiled = _default_assertion(loader, entry, default_doc, i, vars_)
             if compiled:
                 asserts.append(compiled)
     for i, entry in enumerate(data.get("assert") or []):
@@ -365,6 +358,41 @@ def _variant(
     return out
 
 
+def _default_assertion(
+    loader: _Loader,
+    entry: Any,
+    default_doc: Document,
+    i: int,
+    vars_: Mapping[str, Any] | None,
+) -> AssertionEntry | None:
+    """``defaultTest``'s assertion ``i`` for a test with ``vars_``; None when it is invalid.
+
+    Without templates it is the same for every test, so it is compiled once. With templates,
+    the first test compiles it; once that is clean, every further test checks only what
+    depends on its vars: the templates' variables and the type's check of the rendered
+    value. What comes out is the same: the assertion keeps its templates, rendered per test
+    at run time. An assert-set (its members see the vars) and an assertion naming a grader
+    are compiled per test, as before.
+    """
+    at: list[str | int] = ["assert", i]
+    templated = loader.default_templated.get(i)
+    if templated is not None:
+        if templated.value is not None and not value_vars_ok(
+            loader, templated.spec, templated.value, default_doc.at([*at, "value"]), vars_
+        ):
+            return None
+        return templated
+    before = len(loader.diags)
+    compiled = _assertion(loader, entry, default_doc, at, loader.base, vars_, from_default=True)
+    if compiled is None or len(loader.diags) != before:
+        return compiled
+    if not is_template(entry):
+        loader.default_asserts[i] = compiled
+    elif not compiled.children and "provider" not in entry:
+        loader.default_templated[i] = compiled
+    return compiled
+
+
 # -- agentic tests: read by suite/agentic.py (docs/agentic.md) ------------------------------
 
 
@@ -382,6 +410,7 @@ def _shared_tools(loader: _Loader, doc: Document, default_doc: Document | None) 
     tools, diags = agentic.shared_tools(doc, default_doc, _agent_sources(loader))
     loader.diags.extend(diags)
     loader.shared_tools = tools
+    loader.agent_sources = _agent_sources(loader)  # the same for every test
 
 
 def _agent(
@@ -394,9 +423,8 @@ def _agent(
     def compile_assertion(entry: Any, at: Sequence[str | int]) -> AssertionEntry | None:
         return _assertion(loader, entry, doc, list(at), base, vars_)
 
-    agent, diags = agentic.agent_config(
-        doc, default_doc, base, _agent_sources(loader), compile_assertion
-    )
+    sources = loader.agent_sources or _agent_sources(loader)
+    agent, diags = agentic.agent_config(doc, default_doc, base, sources, compile_assertion)
     loader.diags.extend(diags)
     return agent
 

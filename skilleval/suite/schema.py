@@ -54,6 +54,7 @@ def sub_schema(name: str, ref: str) -> Mapping[str, Any]:
 
 _validators: dict[int, tuple[Mapping[str, Any], Any]] = {}
 _checkers: dict[int, tuple[Mapping[str, Any], Any]] = {}
+_checkers_by_text: dict[str, Any] = {}
 _MAX_CACHED = 4096
 
 
@@ -85,12 +86,7 @@ def is_valid(schema: Mapping[str, Any], instance: Any) -> bool:
     """
     found = _checkers.get(id(schema))
     if found is None or found[0] is not schema:
-        try:
-            import jsonschema_rs  # lazy: start-up time
-
-            checker: Any = jsonschema_rs.validator_for(dict(schema))
-        except Exception:  # missing, or a schema it does not support: use jsonschema
-            checker = None
+        checker = _checker_for(schema)
         if len(_checkers) > _MAX_CACHED:
             _checkers.clear()
         found = _checkers[id(schema)] = (schema, checker)
@@ -100,6 +96,31 @@ def is_valid(schema: Mapping[str, Any], instance: Any) -> bool:
         except Exception:  # a value it cannot convert (a huge integer …)
             pass
     return bool(validator_for(schema).is_valid(instance))
+
+
+def _checker_for(schema: Mapping[str, Any]) -> Any:
+    """The compiled check of ``schema``, shared by equal schemas; None when it has none.
+
+    A schema built afresh for each request (a judge reply's) is a new object every time, so
+    it is also found by its text: compiling it costs ten times more than writing it out.
+    """
+    try:
+        text: str | None = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is not None and text in _checkers_by_text:
+        return _checkers_by_text[text]
+    try:
+        import jsonschema_rs  # lazy: start-up time
+
+        checker: Any = jsonschema_rs.validator_for(dict(schema))
+    except Exception:  # missing, or a schema it does not support: use jsonschema
+        checker = None
+    if text is not None:
+        if len(_checkers_by_text) > _MAX_CACHED:
+            _checkers_by_text.clear()
+        _checkers_by_text[text] = checker
+    return checker
 
 
 def validate(doc: Document, schema: Mapping[str, Any], *, what: str = "") -> list[Diagnostic]:

@@ -21,13 +21,10 @@ from typing import Any, Literal
 
 import jmespath
 from jmespath.exceptions import JMESPathError
-from lark import Tree
-from lark.exceptions import UnexpectedInput
 
 from skilleval import expr
 from skilleval.errors import DiagnosticsError, Location, SkillevalError
 from skilleval.expr.functions import FUNCTIONS
-from skilleval.expr.grammar import parser
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Transform
 from skilleval.suite.yamlio import Document
@@ -124,6 +121,11 @@ def language_of(source: str) -> Literal["expr", "javascript"]:
     ``context.vars``). Anything else is expr, so that an expr mistake (``uper(output)``, a
     bad regex in ``matches``) is reported as one.
     """
+    from lark import Tree  # lazy: start-up time
+    from lark.exceptions import UnexpectedInput  # lazy: start-up time
+
+    from skilleval.expr.grammar import parser  # lazy: start-up time (lark)
+
     try:
         tree = parser().parse(source)
     except UnexpectedInput:
@@ -141,6 +143,10 @@ def language_of(source: str) -> Literal["expr", "javascript"]:
 
 
 def _parses_as_expr(source: str) -> bool:
+    from lark.exceptions import UnexpectedInput  # lazy: start-up time
+
+    from skilleval.expr.grammar import parser  # lazy: start-up time (lark)
+
     try:
         parser().parse(source)
     except UnexpectedInput:

@@ -30,7 +30,7 @@ from typing import Any
 from skilleval.errors import Diagnostic, Location, SuiteError
 from skilleval.suite.yamlbuild import build
 from skilleval.suite.yamldoc import MAX_DEPTH, MAX_NODES, MAX_YAML_BYTES, Document, PathKey
-from skilleval.suite.yamlsyntax import CONTROL, control_characters, shift, yaml_error
+from skilleval.suite.yamlsyntax import control_characters, control_pattern, shift, yaml_error
 from skilleval.userfile import display_path, read_text, size_text
 
 __all__ = [
@@ -83,7 +83,7 @@ def parse_yaml(
             ]
         )
     controls = control_characters(text, display, line_offset)
-    clean = CONTROL.sub(" ", text) if controls else text
+    clean = control_pattern(text).sub(" ", text) if controls else text
     doc.problems.extend(controls)
     parser = CParser(clean)
     try:

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location
 from skilleval.userfile import position
 
-__all__ = ["CONTROL", "control_characters", "shift", "yaml_error"]
+__all__ = ["control_characters", "control_pattern", "shift", "yaml_error"]
 
-CONTROL = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_ASCII_CONTROL = re.compile("[^\t\n\r\x20-\x7e]")
+"""The characters YAML does not allow, as found in ASCII text."""
+
+
+@functools.cache
+def _control() -> re.Pattern[str]:
+    return re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def control_pattern(text: str) -> re.Pattern[str]:
+    """The characters YAML does not allow, as a pattern to search ``text`` with.
+
+    Both patterns find the same characters in ASCII text; the full one, whose wide ranges
+    take milliseconds to compile, is compiled only for text that needs it.
+    """
+    return _ASCII_CONTROL if text.isascii() else _control()
 
 
 _MAX_CONTROL_REPORTS = 20
@@ -18,9 +34,10 @@ _MAX_CONTROL_REPORTS = 20
 
 def control_characters(text: str, display: str, line_offset: int) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for found in CONTROL.finditer(text):
+    control = control_pattern(text)
+    for found in control.finditer(text):
         if len(out) == _MAX_CONTROL_REPORTS:
-            rest = len(CONTROL.findall(text, found.start()))
+            rest = len(control.findall(text, found.start()))
             line, col = position(text, found.start())
             out.append(
                 Diagnostic(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -19,11 +20,15 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def _imported(*argv: str) -> tuple[int, set[str]]:
+def _imported(*argv: str, env: dict[str, str] | None = None) -> tuple[int, set[str]]:
     """The exit code of ``skilleval ARGV`` in a fresh interpreter, and the top-level packages
     it imported."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
     last = done.stdout.strip().splitlines()[-1]
     found = json.loads(last)
@@ -64,10 +69,27 @@ def test_a_cached_run_leaves_unused_libraries_unloaded(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    assert _imported("run", str(suite), "-q")[0] in (0, 1)
-    code, modules = _imported("run", str(suite), "-q")
+    # A home the first run creates: what it learns while loading is kept for the next run.
+    home = {"SKILLEVAL_HOME": str(tmp_path / "new-home")}
+    assert _imported("run", str(suite), "-q", env=home)[0] in (0, 1)
+    assert "importlib.metadata" not in _imported_modules("run", str(suite), "-q", env=home)
+    code, modules = _imported("run", str(suite), "-q", env=home)
     assert code in (0, 1)
     # The HTML report uses jinja2 and the loader ruamel's parser; nothing else is needed.
     assert modules.isdisjoint({"httpx", "rich", "llama_cpp"}), modules
     assert "jinja2" in modules
     assert "jsonschema" not in modules
+    # Nothing in this suite compiles an expression, measures edit distance or draws a
+    # table (-q prints the headline alone).
+    assert modules.isdisjoint({"lark", "rapidfuzz", "tabulate"}), modules
+
+
+def _imported_modules(*argv: str, env: dict[str, str] | None = None) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1])["modules"])

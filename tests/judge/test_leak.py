@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 from fakes import FakeProvider
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_rubric
 from skilleval.cli import run_cli
-from skilleval.judge import JudgeClient
+from skilleval.judge import JudgeClient, leak
 from skilleval.judge.leak import WORKED_EXAMPLE, copied_example
 
 PALETTE = "The palette uses the brand's three primary colours and no others."
@@ -147,3 +149,35 @@ def test_a_scripted_judge_that_copies_the_example_gives_an_error_record(
     assert graded_assert["status"] == "error"
     assert "worked example" in graded_assert["error"]
     assert code == 3
+
+
+def _all_runs(tokens: list[str], example: list[str]) -> list[tuple[str, ...]]:
+    """The definition, position by position: every maximal shared run of MIN_RUN words."""
+    found = []
+    for i in range(len(tokens)):
+        for j in range(len(example)):
+            if i and j and tokens[i - 1] == example[j - 1]:
+                continue
+            length = 0
+            while (
+                i + length < len(tokens)
+                and j + length < len(example)
+                and tokens[i + length] == example[j + length]
+            ):
+                length += 1
+            if length >= leak.MIN_RUN:
+                found.append(tuple(tokens[i : i + length]))
+    return found
+
+
+@given(
+    st.lists(st.sampled_from("abcd"), max_size=30),
+    st.lists(st.sampled_from("abcd"), max_size=30),
+)
+def test_shared_runs_are_found_in_the_definitions_order(
+    tokens: list[str], example: list[str]
+) -> None:
+    where: dict[str, list[int]] = {}
+    for j, word in enumerate(example):
+        where.setdefault(word, []).append(j)
+    assert list(leak._runs(tokens, example, where)) == _all_runs(tokens, example)

@@ -62,12 +62,12 @@ def test_two_thousand_inline_tests_load_with_their_positions(tmp_path: Path) -> 
         "request": "Write a commit message: I fixed crash number 1999.",
         "word": "#1999",
     }
-    # A defaultTest assertion without templates is compiled once and shared; one with a
-    # template is compiled per test, against that test's vars.
-    plain = [t.asserts[1] for t in suite.tests]
-    assert all(a is plain[0] for a in plain)
-    templated = {id(t.asserts[0]) for t in suite.tests}
-    assert len(templated) == 2000
+    # Every defaultTest assertion is compiled once and shared; one with a template keeps it,
+    # to be rendered with each test's vars at run time (its vars are checked per test: see
+    # test_default_templates.py).
+    for k in range(4):
+        shared = [t.asserts[k] for t in suite.tests]
+        assert all(a is shared[0] for a in shared)
     assert suite.tests[7].asserts[0].value == "{{word}}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -116,8 +117,14 @@ REFUSAL_PHRASES = (
 )
 """A reply that holds one of these as whole words (ignoring case) is a refusal; promptfoo's list."""
 
-# Word boundaries as JavaScript draws them: ASCII letters, digits and '_' only.
-_REFUSAL_PHRASE = re.compile("|".join(rf"\b{re.escape(p)}\b" for p in REFUSAL_PHRASES), re.ASCII)
+
+@functools.cache
+def _refusal_phrase() -> re.Pattern[str]:
+    """Any of the phrases, compiled on first use (a few milliseconds, on every start else).
+
+    Word boundaries as JavaScript draws them: ASCII letters, digits and '_' only.
+    """
+    return re.compile("|".join(rf"\b{re.escape(p)}\b" for p in REFUSAL_PHRASES), re.ASCII)
 
 
 def refusal_sign(text: str) -> str | None:
@@ -126,7 +133,7 @@ def refusal_sign(text: str) -> str | None:
     for opening in REFUSAL_OPENINGS:
         if folded.startswith(opening):
             return opening
-    found = _REFUSAL_PHRASE.search(folded)
+    found = _refusal_phrase().search(folded)
     return found.group() if found else None
 
 

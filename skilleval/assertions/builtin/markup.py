@@ -204,8 +204,15 @@ def is_xml(check: Check) -> Verdict:
 
 # --- contains-xml -----------------------------------------------------------------------------
 
-_NAME_START = re.compile(r"[A-Za-z_:\u00c0-\uffff]")
-_NAME_CHAR = re.compile(r"[A-Za-z0-9_:.\-\u00b7\u00c0-\uffff]*")
+
+@functools.cache
+def _name_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """An XML name's first character and the rest; compiled on first use, as their wide
+    character ranges take milliseconds to compile."""
+    return (
+        re.compile(r"[A-Za-z_:\u00c0-\uffff]"),
+        re.compile(r"[A-Za-z0-9_:.\-\u00b7\u00c0-\uffff]*"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,9 +280,10 @@ def _declaration_end(text: str, start: int) -> int:
 
 
 def _name_at(text: str, start: int) -> str:
-    if start >= len(text) or not _NAME_START.match(text, start):
+    name_start, name_char = _name_patterns()
+    if start >= len(text) or not name_start.match(text, start):
         return ""
-    match = _NAME_CHAR.match(text, start + 1)
+    match = name_char.match(text, start + 1)
     return text[start : match.end() if match else start + 1]
 
 

@@ -17,6 +17,7 @@ promptfoo config keeps its verdicts:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -182,36 +183,47 @@ def gleu_score(check: Check) -> Verdict:
 # --- ROUGE-N ----------------------------------------------------------------------------------
 
 _WORDISH = r"[\w\u200c\u200d]"
-_CONTRACTIONS = [
-    re.compile(rf"(?<!{_WORDISH}){pattern}(?!{_WORDISH})", re.IGNORECASE)
-    for pattern in (
-        "(can)(not)",
-        "(d)('ye)",
-        "(gim)(me)",
-        "(gon)(na)",
-        "(got)(ta)",
-        "(lem)(me)",
-        "(more)('n)",
-        "(wan)(na)(?= )",
-        "('t)(is)",
-        "('t)(was)",
-    )
-]
 _QUOTES = re.compile(r"``|''|\"")
-_SPLITS = (
-    (re.compile(r"\.\.\."), " ... "),
-    (re.compile(r"[:,](?!\d)"), r" \g<0> "),
-    (re.compile(r"[;@#$%&]"), r" \g<0> "),
-    (re.compile(r"([^.])(?<!\b[A-Za-z]\.[A-Za-z])(\.)([\])}>'\s]*)\Z"), r"\1 \2\3 "),
-    (re.compile(r"[?!]"), r" \g<0> "),
-    (re.compile(r"[\][(){}<>]"), r" \g<0> "),
-    (re.compile(r"--"), " -- "),
-)
-_ENDINGS = (
-    (re.compile(r"([^'])' "), r"\1 ' "),
-    (re.compile(r"'([sSmMdD]) "), r" '\1 "),
-    (re.compile(r"('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r" \1 "),
-)
+
+
+@functools.cache
+def _treebank_patterns() -> tuple[
+    tuple[tuple[re.Pattern[str], str], ...],
+    tuple[tuple[re.Pattern[str], str], ...],
+    tuple[re.Pattern[str], ...],
+]:
+    """The tokenizer's splits, clitic endings and contractions, compiled on first use (a
+    few milliseconds, which every suite load paid before)."""
+    splits = (
+        (re.compile(r"\.\.\."), " ... "),
+        (re.compile(r"[:,](?!\d)"), r" \g<0> "),
+        (re.compile(r"[;@#$%&]"), r" \g<0> "),
+        (re.compile(r"([^.])(?<!\b[A-Za-z]\.[A-Za-z])(\.)([\])}>'\s]*)\Z"), r"\1 \2\3 "),
+        (re.compile(r"[?!]"), r" \g<0> "),
+        (re.compile(r"[\][(){}<>]"), r" \g<0> "),
+        (re.compile(r"--"), " -- "),
+    )
+    endings = (
+        (re.compile(r"([^'])' "), r"\1 ' "),
+        (re.compile(r"'([sSmMdD]) "), r" '\1 "),
+        (re.compile(r"('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r" \1 "),
+    )
+    contractions = tuple(
+        re.compile(rf"(?<!{_WORDISH}){pattern}(?!{_WORDISH})", re.IGNORECASE)
+        for pattern in (
+            "(can)(not)",
+            "(d)('ye)",
+            "(gim)(me)",
+            "(gon)(na)",
+            "(got)(ta)",
+            "(lem)(me)",
+            "(more)('n)",
+            "(wan)(na)(?= )",
+            "('t)(is)",
+            "('t)(was)",
+        )
+    )
+    return splits, endings, contractions
 
 
 def _category(char: str) -> str:
@@ -271,12 +283,13 @@ def treebank_words(text: str) -> list[str]:
     if not flat:
         return []
     flat = _quote_marks(flat)
-    for pattern, replacement in _SPLITS:
+    splits, endings, contractions = _treebank_patterns()
+    for pattern, replacement in splits:
         flat = pattern.sub(replacement, flat)
     flat = f" {flat} "
-    for pattern, replacement in _ENDINGS:
+    for pattern, replacement in endings:
         flat = pattern.sub(replacement, flat)
-    for pattern in _CONTRACTIONS:
+    for pattern in contractions:
         flat = pattern.sub(lambda m: " " + " ".join(g for g in m.groups()) + " ", flat)
     return re.sub(" {2,}", " ", flat).strip(" ").split(" ")
 
