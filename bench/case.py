@@ -48,9 +48,6 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
         original: Callable[..., Any] = cls.complete
 
         def complete(self: Any, request: Any) -> Any:
-            if getattr(self, "batch_width", 1) > 1 and request.choices is None:
-                # A batching model answers through complete_batch, which logs the call.
-                return original(self, request)
             start = time.perf_counter()
             try:
                 out = original(self, request)
@@ -64,9 +61,11 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
                     failed |= {"request": _request_json(request), "text": None}
                 calls.append(failed)
                 raise
+            batched = getattr(self, "batch_width", 1) > 1
             entry: dict[str, Any] = {
                 "purpose": request.purpose,
-                "s": _since(start),
+                # A batched call's own time, from its admission, not its wait for a slot.
+                "s": round(out.latency_ms / 1000.0, 6) if batched else _since(start),
                 "prompt_tokens": out.prompt_tokens,
                 "completion_tokens": out.completion_tokens,
                 "tokens_evaluated": out.tokens_evaluated,
@@ -83,11 +82,15 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
     wrap(llama.LlamaProvider)
     wrap(openai.OpenAIProvider)
 
-    # Batched calls answer several requests at once; each is logged with its own latency.
+    # A list of requests (trigger routing) is answered at once by a batching model, each
+    # logged with its own latency; without batching, complete_batch calls complete, which
+    # logs them.
     original_batch: Callable[..., Any] = llama.LlamaProvider.complete_batch
 
     def complete_batch(self: Any, requests: Any) -> Any:
         answers = original_batch(self, requests)
+        if getattr(self, "batch_width", 1) <= 1:
+            return answers
         for request, out in zip(requests, answers, strict=True):
             if isinstance(out, Exception):
                 calls.append({"purpose": request.purpose, "error": str(out), "s": 0.0})
@@ -311,6 +314,8 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
         "prep_s": round(prep_s, 6),
         "inference_s": round(inference_s, 6),
         "model_calls": len(work),
+        "threads": int(llm.context_params.n_threads),
+        "threads_batch": int(llm.context_params.n_threads_batch),
         "prompt_tokens": sum(len(w[0]) for w in work),
         "tokens_evaluated": prompt_evaluated,
         "completion_tokens": generated,

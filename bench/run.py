@@ -264,10 +264,13 @@ def _promptfoo(binary: str, config: Path, out: Path) -> Case:
     return Case("promptfoo", child, load)
 
 
-def one_round(n: int, out: Path, promptfoo: str | None) -> dict[str, Case]:
+def one_round(
+    n: int, out: Path, promptfoo: str | None, parallel: int | None = None
+) -> dict[str, Case]:
     out.mkdir(parents=True, exist_ok=True)
     cases: dict[str, Case] = {}
-    local = copy_suite(out / "suite-local", n)
+    block = None if parallel is None else f"model: {{provider: gguf, parallel: {parallel}}}"
+    local = copy_suite(out / "suite-local", n, block)
     home = out / "home-local"
 
     cases["a"] = _skilleval("a", local, home, out, record=True)
@@ -568,6 +571,12 @@ def main() -> int:
         help="run the batched case and the physical limit instead (bench/batched.py)",
     )
     parser.add_argument("--sweep", action="store_true", help="with --batched: threads × width")
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        metavar="N",
+        help="run the in-process cases with model.parallel N (batched decoding at width N)",
+    )
     args = parser.parse_args()
     if args.batched:
         import batched
@@ -605,7 +614,9 @@ def main() -> int:
         runs = []
         for i in range(args.repeat):
             start = time.perf_counter()
-            runs.append(one_round(args.tests, work / f"round-{i + 1}", args.promptfoo))
+            runs.append(
+                one_round(args.tests, work / f"round-{i + 1}", args.promptfoo, args.parallel)
+            )
             print(f"round {i + 1}/{args.repeat} done in {time.perf_counter() - start:.0f} s")
         texts.append(report(runs, args.tests))
     text = "\n\n".join(texts)
