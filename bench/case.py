@@ -146,7 +146,10 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
 
     imported = time.perf_counter()
     _install_recorder(calls, record, model)
-    argv = ["run", str(suite), "-q"]
+    # A judge's fitness is measured once per judge identity and remembered (the embedded
+    # model's ships measured); the HTTP judge would measure it here, in (b) alone, so no case
+    # measures it and every case does the same work.
+    argv = ["run", str(suite), "-q", "--no-judge-check"]
     start = time.perf_counter()
     if profile is not None:
         import cProfile
