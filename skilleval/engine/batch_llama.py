@@ -10,11 +10,11 @@ so a sequence samples what the one-at-a-time path would sample from the same log
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Sequence
 from typing import Any
 
 from skilleval.engine.batch import Token
+from skilleval.engine.greedy_grammar import GreedyGrammar
 
 __all__ = ["LAST_N", "LlamaBackend", "LlamaSampler"]
 
@@ -23,15 +23,9 @@ LAST_N = 64
 
 
 class LlamaSampler:
-    """One sequence's sampler chain, as llama-cpp-python builds it.
-
-    A greedy request with a grammar takes a shorter road to the same token. The chain would
-    let the grammar judge every token of the vocabulary (about 12 ms a token for a 49k
-    vocabulary, on one core, between decode steps) and then take the first highest logit
-    among those allowed. When the first highest logit overall is allowed, that is the token,
-    so only it is shown to the grammar; the whole vocabulary is judged only when it is
-    refused. The penalty stage is neutral and greedy draws no random number, so the tokens
-    are the chain's own, bit for bit.
+    """One sequence's sampler chain, as llama-cpp-python builds it; a greedy request with a
+    grammar samples the short way instead (:mod:`~skilleval.engine.greedy_grammar`), with
+    the same tokens.
     """
 
     def __init__(
@@ -50,13 +44,9 @@ class LlamaSampler:
         self._backend = backend
         self._ctx = backend.ctx
         self._chain: Any = None
-        self._grammar: Any = None
+        self._grammar: GreedyGrammar | None = None
         if grammar is not None and temperature == 0.0:
-            self._grammar = llama_cpp.llama_sampler_init_grammar(
-                backend.model.vocab,
-                grammar._grammar.encode("utf-8"),
-                grammar._root.encode("utf-8"),
-            )
+            self._grammar = GreedyGrammar(backend.model.vocab, grammar, backend.n_vocab)
             return
         chain: Any = _internals.LlamaSampler()  # type: ignore[no-untyped-call]
         chain.add_penalties(
@@ -83,11 +73,8 @@ class LlamaSampler:
     def sample(self, index: int) -> int:
         if self._grammar is None:
             return int(self._lib.llama_sampler_sample(self._chain.sampler, self._ctx, index))
-        logits = self._backend.logits(index)
-        token = int(logits.argmax())  # the first highest, as llama.cpp's greedy picks
-        if not self._backend.grammar_allows(self._grammar, token, float(logits[token])):
-            token = self._backend.grammar_greedy(self._grammar, logits)
-        self._lib.llama_sampler_accept(self._grammar, token)
+        token = self._grammar.pick(self._backend.logits(index))
+        self._grammar.accept(token)
         return token
 
     def close(self) -> None:
@@ -95,7 +82,7 @@ class LlamaSampler:
             self._chain.close()
             self._chain = None
         if self._grammar is not None:
-            self._lib.llama_sampler_free(self._grammar)
+            self._grammar.close()
             self._grammar = None
 
 
@@ -140,13 +127,6 @@ class LlamaBackend:
         self._vocab = self.model.vocab
         self._capacity = max(n_batch, width)
         self._batch = llama_cpp.llama_batch_init(self._capacity, 0, 1)
-        # Scratch arrays for the grammar's verdicts: one token, and (made on first need)
-        # the whole vocabulary.
-        self._one_data = (llama_cpp.llama_token_data * 1)()
-        self._one = llama_cpp.llama_token_data_array(
-            data=ctypes.cast(self._one_data, llama_cpp.llama_token_data_p), size=1
-        )
-        self._all: Any = None
 
     def decode(self, items: Sequence[Token]) -> None:
         batch = self._batch
@@ -177,38 +157,6 @@ class LlamaBackend:
         return np.ctypeslib.as_array(
             self._lib.llama_get_logits_ith(self.ctx, index), shape=(self.n_vocab,)
         )
-
-    def grammar_allows(self, grammar: Any, token: int, logit: float) -> bool:
-        """Whether ``grammar`` accepts ``token`` next (it is shown that one token alone)."""
-        one: Any = self._one
-        entry: Any = self._one_data[0]
-        entry.id, entry.logit, entry.p = token, logit, 0.0
-        one.data = ctypes.cast(self._one_data, self._lib.llama_token_data_p)
-        one.size = 1
-        one.selected = -1
-        one.sorted = False
-        self._lib.llama_sampler_apply(grammar, ctypes.byref(one))
-        return bool(one.size == 1 and one.data[0].logit != float("-inf"))
-
-    def grammar_greedy(self, grammar: Any, logits: Any) -> int:
-        """The first highest-logit token ``grammar`` allows, every token judged, as the
-        chain's grammar and greedy stages pick it."""
-        import numpy as np  # lazy: start-up time
-
-        if self._all is None:
-            data = (self._lib.llama_token_data * self.n_vocab)()
-            self._all = (data, np.ctypeslib.as_array(data), self._lib.llama_token_data_array())
-        data, view, array = self._all
-        view["id"] = np.arange(self.n_vocab, dtype=view["id"].dtype)
-        view["logit"] = logits
-        view["p"] = 0.0
-        array.data = ctypes.cast(data, self._lib.llama_token_data_p)
-        array.size = self.n_vocab
-        array.selected = -1
-        array.sorted = False
-        self._lib.llama_sampler_apply(grammar, ctypes.byref(array))
-        kept = np.ctypeslib.as_array(array.data, shape=(int(array.size),))
-        return int(kept["id"][int(kept["logit"].argmax())])
 
     def logprobs(self, index: int) -> Any:
         """Log-softmax of one output's logits, in float64, as the one-at-a-time scoring

@@ -42,6 +42,7 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.batch import BatchDecoder, BatchJob, BatchResult, Feed, ScoreJob
 from skilleval.engine.embedded import default_model_path
+from skilleval.engine.greedy_grammar import GrammarProcessor, GreedyGrammar
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_checks import (
@@ -459,6 +460,16 @@ class LlamaProvider:
             check_schema(request.json_schema)
             grammar = self._grammar(request.json_schema)
         sampled = request.temperature > 0
+        processors = None
+        road: GreedyGrammar | None = None
+        if grammar is not None and not sampled:
+            # The library's grammar stage judges the whole vocabulary at every token; this
+            # picks the same greedy tokens judging one token in most steps.
+            from llama_cpp import LogitsProcessorList  # lazy: start-up time
+
+            road = GreedyGrammar(llm._model.vocab, grammar, int(llm.n_vocab()))
+            processors = LogitsProcessorList([GrammarProcessor(road)])
+            grammar = None
         start = time.perf_counter()
         evaluated = self._prefill(llm, prompt)
         # The library finds the whole prompt in the KV state and samples straight from the
@@ -477,9 +488,13 @@ class LlamaProvider:
                 seed=native_seed(request.seed),
                 max_tokens=request.max_tokens,
                 grammar=grammar,
+                logits_processor=processors,
             )
         except (ValueError, RuntimeError) as exc:
             raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
+        finally:
+            if road is not None:
+                road.close()
         latency_ms = (time.perf_counter() - start) * 1000.0
         self._busy_s += latency_ms / 1000.0
 
