@@ -129,7 +129,10 @@ class LlamaProvider:
 
     Attributes:
         load_ms: How long loading took, once loaded.
-        batch_width: How many requests :meth:`complete_batch` decodes together.
+        batch_width: How many requests decode together, whether they come as a list
+            (:meth:`complete_batch`) or as calls from several threads.
+        max_concurrency: Calls taken at once: two per slot when batching (so a freed slot
+            finds one waiting), else one.
         threads: The CPU threads llama.cpp generates with.
     """
 
