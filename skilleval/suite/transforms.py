@@ -96,11 +96,12 @@ def compile_transform(
 
 def _plain(loader: Loader, source: str, where: Location) -> Transform | None:
     hint = ""
-    if language_of(source) == "javascript":
+    tree = _expr_tree(source)
+    if _reads_as_javascript(tree):
         failure = jsengine.check_inline(source)
         if failure is None:
             return Transform("javascript", source, where)
-        if _JAVASCRIPT.search(source) or _parses_as_expr(source):
+        if _JAVASCRIPT.search(source) or tree is not None:
             loader.error(where, f"transform: {failure.describe('', inline=True)}")
             return None
         hint = " (a transform is expr, JavaScript, or {jmespath: ...}; see docs/expr.md)"
@@ -121,37 +122,37 @@ def language_of(source: str) -> Literal["expr", "javascript"]:
     ``context.vars``). Anything else is expr, so that an expr mistake (``uper(output)``, a
     bad regex in ``matches``) is reported as one.
     """
-    from lark import Tree  # lazy: start-up time
+    return "javascript" if _reads_as_javascript(_expr_tree(source)) else "expr"
+
+
+def _expr_tree(source: str) -> Any:
+    """expr's parse tree of ``source``, or None when its grammar cannot read it."""
     from lark.exceptions import UnexpectedInput  # lazy: start-up time
 
     from skilleval.expr.grammar import parser  # lazy: start-up time (lark)
 
     try:
-        tree = parser().parse(source)
+        return parser().parse(source)
     except UnexpectedInput:
-        return "javascript"
+        return None
+
+
+def _reads_as_javascript(tree: Any) -> bool:
+    """:func:`language_of` on a tree from :func:`_expr_tree`."""
+    from lark import Tree  # lazy: start-up time
+
+    if tree is None:
+        return True
     for node in tree.iter_subtrees():
         head = node.children[0] if node.children else None
         if node.data == "member" and isinstance(head, Tree) and head.data == "var":
             if str(head.children[0]) == "output":
-                return "javascript"
+                return True
         elif (node.data == "call" and str(head) not in FUNCTIONS and str(head) in JS_GLOBALS) or (
             node.data == "var" and str(head) not in EXPR_NAMES and str(head) in JS_NAMES
         ):
-            return "javascript"
-    return "expr"
-
-
-def _parses_as_expr(source: str) -> bool:
-    from lark.exceptions import UnexpectedInput  # lazy: start-up time
-
-    from skilleval.expr.grammar import parser  # lazy: start-up time (lark)
-
-    try:
-        parser().parse(source)
-    except UnexpectedInput:
-        return False
-    return True
+            return True
+    return False
 
 
 def _javascript(loader: Loader, source: Any, where: Location) -> Transform | None:
