@@ -10,16 +10,27 @@ so a sequence samples what the one-at-a-time path would sample from the same log
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from skilleval.engine.batch import Token
 from skilleval.engine.greedy_grammar import GreedyGrammar
 
-__all__ = ["LAST_N", "LlamaBackend", "LlamaSampler"]
+__all__ = ["LAST_N", "LlamaBackend", "LlamaSampler", "log_softmax"]
 
 LAST_N = 64
 """The penalty window llama-cpp-python gives its sampler (``last_n_tokens_size``)."""
+
+
+def log_softmax(logits: Any) -> Any:
+    """Log-probabilities of a row of raw logits, in float64: choice scores, batched or one at
+    a time, are computed by this one function so they agree to the bit."""
+    import numpy as np  # lazy: start-up time
+
+    x = logits.astype(np.float64)
+    x -= x.max()
+    return x - math.log(float(np.exp(x).sum()))
 
 
 class LlamaSampler:
@@ -159,18 +170,8 @@ class LlamaBackend:
         )
 
     def logprobs(self, index: int) -> Any:
-        """Log-softmax of one output's logits, in float64, as the one-at-a-time scoring
-        computes it."""
-        import math
-
-        import numpy as np  # lazy: start-up time
-
-        raw = np.ctypeslib.as_array(
-            self._lib.llama_get_logits_ith(self.ctx, index), shape=(self.n_vocab,)
-        )
-        x = raw.astype(np.float64)
-        x -= x.max()
-        return x - math.log(float(np.exp(x).sum()))
+        """Log-softmax of one output's logits, as the one-at-a-time scoring computes it."""
+        return log_softmax(self.logits(index))
 
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
         return bytes(self.llm.detokenize(list(tokens), prev_tokens=list(prev)))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
-import math
 import os
 import threading
 import time
@@ -40,13 +39,16 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
-from skilleval.engine.batch import BatchDecoder, BatchJob, BatchResult, Feed, ScoreJob
+from skilleval.engine.batch import Feed
+from skilleval.engine.batch_llama import log_softmax
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.greedy_grammar import GrammarProcessor, GreedyGrammar
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
+from skilleval.engine.llama_batched import BatchedLlama
 from skilleval.engine.llama_checks import (
     GGUF_MAGIC,
+    SCORE_DIGITS,
     check_gguf,
     check_request,
     check_schema,
@@ -66,7 +68,7 @@ from skilleval.engine.llama_config import (
     default_threads,
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
-from skilleval.engine.llama_queue import Prepared, RequestQueue
+from skilleval.engine.llama_queue import RequestQueue
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -91,9 +93,6 @@ SCORING_VERSION = 1
 
 IN_FLIGHT = 2
 """Calls a batching provider takes at once, per slot."""
-
-SCORE_DIGITS = 6
-"""Choice scores are rounded so they print and compare stably."""
 
 # Used when a GGUF carries no chat template of its own.
 CHATML_TEMPLATE = (
@@ -145,8 +144,15 @@ class LlamaProvider:
         # one in each slot, and one waiting to take a slot the moment it frees.
         self.max_concurrency = self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
         self.threads = config.threads or default_threads()
-        self._batch: BatchDecoder | None = None
-        self._backend: Any = None
+        self._batched = BatchedLlama(
+            self.batch_width,
+            config.n_ctx,
+            config.n_batch,
+            load=self._load,
+            prompt_tokens=self._prompt_tokens,
+            grammar=self._grammar,
+            stops=self._stops,
+        )
         self._busy_s = 0.0
         self._generated = 0
         self._path: Path | None = None
@@ -162,7 +168,7 @@ class LlamaProvider:
         self._canonical = 0
         """How many leading KV positions were evaluated in batches of two or more tokens."""
         self._lock = threading.Lock()
-        self._queue = RequestQueue(self._prepare, self._drain)
+        self._queue = RequestQueue(self._batched.prepare, self._drain)
         self._embedder: GgufEmbedder | None = None
 
     # -- Provider protocol -------------------------------------------------------------------
@@ -282,7 +288,7 @@ class LlamaProvider:
                     out[i] = exc
                     continue
                 (choose if request.choices is not None else generate).append(i)
-            for picked, run in ((generate, self._decode_batch), (choose, self._score_batch)):
+            for picked, run in ((generate, self._batched.decode), (choose, self._batched.score)):
                 if not picked:
                     continue
                 try:
@@ -303,10 +309,8 @@ class LlamaProvider:
         """Tokens generated and seconds spent generating them (prompt evaluation included),
         over every call so far: the model's own throughput, free of any queueing."""
         with self._lock:
-            batch = self._batch
-            if batch is None:
-                return self._generated, self._busy_s
-            return self._generated + batch.generated, self._busy_s + batch.busy_s
+            generated, busy_s = self._batched.busy()
+            return self._generated + generated, self._busy_s + busy_s
 
     def engine_info(self) -> dict[str, Any]:
         """How the engine runs, for the run's environment block."""
@@ -332,13 +336,7 @@ class LlamaProvider:
         if self._embedder is not None:
             self._embedder.close()
         with self._lock:
-            if self._backend is not None:
-                self._backend.close()
-                self._backend = None
-                assert self._batch is not None
-                self._generated += self._batch.generated
-                self._busy_s += self._batch.busy_s
-                self._batch = None
+            self._batched.close()
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
@@ -544,19 +542,18 @@ class LlamaProvider:
     # -- constrained choice by log-probability -------------------------------------------------
 
     def _choose(self, llm: Any, prompt: list[int], request: Request) -> Completion:
-        import numpy as np
+        import numpy as np  # lazy: start-up time
 
         assert request.choices is not None
         eos = int(llm.token_eos())
         n_vocab = int(llm.n_vocab())
 
         def logprobs() -> Any:
-            from llama_cpp import llama_get_logits_ith
+            from llama_cpp import llama_get_logits_ith  # lazy: start-up time
 
-            raw = np.ctypeslib.as_array(llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
-            x = raw.astype(np.float64)
-            x -= x.max()
-            return x - math.log(float(np.exp(x).sum()))
+            return log_softmax(
+                np.ctypeslib.as_array(llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+            )
 
         start = time.perf_counter()
         evaluated = self._prefill(llm, prompt)
@@ -587,133 +584,10 @@ class LlamaProvider:
             tokens_evaluated=evaluated,
         )
 
-    # -- batched generation --------------------------------------------------------------------
-
-    def _decode_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
-        batch = self._decoder(self._load())
-        out: list[Completion | ProviderError] = []
-        placed: list[tuple[int, Prepared]] = []
-        for i, request in enumerate(requests):
-            try:
-                prepared = self._prepare(request)
-            except ProviderError as exc:
-                out.append(exc)
-                continue
-            out.append(ProviderError("not decoded"))  # replaced below
-            placed.append((i, prepared))
-        results = batch.run([prepared.job for _, prepared in placed])
-        for (i, prepared), result in zip(placed, results, strict=True):
-            out[i] = prepared.finish(result)
-        return out
-
     def _drain(self, feed: Feed) -> None:
         """Decode queued requests (:class:`RequestQueue`) until none is waiting."""
         with self._lock:
-            self._decoder(self._load()).drain(feed)
-
-    def _prepare(self, request: Request) -> Prepared:
-        """``request`` as a batch job (the model loaded), and how its result becomes a reply.
-
-        Raises:
-            ProviderError: The chat template rejects the messages, or the schema cannot be
-                turned into a grammar.
-        """
-        if request.json_schema is not None:
-            check_schema(request.json_schema)
-        prompt = self._prompt_tokens(request.messages)
-        grammar = self._grammar(request.json_schema) if request.json_schema else None
-        backend = self._backend
-        sampled = request.temperature > 0
-
-        def make() -> Any:
-            return backend.sampler(
-                temperature=float(request.temperature) if sampled else 0.0,
-                top_p=float(request.top_p) if sampled else 1.0,
-                seed=native_seed(request.seed),
-                grammar=grammar,
-            )
-
-        def finish(result: BatchResult) -> Completion | ProviderError:
-            if result.error is not None:
-                return ProviderError(result.error)
-            completion = clean_reply(
-                Completion(
-                    text=result.text.decode("utf-8", errors="ignore"),
-                    finish_reason=result.finish_reason,
-                    prompt_tokens=len(prompt),
-                    completion_tokens=result.completion_tokens,
-                    latency_ms=result.latency_ms,
-                    tokens_evaluated=result.evaluated,
-                )
-            )
-            if request.json_schema is not None and not completion.truncated:
-                try:
-                    validate_json(completion.text, request.json_schema)
-                except ProviderError as exc:
-                    return exc
-            return completion
-
-        stop = tuple(s.encode("utf-8") for s in self._stops())
-        return Prepared(BatchJob(tuple(prompt), request.max_tokens, make, stop), finish)
-
-    def _decoder(self, llm: Any) -> BatchDecoder:
-        from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time
-
-        if self._batch is None:
-            n_batch = max(2, self.config.n_batch)
-            try:
-                self._backend = LlamaBackend(llm, self.batch_width, self.config.n_ctx, n_batch)
-            except RuntimeError as exc:
-                raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
-            self._batch = BatchDecoder(self._backend, self.batch_width, self.config.n_ctx, n_batch)
-        return self._batch
-
-    def _score_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
-        llm = self._load()
-        batch = self._decoder(llm)
-        eos = int(llm.token_eos())
-        out: list[Completion | ProviderError] = []
-        jobs: list[ScoreJob] = []
-        placed: list[tuple[int, list[int], dict[str, int]]] = []
-        for i, request in enumerate(requests):
-            assert request.choices is not None
-            try:
-                prompt = self._prompt_tokens(request.messages)
-            except ProviderError as exc:
-                out.append(exc)
-                continue
-            out.append(ProviderError("not scored"))  # replaced below
-            options: list[tuple[int, ...]] = []
-            lengths: dict[str, int] = {}
-            for option in request.choices:
-                tokens = [int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)]
-                lengths[option] = len(tokens)
-                options.append((*tokens, eos))
-            jobs.append(ScoreJob(tuple(prompt), tuple(options)))
-            placed.append((i, prompt, lengths))
-        for (i, prompt, lengths), result in zip(placed, batch.score(jobs), strict=True):
-            request = requests[i]
-            assert request.choices is not None
-            if result.error is not None:
-                out[i] = ProviderError(result.error)
-                continue
-            scores = {
-                option: round(total, SCORE_DIGITS)
-                for option, total in zip(request.choices, result.scores, strict=True)
-            }
-            picked = pick(scores, request)
-            out[i] = clean_reply(
-                Completion(
-                    text=picked,
-                    finish_reason="stop",
-                    prompt_tokens=len(prompt),
-                    completion_tokens=lengths[picked],
-                    latency_ms=result.latency_ms,
-                    choice_scores=scores,
-                    tokens_evaluated=result.evaluated,
-                )
-            )
-        return out
+            self._batched.drain(feed)
 
     def _stops(self) -> list[str]:
         # The stop strings llama-cpp-python's chat handler adds: the template's end token.

@@ -22,6 +22,7 @@ from skilleval.util.installed import version_of
 
 __all__ = [
     "GGUF_MAGIC",
+    "SCORE_DIGITS",
     "check_gguf",
     "check_request",
     "check_schema",
@@ -53,6 +54,10 @@ def runtime_version() -> str:
 def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+SCORE_DIGITS = 6
+"""Choice scores are rounded so they print and compare stably."""
 
 
 def pick(scores: Mapping[str, float], request: Request) -> str:

@@ -1,0 +1,218 @@
+"""The batched side of the in-process model: requests made into batch jobs, decoded over a
+second llama.cpp context on the provider's loaded weights, and results made into replies.
+
+:class:`~skilleval.engine.llama.LlamaProvider` owns the model, its chat template and its
+grammars and hands this class what it needs as callables; this class owns the batched
+context (``engine/batch_llama.py``) and its decoder (``engine/batch.py``), created on first
+use. The provider's lock is held around every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from skilleval.engine.base import Completion, Message, Request, clean_reply
+from skilleval.engine.batch import BatchDecoder, BatchJob, BatchResult, Feed, ScoreJob
+from skilleval.engine.batch_llama import LlamaBackend
+from skilleval.engine.llama_checks import (
+    SCORE_DIGITS,
+    check_schema,
+    native_seed,
+    one_line,
+    pick,
+    validate_json,
+)
+from skilleval.engine.llama_queue import Prepared
+from skilleval.errors import ProviderError
+
+__all__ = ["BatchedLlama"]
+
+Answer = Completion | ProviderError
+
+
+class BatchedLlama:
+    """Batched decoding for one provider.
+
+    Args:
+        width: Requests decoded together.
+        n_ctx: Cells per sequence.
+        n_batch: Largest batch.
+        load: Loads the model (once) and returns the ``llama_cpp.Llama``.
+        prompt_tokens: Renders and tokenizes messages as the provider does.
+        grammar: The grammar of a JSON schema, as the provider builds it.
+        stops: The stop strings the chat template implies.
+    """
+
+    def __init__(
+        self,
+        width: int,
+        n_ctx: int,
+        n_batch: int,
+        *,
+        load: Callable[[], Any],
+        prompt_tokens: Callable[[Sequence[Message]], list[int]],
+        grammar: Callable[[Mapping[str, Any]], Any],
+        stops: Callable[[], list[str]],
+    ) -> None:
+        self.width = width
+        self.n_ctx = n_ctx
+        self.n_batch = max(2, n_batch)
+        self._load = load
+        self._prompt_tokens = prompt_tokens
+        self._grammar = grammar
+        self._stops = stops
+        self._backend: LlamaBackend | None = None
+        self._decoder: BatchDecoder | None = None
+        self._generated = 0
+        self._busy_s = 0.0
+
+    def busy(self) -> tuple[int, float]:
+        """Tokens generated and seconds spent generating, over every batch so far."""
+        decoder = self._decoder
+        if decoder is None:
+            return self._generated, self._busy_s
+        return self._generated + decoder.generated, self._busy_s + decoder.busy_s
+
+    def decode(self, requests: Sequence[Request]) -> list[Answer]:
+        """Generate a reply to each request, decoded together; one answer per request."""
+        batch = self._ready()
+        out: list[Answer] = []
+        placed: list[tuple[int, Prepared]] = []
+        for i, request in enumerate(requests):
+            try:
+                prepared = self.prepare(request)
+            except ProviderError as exc:
+                out.append(exc)
+                continue
+            out.append(ProviderError("not decoded"))  # replaced below
+            placed.append((i, prepared))
+        results = batch.run([prepared.job for _, prepared in placed])
+        for (i, prepared), result in zip(placed, results, strict=True):
+            out[i] = prepared.finish(result)
+        return out
+
+    def drain(self, feed: Feed) -> None:
+        """Decode requests from ``feed`` (:class:`~skilleval.engine.llama_queue.RequestQueue`)
+        until none is waiting."""
+        self._ready().drain(feed)
+
+    def prepare(self, request: Request) -> Prepared:
+        """``request`` as a batch job (the model loaded), and how its result becomes a reply.
+
+        Raises:
+            ProviderError: The chat template rejects the messages, or the schema cannot be
+                turned into a grammar.
+        """
+        self._ready()
+        backend = self._backend
+        assert backend is not None
+        if request.json_schema is not None:
+            check_schema(request.json_schema)
+        prompt = self._prompt_tokens(request.messages)
+        grammar = self._grammar(request.json_schema) if request.json_schema else None
+        sampled = request.temperature > 0
+
+        def make() -> Any:
+            return backend.sampler(
+                temperature=float(request.temperature) if sampled else 0.0,
+                top_p=float(request.top_p) if sampled else 1.0,
+                seed=native_seed(request.seed),
+                grammar=grammar,
+            )
+
+        def finish(result: BatchResult) -> Answer:
+            if result.error is not None:
+                return ProviderError(result.error)
+            completion = clean_reply(
+                Completion(
+                    text=result.text.decode("utf-8", errors="ignore"),
+                    finish_reason=result.finish_reason,
+                    prompt_tokens=len(prompt),
+                    completion_tokens=result.completion_tokens,
+                    latency_ms=result.latency_ms,
+                    tokens_evaluated=result.evaluated,
+                )
+            )
+            if request.json_schema is not None and not completion.truncated:
+                try:
+                    validate_json(completion.text, request.json_schema)
+                except ProviderError as exc:
+                    return exc
+            return completion
+
+        stop = tuple(s.encode("utf-8") for s in self._stops())
+        return Prepared(BatchJob(tuple(prompt), request.max_tokens, make, stop), finish)
+
+    def score(self, requests: Sequence[Request]) -> list[Answer]:
+        """Score each choice request's options side by side; one answer per request."""
+        batch = self._ready()
+        llm = self._load()
+        eos = int(llm.token_eos())
+        out: list[Answer] = []
+        jobs: list[ScoreJob] = []
+        placed: list[tuple[int, list[int], dict[str, int]]] = []
+        for i, request in enumerate(requests):
+            assert request.choices is not None
+            try:
+                prompt = self._prompt_tokens(request.messages)
+            except ProviderError as exc:
+                out.append(exc)
+                continue
+            out.append(ProviderError("not scored"))  # replaced below
+            options: list[tuple[int, ...]] = []
+            lengths: dict[str, int] = {}
+            for option in request.choices:
+                tokens = [int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)]
+                lengths[option] = len(tokens)
+                options.append((*tokens, eos))
+            jobs.append(ScoreJob(tuple(prompt), tuple(options)))
+            placed.append((i, prompt, lengths))
+        for (i, prompt, lengths), result in zip(placed, batch.score(jobs), strict=True):
+            request = requests[i]
+            assert request.choices is not None
+            if result.error is not None:
+                out[i] = ProviderError(result.error)
+                continue
+            scores = {
+                option: round(total, SCORE_DIGITS)
+                for option, total in zip(request.choices, result.scores, strict=True)
+            }
+            picked = pick(scores, request)
+            out[i] = clean_reply(
+                Completion(
+                    text=picked,
+                    finish_reason="stop",
+                    prompt_tokens=len(prompt),
+                    completion_tokens=lengths[picked],
+                    latency_ms=result.latency_ms,
+                    choice_scores=scores,
+                    tokens_evaluated=result.evaluated,
+                )
+            )
+        return out
+
+    def close(self) -> None:
+        """Free the batched context, keeping its counters; the next call makes it again."""
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+        if self._decoder is not None:
+            self._generated += self._decoder.generated
+            self._busy_s += self._decoder.busy_s
+            self._decoder = None
+
+    def _ready(self) -> BatchDecoder:
+        """The decoder, made on the loaded model on first use.
+
+        Raises:
+            ProviderError: The model cannot be loaded, or llama.cpp refuses the context.
+        """
+        if self._decoder is None:
+            llm = self._load()
+            try:
+                self._backend = LlamaBackend(llm, self.width, self.n_ctx, self.n_batch)
+            except RuntimeError as exc:
+                raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
+            self._decoder = BatchDecoder(self._backend, self.width, self.n_ctx, self.n_batch)
+        return self._decoder
