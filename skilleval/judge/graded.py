@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from skilleval.errors import ImpossibleReply
-from skilleval.judge.schemas import REASON_CHARS, bounded_text
+from skilleval.judge.schemas import (
+    REASON_CHARS,
+    bounded_text,
+    closed,
+    pinned_list,
+    verdicts_schema,
+)
 
 # -- factuality ------------------------------------------------------------------------------
 
@@ -89,22 +95,9 @@ _FRAME_TOKENS: Final = 24
 _UNIT_FRAME_TOKENS: Final = 24
 
 
-def _closed(properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-def _pinned(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "array", "prefixItems": entries, "items": False, "minItems": len(entries)}
-
-
 def factuality_schema() -> dict[str, Any]:
     """``{reason, category}``, the category one of A..E."""
-    return _closed(
+    return closed(
         {
             "reason": bounded_text(REASON_CHARS),
             "category": {"type": "string", "enum": list(CATEGORIES)},
@@ -114,19 +107,19 @@ def factuality_schema() -> dict[str, Any]:
 
 def closedqa_schema() -> dict[str, Any]:
     """``{reason, answer}``, the answer Y (the output meets the criterion) or N."""
-    return _closed(
+    return closed(
         {"reason": bounded_text(REASON_CHARS), "answer": {"type": "string", "enum": ["Y", "N"]}}
     )
 
 
 def steps_schema() -> dict[str, Any]:
     """``{steps}``: exactly :data:`GEVAL_STEPS` short evaluation steps."""
-    return _closed({"steps": _pinned([bounded_text(STEP_CHARS)] * GEVAL_STEPS)})
+    return closed({"steps": pinned_list([bounded_text(STEP_CHARS)] * GEVAL_STEPS)})
 
 
 def geval_schema() -> dict[str, Any]:
     """``{reason, score}``, the score an integer 0..10."""
-    return _closed(
+    return closed(
         {
             "reason": bounded_text(REASON_CHARS),
             "score": {"type": "integer", "enum": list(GEVAL_SCORES)},
@@ -136,32 +129,17 @@ def geval_schema() -> dict[str, Any]:
 
 def questions_schema() -> dict[str, Any]:
     """``{questions}``: exactly :data:`QUESTIONS` questions the output answers."""
-    return _closed({"questions": _pinned([bounded_text(STEP_CHARS)] * QUESTIONS)})
+    return closed({"questions": pinned_list([bounded_text(STEP_CHARS)] * QUESTIONS)})
 
 
 def units_schema(count: int, vocabulary: Sequence[str]) -> dict[str, Any]:
     """``{verdicts}``: one ``{id, reason, verdict}`` per numbered sentence, in order."""
-    return _closed(
-        {
-            "verdicts": _pinned(
-                [
-                    _closed(
-                        {
-                            "id": {"type": "integer", "enum": [i]},
-                            "reason": bounded_text(UNIT_REASON_CHARS),
-                            "verdict": {"type": "string", "enum": list(vocabulary)},
-                        }
-                    )
-                    for i in range(1, count + 1)
-                ]
-            )
-        }
-    )
+    return verdicts_schema(count, vocabulary, UNIT_REASON_CHARS)
 
 
 def select_schema(count: int) -> dict[str, Any]:
     """``{reason, best}``, ``best`` the 0-based index of one of ``count`` outputs."""
-    return _closed(
+    return closed(
         {
             "reason": bounded_text(REASON_CHARS),
             "best": {"type": "integer", "enum": list(range(count))},

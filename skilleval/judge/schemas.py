@@ -13,6 +13,7 @@ The bound also stops a small model from rambling until it runs out of tokens.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 SCORES: Final = (1, 2, 3, 4, 5)
@@ -44,7 +45,9 @@ def bounded_text(max_chars: int) -> dict[str, Any]:
     return {"type": "string", "pattern": f'^[^"\\\\\\x00-\\x1f]{{0,{max_chars}}}$'}
 
 
-def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+def closed(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object with exactly these properties, all required, in this order (constrained
+    decoding writes them in schema order)."""
     return {
         "type": "object",
         "properties": properties,
@@ -53,7 +56,8 @@ def _closed(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _pinned_list(entries: list[dict[str, Any]]) -> dict[str, Any]:
+def pinned_list(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """An array of exactly these entries, in this order."""
     return {
         "type": "array",
         "prefixItems": entries,
@@ -75,9 +79,9 @@ def rubric_schema(items: int = 0) -> dict[str, Any]:
         "pass": {"type": "boolean"},
     }
     if items:
-        properties["checks"] = _pinned_list(
+        properties["checks"] = pinned_list(
             [
-                _closed(
+                closed(
                     {
                         "id": {"type": "integer", "enum": [i]},
                         "pass": {"type": "boolean"},
@@ -87,23 +91,29 @@ def rubric_schema(items: int = 0) -> dict[str, Any]:
                 for i in range(1, items + 1)
             ]
         )
-    return _closed(properties)
+    return closed(properties)
 
 
 def assert_schema(statements: int) -> dict[str, Any]:
     """The reply schema of ``llm-assert``: one ``{id, reason, verdict}`` per statement, in order."""
-    return _closed(
+    return verdicts_schema(statements, TRUTH, STATEMENT_REASON_CHARS)
+
+
+def verdicts_schema(count: int, vocabulary: Sequence[str], reason_chars: int) -> dict[str, Any]:
+    """``{verdicts}``: one ``{id, reason, verdict}`` per numbered item 1..``count``, in order,
+    each verdict one word of ``vocabulary``."""
+    return closed(
         {
-            "verdicts": _pinned_list(
+            "verdicts": pinned_list(
                 [
-                    _closed(
+                    closed(
                         {
                             "id": {"type": "integer", "enum": [i]},
-                            "reason": bounded_text(STATEMENT_REASON_CHARS),
-                            "verdict": {"type": "string", "enum": list(TRUTH)},
+                            "reason": bounded_text(reason_chars),
+                            "verdict": {"type": "string", "enum": list(vocabulary)},
                         }
                     )
-                    for i in range(1, statements + 1)
+                    for i in range(1, count + 1)
                 ]
             )
         }
