@@ -3,11 +3,14 @@ prefix, per-request budgets and stop strings. The real model is in test_llama.py
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from skilleval.engine.batch import (
+    STORE_GAIN,
     BatchDecoder,
     BatchJob,
     BatchResult,
@@ -16,6 +19,7 @@ from skilleval.engine.batch import (
     common_prefix,
     prefill_chunks,
 )
+from skilleval.engine.prefix_store import PrefixStore
 
 EOG = 0
 
@@ -33,6 +37,8 @@ class FakeBackend:
         self.rows: list[tuple[int, ...]] = []
         self.batches: list[list[Token]] = []
         self.fail_after = fail_after
+        self.refuse_restore = False
+        self.restored = 0
 
     def decode(self, items: Sequence[Token]) -> None:
         if self.fail_after == len(self.batches):
@@ -65,6 +71,17 @@ class FakeBackend:
 
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
         return b"".join(PIECES.get(t, bytes([96 + t % 26])) for t in tokens)
+
+    def state(self, seq: int) -> bytes:
+        return json.dumps(self.cells.get(seq, [])).encode()
+
+    def restore(self, seq: int, data: bytes) -> bool:
+        if self.refuse_restore:
+            return False
+        assert not self.cells.get(seq), "a state is restored into an empty sequence only"
+        self.cells[seq] = json.loads(data)
+        self.restored += 1
+        return True
 
     def next_token(self, history: tuple[int, ...]) -> int:
         for prompt, reply in self.script.items():
@@ -307,3 +324,67 @@ def test_kept_prompts_are_forgotten_when_scoring_rewrites_the_slots() -> None:
         return [(r.text, r.finish_reason, r.completion_tokens) for r in rs]
 
     assert key(decoder.run(jobs)) == key(decode(2))
+
+
+# -- prefixes kept from run to run -------------------------------------------------------------
+
+LONG_SYSTEM = tuple(range(100, 140))
+LONG_PROMPTS = [(*LONG_SYSTEM, 10 + i, 11 + i, 12) for i in range(5)]
+
+
+def stored_run(
+    store: PrefixStore, prompts: Sequence[tuple[int, ...]] = LONG_PROMPTS, refuse: bool = False
+) -> tuple[list[BatchResult], FakeBackend]:
+    backend = FakeBackend(dict(zip(prompts, REPLIES, strict=True)))
+    backend.refuse_restore = refuse
+    log: list[str] = []
+    jobs = [BatchJob(p, 16, lambda: FakeSampler(backend, log)) for p in prompts]
+    return BatchDecoder(backend, 2, 128, 16, store).run(jobs), backend
+
+
+def replies_and_cost(results: Sequence[BatchResult]) -> tuple[list[bytes], int]:
+    return [r.text for r in results], sum(r.evaluated for r in results)
+
+
+def test_a_new_decoder_restores_the_prefix_an_earlier_one_stored(tmp_path: Path) -> None:
+    first, _ = stored_run(PrefixStore(tmp_path))
+    store = PrefixStore(tmp_path)  # a later run
+    second, backend = stored_run(store)
+    assert backend.restored == 1
+    assert replies_and_cost(second)[0] == replies_and_cost(first)[0]
+    # The shared system prompt is not evaluated again.
+    assert replies_and_cost(second)[1] <= replies_and_cost(first)[1] - len(LONG_SYSTEM) + 2
+
+
+def test_an_edited_prompt_restores_the_stored_prefix_up_to_the_edit(tmp_path: Path) -> None:
+    stored_run(PrefixStore(tmp_path))
+    edited = [
+        (*LONG_SYSTEM[:30], 99, *LONG_SYSTEM[31:], *p[len(LONG_SYSTEM) :]) for p in LONG_PROMPTS
+    ]
+    cold, _ = stored_run(PrefixStore(tmp_path / "elsewhere"), edited)
+    warm, backend = stored_run(PrefixStore(tmp_path), edited)
+    assert backend.restored == 1
+    assert replies_and_cost(warm)[0] == replies_and_cost(cold)[0]
+    assert replies_and_cost(warm)[1] == replies_and_cost(cold)[1] - 30
+
+
+def test_a_damaged_or_refused_entry_is_a_miss_and_is_removed(tmp_path: Path) -> None:
+    cold, _ = stored_run(PrefixStore(tmp_path))
+    [kv] = tmp_path.glob("*.kv")
+    kv.write_bytes(kv.read_bytes().replace(b"1", b"2", 1))
+    damaged, backend = stored_run(PrefixStore(tmp_path))
+    assert backend.restored == 0
+    assert replies_and_cost(damaged) == replies_and_cost(cold)
+    # The run stored the prefix afresh; a backend that refuses it evaluates it instead.
+    refused, backend = stored_run(PrefixStore(tmp_path), refuse=True)
+    assert backend.restored == 0
+    assert replies_and_cost(refused) == replies_and_cost(cold)
+
+
+def test_short_prefixes_are_not_stored(tmp_path: Path) -> None:
+    store = PrefixStore(tmp_path)
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, _ = jobs_for(backend)
+    BatchDecoder(backend, 2, 64, 4, store).run(jobs)
+    assert store.saved == 0
+    assert len(SYSTEM) < STORE_GAIN

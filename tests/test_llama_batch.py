@@ -121,3 +121,66 @@ def test_a_bad_request_fails_alone(wide: LlamaProvider) -> None:
     assert isinstance(answers[1], Completion)
     assert isinstance(answers[2], ProviderError)
     assert "raise model.n_ctx" in str(answers[2])
+
+
+RULES = "You review commit messages. " + "A good subject is short, imperative and lower case. " * 6
+
+
+def rules_asks(system: str) -> list[Request]:
+    return [
+        Request(messages=(Message("system", system), Message("user", text)), max_tokens=24)
+        for text in ("Fix the CSV parser.", "Add retries to the login form.", "Document the CLI.")
+    ] + [
+        Request(
+            messages=(Message("system", system), Message("user", "Is 'fix: typo' good?")),
+            max_tokens=40,
+            json_schema=VERDICT,
+        )
+    ]
+
+
+def evaluated(answers: list[Completion | ProviderError]) -> int:
+    return sum(a.tokens_evaluated for a in answers if isinstance(a, Completion))
+
+
+def run_in(
+    home: Path, asks: list[Request], parallel: int = 2
+) -> tuple[list[Completion | ProviderError], int]:
+    provider = LlamaProvider(LlamaConfig(parallel=parallel), home)
+    try:
+        answers = provider.complete_batch(asks)
+        return answers, provider._prefixes().loaded
+    finally:
+        provider.close()
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_prefixes_kept_from_an_earlier_run_give_the_same_replies_for_less_work(
+    tmp_path: Path, parallel: int
+) -> None:
+    first, loaded = run_in(tmp_path / "home", rules_asks(RULES), parallel)
+    assert loaded == 0
+    again, loaded = run_in(tmp_path / "home", rules_asks(RULES), parallel)
+    assert loaded >= 1
+    assert [key(a) for a in again] == [key(a) for a in first]
+    assert evaluated(again) < evaluated(first) - 40
+    # After an edit near its end, the system prompt is restored up to the edit: the replies
+    # are those of a run that kept nothing.
+    last = RULES.rfind("lower case")
+    edited = rules_asks(f"{RULES[:last]}lowercase{RULES[last + len('lower case') :]}Be terse.")
+    fresh, _ = run_in(tmp_path / "elsewhere", edited, parallel)
+    warm, loaded = run_in(tmp_path / "home", edited, parallel)
+    assert loaded >= 1
+    assert [key(a) for a in warm] == [key(a) for a in fresh]
+    assert evaluated(warm) < evaluated(fresh) - 40
+
+
+def test_a_prefix_kept_by_one_decoding_path_serves_the_other(tmp_path: Path) -> None:
+    batched, _ = run_in(tmp_path / "home", rules_asks(RULES), parallel=2)
+    alone, loaded = run_in(tmp_path / "home", rules_asks(RULES), parallel=1)
+    assert loaded >= 1
+    assert [key(a) for a in alone] == [key(a) for a in batched]
+    again, loaded = run_in(tmp_path / "home2", rules_asks(RULES), parallel=1)
+    batched_again, loaded = run_in(tmp_path / "home2", rules_asks(RULES), parallel=2)
+    assert loaded >= 1
+    assert [key(a) for a in batched_again] == [key(a) for a in batched]

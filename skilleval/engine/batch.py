@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length
+
 __all__ = [
     "Backend",
     "BatchDecoder",
@@ -85,6 +87,15 @@ class Backend(Protocol):
         ...
 
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes: ...
+
+    def state(self, seq: int) -> bytes:
+        """Sequence ``seq``'s cells, serialized (for :class:`PrefixStore`)."""
+        ...
+
+    def restore(self, seq: int, data: bytes) -> bool:
+        """Make the empty sequence ``seq`` hold what :meth:`state` serialized; False if
+        llama.cpp refuses the bytes."""
+        ...
 
 
 Deliver = Callable[["BatchResult"], None]
@@ -197,6 +208,11 @@ def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
     return max(0, min(length, n - 2))
 
 
+STORE_GAIN = 16
+"""A stored prefix is loaded, and an evaluated one stored, only when it spares at least this
+many tokens of evaluation."""
+
+
 def prefill_chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
     """Split positions ``start..end`` into batches of at most ``size`` tokens, none of one
     token when it can be helped (llama.cpp's CPU kernels give other bits for a one-token
@@ -211,16 +227,6 @@ def prefill_chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
         out.append((pos, pos + step))
         pos += step
     return out
-
-
-def _shared_length(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading tokens ``a`` and ``b`` share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _hold_after(text: bytes, hold: int) -> int:
@@ -250,8 +256,16 @@ class BatchDecoder:
         scoring_s: Seconds spent scoring choices.
     """
 
-    def __init__(self, backend: Backend, width: int, n_ctx: int, n_batch: int) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        width: int,
+        n_ctx: int,
+        n_batch: int,
+        store: PrefixStore | None = None,
+    ) -> None:
         self.backend = backend
+        self.store = store
         self.width = max(1, width)
         self.n_ctx = n_ctx
         self.n_batch = max(2, n_batch)
@@ -373,9 +387,11 @@ class BatchDecoder:
     def _prepare_prefix(self, target: tuple[int, ...]) -> int:
         """Make the prefix sequence hold ``target`` (or as much as can be kept); return its
         length, evaluating only what neither it nor a slot's kept prompt held already."""
-        keep = _shared_length(self._held, target)
+        keep = shared_length(self._held, target)
         slot, found = self._slot_source(target)
-        if found > keep + 1:
+        restored = self._restore(target, max(keep, found))
+        keep = shared_length(self._held, target)  # the prefix sequence may have changed
+        if not restored and found > keep + 1:
             # A slot holds more of it: start from a copy of that slot.
             self.backend.clear(self.prefix_seq)
             self.backend.copy(slot, self.prefix_seq)
@@ -394,7 +410,36 @@ class BatchDecoder:
         self._held = target
         # Counted once, with the request being admitted.
         self._unbilled = len(target) - keep
+        store = self.store
+        if (
+            store is not None
+            and len(target) >= MIN_TOKENS
+            and len(target) - keep >= STORE_GAIN
+            and not store.has(target)
+        ):
+            store.write(target, self.backend.state(self.prefix_seq))
         return len(target)
+
+    def _restore(self, target: tuple[int, ...], held: int) -> bool:
+        """Load the stored prefix that shares the most with ``target`` into the prefix
+        sequence, when it shares at least :data:`STORE_GAIN` tokens more than ``held``."""
+        store = self.store
+        if store is None or len(target) < MIN_TOKENS:
+            return False
+        entry, length = store.best(target)
+        if entry is None or min(length, len(target)) < held + STORE_GAIN:
+            return False
+        data = store.read(entry)
+        if data is None:
+            return False
+        self.backend.clear(self.prefix_seq)
+        if not self.backend.restore(self.prefix_seq, data):
+            self.backend.clear(self.prefix_seq)
+            self._held = ()
+            store.remove(entry)
+            return False
+        self._held = entry.tokens
+        return True
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -510,7 +555,7 @@ class BatchDecoder:
         (cut so that ``tokens`` keeps two of its own)."""
         best, length = 0, 0
         for slot, kept in enumerate(self._kept):
-            n = _shared_length(kept, tokens)
+            n = shared_length(kept, tokens)
             if n > length:
                 best, length = slot, n
         return best, max(0, min(length, len(tokens) - 2))

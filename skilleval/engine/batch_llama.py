@@ -10,6 +10,7 @@ so a sequence samples what the one-at-a-time path would sample from the same log
 
 from __future__ import annotations
 
+import ctypes
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from skilleval.engine.batch import Token
 from skilleval.engine.greedy_grammar import GreedyGrammar
 
-__all__ = ["LAST_N", "LlamaBackend", "LlamaSampler", "log_softmax"]
+__all__ = ["LAST_N", "LlamaBackend", "LlamaSampler", "log_softmax", "restore_seq", "seq_state"]
 
 LAST_N = 64
 """The penalty window llama-cpp-python gives its sampler (``last_n_tokens_size``)."""
@@ -31,6 +32,24 @@ def log_softmax(logits: Any) -> Any:
     x = logits.astype(np.float64)
     x -= x.max()
     return x - math.log(float(np.exp(x).sum()))
+
+
+def seq_state(ctx: Any, seq: int) -> bytes:
+    """Sequence ``seq``'s cells in context ``ctx``, as llama.cpp serializes them."""
+    import llama_cpp  # lazy: start-up time
+
+    size = int(llama_cpp.llama_state_seq_get_size(ctx, seq))
+    buffer = (ctypes.c_uint8 * size)()
+    written = int(llama_cpp.llama_state_seq_get_data(ctx, buffer, size, seq))
+    return bytes(buffer)[:written]
+
+
+def restore_seq(ctx: Any, seq: int, data: bytes) -> bool:
+    """Load :func:`seq_state`'s bytes into the empty sequence ``seq``; False if refused."""
+    import llama_cpp  # lazy: start-up time
+
+    source = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+    return int(llama_cpp.llama_state_seq_set_data(ctx, source, len(data), seq)) > 0
 
 
 class LlamaSampler:
@@ -175,6 +194,12 @@ class LlamaBackend:
 
     def detokenize(self, tokens: Sequence[int], prev: Sequence[int]) -> bytes:
         return bytes(self.llm.detokenize(list(tokens), prev_tokens=list(prev)))
+
+    def state(self, seq: int) -> bytes:
+        return seq_state(self.ctx, seq)
+
+    def restore(self, seq: int, data: bytes) -> bool:
+        return restore_seq(self.ctx, seq, data)
 
     def sampler(
         self, *, temperature: float, top_p: float, seed: int, grammar: Any = None

@@ -39,8 +39,8 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
-from skilleval.engine.batch import Feed
-from skilleval.engine.batch_llama import log_softmax
+from skilleval.engine.batch import STORE_GAIN, Feed
+from skilleval.engine.batch_llama import log_softmax, restore_seq, seq_state
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.greedy_grammar import GrammarProcessor, GreedyGrammar
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
@@ -69,6 +69,7 @@ from skilleval.engine.llama_config import (
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.engine.llama_queue import RequestQueue
+from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -152,6 +153,7 @@ class LlamaProvider:
             prompt_tokens=self._prompt_tokens,
             grammar=self._grammar,
             stops=self._stops,
+            store=self._prefixes,
         )
         self._busy_s = 0.0
         self._generated = 0
@@ -170,6 +172,7 @@ class LlamaProvider:
         self._lock = threading.Lock()
         self._queue = RequestQueue(self._batched.prepare, self._drain)
         self._embedder: GgufEmbedder | None = None
+        self._store: PrefixStore | None = None
 
     # -- Provider protocol -------------------------------------------------------------------
 
@@ -408,6 +411,24 @@ class LlamaProvider:
         self._llm = llm
         return llm
 
+    def _prefixes(self) -> PrefixStore:
+        """The prompt prefixes evaluated by earlier runs of this model file on this runtime,
+        kept under the home (``engine/prefix_store.py``)."""
+        if self._store is None:
+            params = self._load().context_params
+            layout = [
+                f"{name}={getattr(params, name, None)}"
+                for name in ("type_k", "type_v", "flash_attn_type", "swa_full")
+            ]
+            folder = store_folder(
+                self.memo_dir,
+                self.identity().key(),
+                f"llama-cpp-python={runtime_version()}",
+                *layout,
+            )
+            self._store = PrefixStore(folder)
+        return self._store
+
     def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         try:
             rendered = self._formatter(messages=[m.to_json() for m in messages])
@@ -435,12 +456,14 @@ class LlamaProvider:
         """
         n = len(prompt)
         cached = llm.input_ids[: min(int(llm.n_tokens), self._canonical)]
-        reuse = 0
-        for a, b in zip(cached, prompt, strict=False):
-            if int(a) != b:
-                break
-            reuse += 1
-        reuse = max(0, min(reuse, n - 2))
+        shared = shared_length([int(t) for t in cached], prompt)
+        reuse = max(0, min(shared, n - 2))
+        restored = self._restore(llm, prompt, reuse)
+        if restored:
+            reuse = restored
+        elif reuse >= MIN_TOKENS and reuse == shared:
+            # A prefix this prompt shares with the one before: worth keeping for later runs.
+            self._keep(llm, prompt[:reuse])
         llm.n_tokens = reuse
         size = int(llm.n_batch)
         pos = reuse
@@ -452,6 +475,40 @@ class LlamaProvider:
             pos += step
         self._canonical = n
         return n - reuse
+
+    def _restore(self, llm: Any, prompt: list[int], reuse: int) -> int:
+        """Load the stored prefix that spares the most evaluation of ``prompt`` into the KV
+        state, when it spares :data:`STORE_GAIN` tokens more than ``reuse``; return how many
+        positions are then reused (0 when nothing was loaded)."""
+        store = self._prefixes()
+        entry, length = store.best(prompt)
+        length = min(length, len(prompt) - 2)
+        if entry is None or length < reuse + STORE_GAIN:
+            return 0
+        data = store.read(entry)
+        if data is None:
+            return 0
+        llm._ctx.kv_cache_clear()
+        self._canonical = 0
+        if not restore_seq(llm._ctx.ctx, 0, data):
+            llm._ctx.kv_cache_clear()
+            llm.n_tokens = 0
+            store.remove(entry)
+            return 0
+        llm.input_ids[: len(entry.tokens)] = entry.tokens
+        llm.n_tokens = len(entry.tokens)
+        self._canonical = len(entry.tokens)
+        return length
+
+    def _keep(self, llm: Any, prefix: list[int]) -> None:
+        """Store the KV cells of ``prefix`` (the state's leading positions, evaluated as a
+        prompt) unless they are stored already."""
+        store = self._prefixes()
+        if store.has(prefix):
+            return
+        llm._ctx.kv_cache_seq_rm(0, len(prefix), -1)
+        llm.n_tokens = len(prefix)
+        store.write(prefix, seq_state(llm._ctx.ctx, 0))
 
     # -- free and schema-constrained generation -----------------------------------------------
 

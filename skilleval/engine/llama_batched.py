@@ -24,6 +24,7 @@ from skilleval.engine.llama_checks import (
     validate_json,
 )
 from skilleval.engine.llama_queue import Prepared
+from skilleval.engine.prefix_store import PrefixStore
 from skilleval.errors import ProviderError
 
 __all__ = ["BatchedLlama"]
@@ -42,6 +43,7 @@ class BatchedLlama:
         prompt_tokens: Renders and tokenizes messages as the provider does.
         grammar: The grammar of a JSON schema, as the provider builds it.
         stops: The stop strings the chat template implies.
+        store: The prefixes kept from earlier runs, if any (made when the decoder is).
     """
 
     def __init__(
@@ -54,6 +56,7 @@ class BatchedLlama:
         prompt_tokens: Callable[[Sequence[Message]], list[int]],
         grammar: Callable[[Mapping[str, Any]], Any],
         stops: Callable[[], list[str]],
+        store: Callable[[], PrefixStore | None] = lambda: None,
     ) -> None:
         self.width = width
         self.n_ctx = n_ctx
@@ -62,6 +65,7 @@ class BatchedLlama:
         self._prompt_tokens = prompt_tokens
         self._grammar = grammar
         self._stops = stops
+        self._store = store
         self._backend: LlamaBackend | None = None
         self._decoder: BatchDecoder | None = None
         self._generated = 0
@@ -214,5 +218,7 @@ class BatchedLlama:
                 self._backend = LlamaBackend(llm, self.width, self.n_ctx, self.n_batch)
             except RuntimeError as exc:
                 raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
-            self._decoder = BatchDecoder(self._backend, self.width, self.n_ctx, self.n_batch)
+            self._decoder = BatchDecoder(
+                self._backend, self.width, self.n_ctx, self.n_batch, self._store()
+            )
         return self._decoder

@@ -1,0 +1,173 @@
+"""Evaluated prompt prefixes kept on disk from run to run.
+
+Evaluating a prompt is a large share of an in-process run: a skill, a rubric and a chat
+template's opening come before every test's own words. Within a run each shared prefix is
+evaluated once and copied; this store keeps those prefixes' KV cells between runs, so a
+re-run after a skill edit evaluates the skill only from the edit on, and a rubric not at all.
+
+An entry is one sequence's state as llama.cpp serializes it (``llama_state_seq_get_data``),
+under the tokens it holds. A state restored into a sequence holds exactly the bytes the
+evaluation wrote, so the model's replies do not change (tests compare them). The folder is
+per model file, runtime version and KV layout (:func:`store_folder`); entries carry the
+SHA-256 of their bytes, checked before use, so a damaged file is a miss and is removed. The
+least recently used entries go when the folder passes :data:`LIMIT_BYTES`.
+
+Several runs may share a folder: entries are written to a temporary name and renamed, and an
+entry that vanishes or fails to read is a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "LIMIT_BYTES",
+    "MIN_TOKENS",
+    "PrefixStore",
+    "StoredPrefix",
+    "shared_length",
+    "store_folder",
+]
+
+LIMIT_BYTES = 256 * 1024 * 1024
+"""The most one folder keeps; the least recently used entries go first."""
+MIN_TOKENS = 32
+"""Shorter prefixes are not worth a file: evaluating them costs about as much as reading."""
+FORMAT = 1
+
+
+def store_folder(home: Path, *parts: str) -> Path:
+    """The folder for one model and runtime: ``parts`` are everything that shapes the bytes."""
+    digest = hashlib.sha256("\n".join((str(FORMAT), *parts)).encode("utf-8")).hexdigest()
+    return home / "kv" / digest[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPrefix:
+    """One entry: the tokens whose cells it holds, and where."""
+
+    name: str
+    tokens: tuple[int, ...]
+    sha256: str
+
+
+class PrefixStore:
+    """The prefixes kept in ``folder`` (created on the first write).
+
+    Args:
+        folder: From :func:`store_folder`.
+        limit: Bytes kept at most.
+    """
+
+    def __init__(self, folder: Path, limit: int = LIMIT_BYTES) -> None:
+        self.folder = folder
+        self.limit = limit
+        self._entries: dict[tuple[int, ...], StoredPrefix] | None = None
+        self.loaded = 0
+        """Entries restored by this instance."""
+        self.saved = 0
+
+    def best(self, tokens: Sequence[int]) -> tuple[StoredPrefix | None, int]:
+        """The entry sharing the longest start with ``tokens``, and how many tokens it shares."""
+        best: StoredPrefix | None = None
+        length = 0
+        target = tuple(tokens)
+        for entry in self._index().values():
+            n = shared_length(entry.tokens, target)
+            if n > length:
+                best, length = entry, n
+        return best, length
+
+    def has(self, tokens: Sequence[int]) -> bool:
+        return tuple(tokens) in self._index()
+
+    def read(self, entry: StoredPrefix) -> bytes | None:
+        """The entry's bytes, or None when they are gone or damaged (a damaged entry is
+        removed)."""
+        path = self.folder / f"{entry.name}.kv"
+        try:
+            data = path.read_bytes()
+        except OSError:
+            self._forget(entry)
+            return None
+        if hashlib.sha256(data).hexdigest() != entry.sha256:
+            self.remove(entry)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # most recently used
+        self.loaded += 1
+        return data
+
+    def write(self, tokens: Sequence[int], data: bytes) -> None:
+        """Keep ``data`` as the cells of ``tokens``; a failure to write is ignored (the store
+        only saves time)."""
+        key = tuple(tokens)
+        name = hashlib.sha256(json.dumps(key).encode("ascii")).hexdigest()[:32]
+        entry = StoredPrefix(name, key, hashlib.sha256(data).hexdigest())
+        meta = json.dumps({"tokens": list(key), "sha256": entry.sha256})
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for suffix, body in ((".kv", data), (".json", meta.encode("ascii"))):
+                tmp = self.folder / f".{name}{suffix}.{os.getpid()}"
+                tmp.write_bytes(body)
+                os.replace(tmp, self.folder / f"{name}{suffix}")
+        except OSError:
+            return
+        self._index()[key] = entry
+        self.saved += 1
+        self._trim()
+
+    def remove(self, entry: StoredPrefix) -> None:
+        for suffix in (".kv", ".json"):
+            with contextlib.suppress(OSError):
+                (self.folder / f"{entry.name}{suffix}").unlink()
+        self._forget(entry)
+
+    def _forget(self, entry: StoredPrefix) -> None:
+        if self._entries is not None:
+            self._entries.pop(entry.tokens, None)
+
+    def _index(self) -> dict[tuple[int, ...], StoredPrefix]:
+        if self._entries is None:
+            entries: dict[tuple[int, ...], StoredPrefix] = {}
+            for meta in sorted(self.folder.glob("*.json")):
+                try:
+                    raw = json.loads(meta.read_text("ascii"))
+                    tokens = tuple(int(t) for t in raw["tokens"])
+                    entries[tokens] = StoredPrefix(meta.stem, tokens, str(raw["sha256"]))
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue  # another run is writing it, or it is damaged: not an entry
+            self._entries = entries
+        return self._entries
+
+    def _trim(self) -> None:
+        """Remove the least recently used entries until the folder fits the limit."""
+        sized: list[tuple[float, int, StoredPrefix]] = []
+        for entry in self._index().values():
+            try:
+                stat = (self.folder / f"{entry.name}.kv").stat()
+            except OSError:
+                continue
+            sized.append((stat.st_mtime, stat.st_size, entry))
+        total = sum(size for _, size, _ in sized)
+        for _, size, entry in sorted(sized, key=lambda s: s[0]):
+            if total <= self.limit:
+                break
+            self.remove(entry)
+            total -= size
+
+
+def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
