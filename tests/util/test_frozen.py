@@ -1,0 +1,126 @@
+"""``@frozen`` behaves as ``@dataclass(frozen=True, slots=True)``: repr, equality, hash."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from dataclasses import FrozenInstanceError, dataclass, field
+from typing import Any
+
+import pytest
+
+import skilleval
+from skilleval.util.frozen import frozen
+
+
+@frozen
+class Point:
+    x: int
+    y: float = 0.0
+    label: str = field(default="", repr=False)
+    note: str = field(default="", compare=False)
+    tags: tuple[str, ...] = field(default=(), hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PointDC:
+    x: int
+    y: float = 0.0
+    label: str = field(default="", repr=False)
+    note: str = field(default="", compare=False)
+    tags: tuple[str, ...] = field(default=(), hash=False)
+
+
+@frozen
+class Empty:
+    pass
+
+
+@frozen(kw_only=True)
+class Named:
+    name: str
+    child: Any = None
+
+
+@frozen
+class One:
+    value: Any
+
+
+SAMPLES: list[dict[str, Any]] = [
+    {"x": 1},
+    {"x": 1, "y": float("nan")},
+    {"x": 2, "y": 0.5, "label": "a", "note": "n", "tags": ("t",)},
+    {"x": -3, "y": 1e300, "label": "b'\"", "note": "", "tags": ()},
+]
+
+
+@pytest.mark.parametrize("left", SAMPLES)
+@pytest.mark.parametrize("right", SAMPLES)
+def test_same_as_dataclass(left: dict[str, Any], right: dict[str, Any]) -> None:
+    a, b = Point(**left), Point(**right)
+    da, db = PointDC(**left), PointDC(**right)
+    assert repr(a) == repr(da).replace("PointDC(", "Point(")
+    assert (a == b) == (da == db)
+    assert (a != b) == (da != db)
+    assert hash(a) == hash(da)
+    assert dataclasses.astuple(a) == dataclasses.astuple(da)
+    assert Point.__match_args__ == PointDC.__match_args__
+
+
+def test_frozen_slots_and_the_rest() -> None:
+    p = Point(1)
+    with pytest.raises(FrozenInstanceError):
+        p.x = 2  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del p.x
+    assert not hasattr(p, "__dict__")
+    assert dataclasses.replace(p, x=5) == Point(5)
+    other: Any = PointDC(1)
+    assert (Point(1) == other) is False  # another class: NotImplemented both ways
+    assert Point(1, note="a") == Point(1, note="b")
+    assert Point(1, tags=("a",)) != Point(1, tags=("b",))
+    assert repr(Empty()) == "Empty()"
+    assert Empty() == Empty()
+    assert hash(Empty()) == hash(())
+    with pytest.raises(TypeError):
+        hash(One([1]))  # an unhashable field makes the object unhashable, as dataclass does
+    assert repr(One("x")) == "One(value='x')"
+    assert hash(One("x")) == hash(("x",))
+    with pytest.raises(TypeError):
+        Named("a")  # type: ignore[call-arg]
+    loop: list[Any] = []
+    named = Named(name="n", child=loop)
+    loop.append(named)
+    assert repr(named) == "Named(name='n', child=[...])"
+
+
+def test_a_class_that_defines_its_own_methods_is_refused() -> None:
+    with pytest.raises(TypeError, match="defines __eq__"):
+
+        @frozen
+        class Own:
+            x: int
+
+            def __eq__(self, other: object) -> bool:
+                return True
+
+
+def test_every_frozen_class_in_skilleval_matches_dataclass() -> None:
+    """Each of skilleval's classes, rebuilt with ``dataclass``, has the same field rules."""
+    for info in pkgutil.walk_packages(skilleval.__path__, "skilleval."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if not (isinstance(obj, type) and obj.__module__ == module.__name__):
+                continue
+            if "__frozen_repr__" not in obj.__dict__:
+                continue
+            params = obj.__dataclass_params__  # type: ignore[attr-defined]
+            assert params.frozen
+            assert not params.eq
+            assert not params.repr
+            every = dataclasses.fields(obj)
+            assert obj.__frozen_repr__ == tuple(f.name for f in every if f.repr)  # type: ignore[attr-defined]
