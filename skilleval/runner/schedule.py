@@ -9,11 +9,10 @@ from skilleval.api import Judge, Verdict
 from skilleval.engine.base import Completion, Provider, batch_width, complete_all, joins_calls
 from skilleval.errors import ProviderError
 from skilleval.results.records import Message, Record
-from skilleval.runner import agentic as agentic_mod
 from skilleval.runner import compare
 from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
-from skilleval.runner.plan import Job
+from skilleval.runner.plan import Job, is_agentic
 from skilleval.suite import template
 from skilleval.suite.model import TestCase
 
@@ -70,7 +69,7 @@ def grade_job(
 
 
 def generate(job: Job, provider: Provider, agentic: RunAgentic | None = None) -> Generated:
-    if agentic is not None and agentic_mod.is_agentic(job):
+    if agentic is not None and is_agentic(job):
         return job, agentic(job)
     if job.request is None:
         return job, job.error or "prompt could not be rendered"
@@ -132,7 +131,7 @@ def batched(
         asks = [
             j
             for j in chunk
-            if j.request is not None and not (agentic is not None and agentic_mod.is_agentic(j))
+            if j.request is not None and not (agentic is not None and is_agentic(j))
         ]
         answers = dict(
             zip(
