@@ -64,14 +64,18 @@ def prepare(
 def warm(tree: Path, suite: Path, home: Path, scratch: Path, first: bool) -> Child:
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(home, scratch)
+    # What this tree's own cold run would have left in the home (a home made by another
+    # tree, or from another folder, lacks it): the installed-packages memo, keyed by
+    # sys.path, whose first folder is the tree's. Each tree keeps its own, so that neither
+    # pays for scanning the installed packages on every run.
+    kept = scratch.with_name(f"{scratch.name}-installed.json")
+    if not first and kept.is_file():
+        shutil.copy2(kept, scratch / "installed.json")
     child = run_child(_skilleval("run", str(suite), "-q"), _env(tree, scratch))
     check(child, f"the warm re-run ({tree})")
     memo = scratch / "installed.json"
     if first and memo.is_file():
-        # What this tree's own cold run would have left in the home (a home made by another
-        # tree, or from another folder, lacks it): the installed-packages memo, keyed by
-        # sys.path, whose first folder is the current one.
-        shutil.copy2(memo, home / "installed.json")
+        shutil.copy2(memo, kept)
     return child
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.errors import Diagnostic
-from skilleval.shipped import suite_text
+from skilleval.shipped import JUDGE_FITNESS_SET, suite_text
 from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
 from skilleval.util.frozen import frozen
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 PairType = Literal["llm-rubric", "llm-assert"]
 Progress = Callable[["PairOutcome", int, int], None]
 
-DATA_FILE = "judge-fitness.yaml"
+DATA_FILE = JUDGE_FITNESS_SET
 """The judge-fitness set, inside the shipped ``suites/``."""
 
 PAIR_TYPES: tuple[PairType, ...] = ("llm-rubric", "llm-assert")
