@@ -19,7 +19,6 @@ from skilleval.api import Judge
 from skilleval.engine.base import Provider, Request, complete_all
 from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
-from skilleval.judge.overfit import overfit_report
 from skilleval.results.codec import decode
 from skilleval.results.model import Overfit, RouterFitness
 from skilleval.results.records import Record
@@ -157,6 +156,9 @@ def _overfit(
     suite: Suite, options: RunOptions, generator: Provider, judge: Judge | None
 ) -> Overfit | None:
     """The overfitting judge's report on the eval itself: informational, never a gate."""
+    # lazy: start-up time (only a suite with a skill and a judge of its own is classified)
+    from skilleval.judge.overfit import overfit_report
+
     grader = judge or build_judge(suite, options, generator, force=True)
     if grader is None:
         return None
