@@ -1,18 +1,21 @@
-"""``@frozen``: ``@dataclass(frozen=True, slots=True)`` at a fraction of the cost of making the class.
+"""``@frozen``: ``@dataclass(frozen=True, slots=True)`` without compiling a method per class.
 
 Python 3.11 compiles each method a dataclass generates with its own ``exec``; a frozen class
 with equality gets six (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
 ``__setattr__``, ``__delattr__``), about 1.4 ms a class, and a run imports over a hundred
-of them. Here only ``__init__`` is generated. The others are shared functions that read the
-class's field names, collected once when the class is made, and do what the generated ones
-do: the same text, the same comparison (same class, then the tuples of compared fields), the
-same hash (of the tuple of hashed fields), ``field(repr=False, compare=False, hash=...)``
-honoured, and :class:`~dataclasses.FrozenInstanceError` for assigning or deleting a field.
+of them. Here every one of them is a shared function that reads what it needs of the class
+(its fields' names, defaults and rules), collected once when the class is made, and does
+what the generated one does: ``__init__`` takes the same arguments (defaults, factories,
+``kw_only``, ``init=False``, ``__post_init__``) and raises the same type errors;
+``__repr__``, ``__eq__`` and ``__hash__`` give the same text, comparison and hash
+(``field(repr=False, compare=False, hash=...)`` honoured); assigning or deleting a field
+raises :class:`~dataclasses.FrozenInstanceError`. ``inspect.signature`` and the docstring of
+a class without one are ``dataclass``'s. Creating an instance costs about 2.5 µs more.
 
-So that the generated ``__init__`` can set the fields, the class is made as a dataclass that
-is not frozen, and the shared ``__setattr__`` lets a field be set while it has no value (its
-slot is empty), which only ``__init__`` (and unpickling) ever see; ``__post_init__`` sets
-``init=False`` fields with ``object.__setattr__``, as for any frozen dataclass. Copying and
+The class is a real dataclass (``fields``, ``replace``, ``asdict`` work), made with
+``init=False, repr=False, eq=False`` and not frozen, so that ``dataclass`` generates nothing;
+the shared ``__setattr__`` refuses any assignment to a field that has a value, which leaves
+only ``__init__`` (which sets the slots directly) and unpickling to fill them. Copying and
 pickling go through ``__getstate__``/``__setstate__`` as a frozen dataclass's do. Type
 checkers see a frozen dataclass (``dataclass_transform(frozen_default=True)``).
 ``tests/util/test_frozen.py`` checks each method against ``dataclass``'s own.
@@ -20,9 +23,10 @@ checkers see a frozen dataclass (``dataclass_transform(frozen_default=True)``).
 
 from __future__ import annotations
 
+import inspect
 import reprlib
 from collections.abc import Callable
-from dataclasses import Field, FrozenInstanceError, dataclass, field, fields
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field, fields
 from operator import attrgetter
 from typing import Any, TypeVar, dataclass_transform, overload
 
@@ -32,6 +36,140 @@ _REPR = "__frozen_repr__"
 _COMPARE = "__frozen_compare__"
 _HASH = "__frozen_hash__"
 _FIELDS = "__frozen_fields__"
+_INIT = "__frozen_init__"
+
+
+class _Factory:
+    """Shown as a field's default when a factory makes it, as ``dataclass`` shows it."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+class _Plan:
+    """What ``__init__`` does for one class: its parameters, their defaults, the rest."""
+
+    __slots__ = ("accepts", "defaults", "keyword", "noinit", "positional", "post_init", "required")
+
+    def __init__(self, cls: type) -> None:
+        every = [f for f in fields(cls) if f.init]
+        self.positional = tuple(f.name for f in every if not f.kw_only)
+        self.keyword = tuple(f.name for f in every if f.kw_only)
+        self.accepts = frozenset(self.positional + self.keyword)
+        self.defaults: dict[str, tuple[Any, bool]] = {}
+        """Name → (the default, or the factory; whether it is a factory)."""
+        for f in every:
+            if f.default_factory is not MISSING:
+                self.defaults[f.name] = (f.default_factory, True)
+            elif f.default is not MISSING:
+                self.defaults[f.name] = (f.default, False)
+        self.required = sum(1 for name in self.positional if name not in self.defaults)
+        seen_default = False
+        for name in self.positional:
+            if name in self.defaults:
+                seen_default = True
+            elif seen_default:
+                raise TypeError(f"non-default argument {name!r} follows default argument")
+        self.noinit: tuple[tuple[str, Any, bool], ...] = tuple(
+            (f.name, f.default_factory, True)
+            if f.default_factory is not MISSING
+            else (f.name, f.default, False)
+            for f in fields(cls)
+            if not f.init and (f.default is not MISSING or f.default_factory is not MISSING)
+        )
+        self.post_init = hasattr(cls, "__post_init__")
+
+
+def _listed(names: list[str]) -> str:
+    quoted = [repr(n) for n in names]
+    if len(quoted) == 1:
+        return quoted[0]
+    if len(quoted) == 2:
+        return f"{quoted[0]} and {quoted[1]}"
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+
+
+def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    cls = type(self)
+    plan: _Plan = getattr(cls, _INIT)
+    setter = object.__setattr__
+    given = len(args)
+    if given > len(plan.positional):
+        # CPython's own words for a function with these parameters (self counted).
+        low, high = plan.required + 1, len(plan.positional) + 1
+        takes = f"{high}" if low == high else f"from {low} to {high}"
+        keyword = sum(1 for name in kwargs if name in plan.keyword)
+        also = (
+            f" positional arguments (and {keyword} keyword-only argument"
+            f"{'' if keyword == 1 else 's'})"
+            if keyword
+            else ""
+        )
+        raise TypeError(
+            f"{cls.__qualname__}.__init__() takes {takes} positional argument"
+            f"{'' if takes == '1' else 's'} but {given + 1}{also} were given"
+        )
+    for name, value in zip(plan.positional, args, strict=False):
+        setter(self, name, value)
+    for name, value in kwargs.items():
+        if name not in plan.accepts:
+            raise TypeError(
+                f"{cls.__qualname__}.__init__() got an unexpected keyword argument {name!r}"
+            )
+        if name in plan.positional[:given]:
+            raise TypeError(
+                f"{cls.__qualname__}.__init__() got multiple values for argument {name!r}"
+            )
+        setter(self, name, value)
+    if given + len(kwargs) < len(plan.accepts):
+        missing: list[str] = []
+        missing_keyword: list[str] = []
+        for name in plan.positional[given:] + plan.keyword:
+            if name in kwargs:
+                continue
+            found = plan.defaults.get(name)
+            if found is None:
+                (missing if name in plan.positional else missing_keyword).append(name)
+            else:
+                setter(self, name, found[0]() if found[1] else found[0])
+        for names, kind in ((missing, "positional"), (missing_keyword, "keyword-only")):
+            if names:
+                raise TypeError(
+                    f"{cls.__qualname__}.__init__() missing {len(names)} required {kind} "
+                    f"argument{'' if len(names) == 1 else 's'}: {_listed(names)}"
+                )
+    for name, default, is_factory in plan.noinit:
+        setter(self, name, default() if is_factory else default)
+    if plan.post_init:
+        self.__post_init__()
+
+
+class _Signature:
+    """The class's ``__signature__``, made when asked for (``inspect.signature``, the docstring
+    ``dataclass`` writes for a class without one): what ``dataclass``'s ``__init__`` has."""
+
+    def __get__(self, obj: Any, owner: type) -> inspect.Signature:
+        plan: _Plan = owner.__dict__.get(_INIT) or _Plan(owner)
+        types = {f.name: f.type for f in fields(owner)}
+        params = []
+        for names, kind in (
+            (plan.positional, inspect.Parameter.POSITIONAL_OR_KEYWORD),
+            (plan.keyword, inspect.Parameter.KEYWORD_ONLY),
+        ):
+            for name in names:
+                found = plan.defaults.get(name)
+                default = (
+                    inspect.Parameter.empty
+                    if found is None
+                    else (_FACTORY if found[1] else found[0])
+                )
+                params.append(
+                    inspect.Parameter(name, kind, default=default, annotation=types[name])
+                )
+        return inspect.Signature(params, return_annotation=None)
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
@@ -102,6 +240,8 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False) -> Any:
 
     def make(cls: type[T]) -> type[T]:
         shared = {
+            "__init__": _init,
+            "__signature__": _Signature(),
             "__repr__": _repr,
             "__eq__": _eq,
             "__hash__": _hash,
@@ -114,7 +254,10 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False) -> Any:
             if name in cls.__dict__:
                 raise TypeError(f"@frozen class {cls.__qualname__} defines {name}; use @dataclass")
             setattr(cls, name, function)
-        made: type[T] = dataclass(slots=True, repr=False, eq=False, kw_only=kw_only)(cls)
+        made: type[T] = dataclass(init=False, slots=True, repr=False, eq=False, kw_only=kw_only)(
+            cls
+        )
+        setattr(made, _INIT, _Plan(made))
         every = fields(made)  # type: ignore[arg-type]
         setattr(made, _FIELDS, frozenset(f.name for f in every))
         setattr(made, _REPR, tuple(f.name for f in every if f.repr))

@@ -157,6 +157,68 @@ def test_a_plain_subclass_keeps_its_own_attributes() -> None:
     )
 
 
+@frozen
+class NoDoc:
+    a: int
+    b: str = "x"
+    c: tuple[int, ...] = field(default_factory=tuple)
+    d: int = field(default=0, kw_only=True)
+    e: int = field(kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class NoDocDC:
+    a: int
+    b: str = "x"
+    c: tuple[int, ...] = field(default_factory=tuple)
+    d: int = field(default=0, kw_only=True)
+    e: int = field(kw_only=True)
+
+
+def _outcome(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    try:
+        return repr(cls(*args, **kwargs)).replace("NoDocDC", "NoDoc")
+    except TypeError as exc:
+        return "TypeError: " + str(exc).replace("NoDocDC", "NoDoc")
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((1,), {"e": 2}),
+        ((1, "y", (3,)), {"e": 2, "d": 4}),
+        ((), {"a": 1, "e": 2}),
+        ((1,), {}),
+        ((), {}),
+        ((1, "y", (), 5), {"e": 2}),
+        ((1,), {"a": 2, "e": 3}),
+        ((1,), {"e": 2, "z": 3}),
+        ((1, "y"), {"b": "z", "e": 1}),
+    ],
+)
+def test_init_binds_arguments_as_dataclass_does(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    assert _outcome(NoDoc, args, kwargs) == _outcome(NoDocDC, args, kwargs)
+
+
+def test_signature_and_docstring_are_dataclasses() -> None:
+    import inspect
+
+    assert str(inspect.signature(NoDoc)) == str(inspect.signature(NoDocDC))
+    assert NoDoc.__doc__ == (NoDocDC.__doc__ or "").replace("NoDocDC", "NoDoc")
+    assert NoDoc(1, e=2).c == ()
+
+
+def test_a_non_default_field_after_a_default_one_is_refused() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @frozen
+        class Bad:
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+
 def test_a_class_that_defines_its_own_methods_is_refused() -> None:
     with pytest.raises(TypeError, match="defines __eq__"):
 
