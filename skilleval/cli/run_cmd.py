@@ -28,6 +28,7 @@ from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
+from skilleval.util.collector import promote
 from skilleval.util.scrub import without_surrogates
 
 
@@ -130,6 +131,7 @@ def run(
         entry_points=not no_entry_points,
     )
     suite, registry = load_suite(suite_file, overrides)
+    promote()  # the suite lives as long as the run: see util/collector.py
     # The suite's own run settings (promptfoo's outputPath, evaluateOptions); the command
     # line wins.
     outputs = outputs or suite.outputs
