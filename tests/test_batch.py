@@ -273,3 +273,37 @@ def test_prompts_too_long_for_the_context_do_not_stop_the_others() -> None:
     assert all(r.error is not None and "raise model.n_ctx" in r.error for r in results)
     # No cell was ever written for them, the shared prefix included.
     assert backend.batches == []
+
+
+def test_a_slot_that_holds_a_longer_start_of_the_prompt_is_copied_instead_of_evaluating() -> None:
+    # Two kinds of request alternate (generations under a skill, judge calls under a rubric):
+    # the prefix sequence follows each request's neighbour, so it keeps losing the other
+    # kind's prefix. A slot still holds the last prompt of each kind.
+    skill = tuple(range(20, 40))
+    rubric = tuple(range(60, 80))
+    prompts = [(*(skill if i % 2 == 0 else rubric), 90 + i, 91, 92) for i in range(8)]
+    script = {p: [5 + i] for i, p in enumerate(prompts)}
+    backend = FakeBackend(script)
+    log: list[str] = []
+    jobs = [BatchJob(p, 4, lambda: FakeSampler(backend, log)) for p in prompts]
+    results = BatchDecoder(backend, 2, 64, 64).run(jobs)
+    assert [r.text for r in results] == [bytes([96 + (5 + i) % 26]) for i in range(8)]
+    # Each prefix is evaluated once; every later prompt evaluates only its own three tokens
+    # (the last one token more: the prefix sequence takes its prompt but two, and a batch is
+    # never a single token).
+    assert [r.evaluated for r in results[2:]] == [3] * 5 + [4]
+    assert sum(r.evaluated for r in results) == len(skill) + len(rubric) + 3 * 8 + 1
+
+
+def test_kept_prompts_are_forgotten_when_scoring_rewrites_the_slots() -> None:
+    backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
+    jobs, _ = jobs_for(backend)
+    decoder = BatchDecoder(backend, 2, 64, 4)
+    decoder.run(jobs[:2])
+    decoder.score([ScoreJob((*SYSTEM, 77, 78), ((1, EOG), (2, 3, EOG)))])
+
+    # FakeBackend checks every cell's position and token: a stale slot copied here fails.
+    def key(rs: list[BatchResult]) -> list[tuple[bytes, str, int]]:
+        return [(r.text, r.finish_reason, r.completion_tokens) for r in rs]
+
+    assert key(decoder.run(jobs)) == key(decode(2))

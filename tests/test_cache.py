@@ -8,8 +8,10 @@ import random
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -501,3 +503,77 @@ def test_busy_time_counts_overlapping_calls_once(monkeypatch: pytest.MonkeyPatch
     provider._enter()  # 20.0
     provider._leave()  # 21.0
     assert provider.engine_busy()[1] == 4.0
+
+
+class GatedFake(FakeProvider):
+    """Holds every call until the test opens the gate, so calls overlap for certain."""
+
+    max_concurrency = 4
+
+    def __init__(self, *, fail: bool = False) -> None:
+        super().__init__(fail=fail)
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def reply(self, request: Request) -> Completion:
+        self.entered.set()
+        assert self.gate.wait(10)
+        return super().reply(request)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_identical_requests_at_once_reach_the_model_once(cache: ResponseCache, fail: bool) -> None:
+    inner = GatedFake(fail=fail)
+    provider = CachingProvider(inner, cache)
+
+    def ask() -> object:
+        try:
+            return provider.complete(_request())
+        except ProviderError as exc:
+            return exc
+
+    with ThreadPoolExecutor(3) as pool:
+        first = pool.submit(ask)
+        assert inner.entered.wait(10)
+        twins = [pool.submit(ask) for _ in range(2)]
+        time.sleep(0.05)  # the twins are waiting on the first call now
+        inner.gate.set()
+        answers = [first.result(10), *(t.result(10) for t in twins)]
+    assert inner.calls == 1
+    if fail:
+        assert all(isinstance(a, ProviderError) for a in answers)
+        assert provider.hits == 0
+    else:
+        assert [a.text for a in answers] == ["reply 0"] * 3  # type: ignore[union-attr]
+        assert [a.cached for a in answers] == [False, True, True]  # type: ignore[union-attr]
+        assert (provider.calls, provider.hits) == (1, 2)
+    # Nothing stays in the air: the next identical request is a plain hit, or a new call.
+    assert provider._flights == {}
+
+
+def test_identical_requests_in_one_batch_are_sent_once(cache: ResponseCache) -> None:
+    inner = BatchingFake()
+    provider = CachingProvider(inner, cache)
+    answers = provider.complete_batch([_request(trial=t) for t in (0, 1, 0, 0)])
+    assert inner.batches == [[0, 1]]
+    assert [a.text for a in answers if isinstance(a, Completion)] == [
+        "reply 0",
+        "reply 1",
+        "reply 0",
+        "reply 0",
+    ]
+    assert [a.cached for a in answers if isinstance(a, Completion)] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    assert (provider.calls, provider.hits) == (2, 2)
+
+
+def test_without_a_cache_every_request_reaches_the_model() -> None:
+    inner = FakeProvider()
+    provider = CachingProvider(inner, None)
+    provider.complete_batch([_request(), _request()])
+    provider.complete(_request())
+    assert inner.calls == 3

@@ -213,6 +213,16 @@ def prefill_chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
     return out
 
 
+def _shared_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _hold_after(text: bytes, hold: int) -> int:
     # llama-cpp-python's rule, kept exactly: when the text ends inside a multi-byte UTF-8
     # character, the stop and length checks wait for the missing bytes' tokens.
@@ -250,6 +260,9 @@ class BatchDecoder:
         self.generated = 0
         self.scoring_s = 0.0
         self._held: tuple[int, ...] = ()
+        self._kept: list[tuple[int, ...]] = [() for _ in range(self.width)]
+        """The prompt whose cells each slot still holds (evaluated as a prompt is, so they
+        can be copied into another slot as if evaluated there)."""
         self._unbilled = 0
 
     def run(self, jobs: Sequence[BatchJob]) -> list[BatchResult]:
@@ -286,6 +299,7 @@ class BatchDecoder:
         try:
             fitting = [j.prompt for j in jobs if len(j.prompt) < self.n_ctx]
             self._unbilled = 0
+            self._forget_slots()  # scoring writes options into every slot
             try:
                 shared = self._prepare_prefix(
                     tuple(fitting[0][: common_prefix(fitting)]) if fitting else ()
@@ -358,12 +372,15 @@ class BatchDecoder:
 
     def _prepare_prefix(self, target: tuple[int, ...]) -> int:
         """Make the prefix sequence hold ``target`` (or as much as can be kept); return its
-        length, evaluating only what it did not hold already."""
-        keep = 0
-        for a, b in zip(self._held, target, strict=False):
-            if a != b:
-                break
-            keep += 1
+        length, evaluating only what neither it nor a slot's kept prompt held already."""
+        keep = _shared_length(self._held, target)
+        slot, found = self._slot_source(target)
+        if found > keep + 1:
+            # A slot holds more of it: start from a copy of that slot.
+            self.backend.clear(self.prefix_seq)
+            self.backend.copy(slot, self.prefix_seq)
+            self._held = self._kept[slot]
+            keep = found
         if len(target) - keep == 1:
             keep -= 1  # never extend by a single token
         if keep < 0 or len(target) < 2:
@@ -375,7 +392,7 @@ class BatchDecoder:
         for a, b in prefill_chunks(keep, len(target), self.n_batch):
             self.backend.decode([(target[p], p, self.prefix_seq, False) for p in range(a, b)])
         self._held = target
-        # Counted once, with the first request that uses the prefix.
+        # Counted once, with the request being admitted.
         self._unbilled = len(target) - keep
         return len(target)
 
@@ -414,6 +431,7 @@ class BatchDecoder:
                 taken[1](BatchResult(error=failed))
             # The KV state is unknown now: the next call evaluates its prefix afresh.
             self._held = ()
+            self._forget_slots()
 
     def _admit(
         self, slot: int, job: BatchJob, deliver: Deliver, following: tuple[int, ...] | None
@@ -462,19 +480,43 @@ class BatchDecoder:
         after = [following] if following is not None and len(following) < self.n_ctx else []
         self._unbilled = 0
         shared = self._prepare_prefix(prompt[: common_prefix([prompt, *after])])
-        self.backend.clear(slot)
+        # The prefix sequence, or a slot holding a longer start of this prompt (the request
+        # before this one in plan order, when the prefix went to a request of another kind).
+        source, found = self._slot_source(prompt)
         start = 0
-        if shared and len(prompt) - shared >= 2:
-            self.backend.copy(self.prefix_seq, slot)
-            start = shared
+        if found > shared and len(prompt) - found >= 2:
+            if source != slot:
+                self.backend.clear(slot)
+                self.backend.copy(source, slot)
+            self.backend.clear(slot, found)
+            start = found
+        else:
+            self.backend.clear(slot)
+            if shared and len(prompt) - shared >= 2:
+                self.backend.copy(self.prefix_seq, slot)
+                start = shared
+        self._kept[slot] = ()
         chunks = prefill_chunks(start, len(prompt), self.n_batch)
         for a, b in chunks:
             self.backend.decode([(prompt[p], p, slot, p == len(prompt) - 1) for p in range(a, b)])
-        result.evaluated = len(prompt) - start
-        if start:
-            result.evaluated += self._unbilled
-            self._unbilled = 0
+        self._kept[slot] = prompt
+        # What the prefix sequence evaluated, it evaluated while admitting this request.
+        result.evaluated = len(prompt) - start + self._unbilled
+        self._unbilled = 0
         return chunks[-1][1] - chunks[-1][0] - 1
+
+    def _slot_source(self, tokens: tuple[int, ...]) -> tuple[int, int]:
+        """The slot whose kept prompt shares the longest start with ``tokens``, and how long
+        (cut so that ``tokens`` keeps two of its own)."""
+        best, length = 0, 0
+        for slot, kept in enumerate(self._kept):
+            n = _shared_length(kept, tokens)
+            if n > length:
+                best, length = slot, n
+        return best, max(0, min(length, len(tokens) - 2))
+
+    def _forget_slots(self) -> None:
+        self._kept = [() for _ in range(self.width)]
 
     def _release(self, slot: int, slots: list[_Live | None]) -> None:
         live = slots[slot]

@@ -2,7 +2,9 @@
 
 The key is a SHA-256 over everything that can change a reply (see :func:`cache_key`). Entries
 live in one SQLite file in WAL mode with a busy timeout, so two runs may read and write the
-same cache at once. Only usable replies are stored: errors are raised before anything is
+same cache at once. Identical requests made at once (two arms whose replies agree, graded by
+the same rubric) reach the model once; the others wait for that answer and count as cache
+hits. Only usable replies are stored: errors are raised before anything is
 written, and a constrained reply (JSON Schema or choice) cut at ``max_tokens`` is never stored,
 because it is an error. A free-text reply that reached ``max_tokens`` is a normal, reproducible
 outcome of the budget, so it is stored like any other.
@@ -18,6 +20,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skilleval.engine.base import (
@@ -85,6 +88,8 @@ class CachingProvider:
         self._in_flight = 0
         self._busy_since = 0.0
         self._busy_s = 0.0
+        self._flights: dict[str, _Flight] = {}
+        """Requests in the air, by key: an identical request waits for the answer."""
 
     def identity(self) -> ModelIdentity:
         """The inner provider's identity, computed once."""
@@ -113,26 +118,45 @@ class CachingProvider:
         key, hit = self._lookup(request)
         if hit is not None:
             return hit
-        with self._lock:
-            self.calls += 1
-        self._enter()
+        flight = self._board(key)
+        if flight is not None and not flight.leads:
+            return self._follow(flight, request)
+        answer: Completion | ProviderError | None = None
         try:
-            answer = self.inner.complete(request)
+            with self._lock:
+                self.calls += 1
+            self._enter()
+            try:
+                reply = self.inner.complete(request)
+            finally:
+                self._leave()
+            # The built-in providers clean their replies; a plugin's is cleaned here.
+            answer = self._store(request, key, clean_reply(reply))
+            return answer
+        except ProviderError as exc:
+            answer = exc
+            raise
         finally:
-            self._leave()
-        # The built-in providers clean their replies; a plugin's is cleaned here.
-        return self._store(request, key, clean_reply(answer))
+            if flight is not None:
+                self._land(key, flight, answer)
 
     def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
         """:meth:`complete` for several requests; those not in the cache go to the inner
         provider together, in their order, as one batch."""
         out: list[Completion | ProviderError | None] = [None] * len(requests)
         misses: list[tuple[int, str | None]] = []
+        twins: list[tuple[int, int]] = []
+        """(request, the earlier miss with the same key): asked once, answered twice."""
+        first: dict[str, int] = {}
         for i, request in enumerate(requests):
             key, hit = self._lookup(request)
             if hit is not None:
                 out[i] = hit
+            elif key is not None and key in first:
+                twins.append((i, first[key]))
             else:
+                if key is not None:
+                    first[key] = i
                 misses.append((i, key))
         if misses:
             with self._lock:
@@ -147,7 +171,53 @@ class CachingProvider:
                     out[i] = answer
                 else:
                     out[i] = self._store(requests[i], key, clean_reply(answer))
+        for i, twin in twins:
+            out[i] = self._shared(out[twin])
         return [answer for answer in out if answer is not None]
+
+    # -- identical requests at once: one call ------------------------------------------------
+
+    def _board(self, key: str | None) -> _Flight | None:
+        """The flight of ``key``: a new one this call leads, or the one already in the air."""
+        if key is None:
+            return None  # uncached: every request reaches the model
+        with self._lock:
+            flight = self._flights.get(key)
+            if flight is None:
+                flight = self._flights[key] = _Flight(leads=True)
+                return flight
+        return _Flight(leads=False, of=flight)
+
+    def _land(
+        self, key: str | None, flight: _Flight, answer: Completion | ProviderError | None
+    ) -> None:
+        with self._lock:
+            if key is not None and self._flights.get(key) is flight:
+                del self._flights[key]
+        flight.answer = answer
+        flight.done.set()
+
+    def _follow(self, flight: _Flight, request: Request) -> Completion:
+        """Wait for the identical request in the air, and answer as it was answered (a new
+        call if it ended without an answer, interrupted)."""
+        leader = flight.of
+        assert leader is not None
+        leader.done.wait()
+        answer = leader.answer
+        if answer is None:
+            return self.complete(request)
+        shared = self._shared(answer)
+        if isinstance(shared, ProviderError):
+            raise shared
+        return shared
+
+    def _shared(self, answer: Completion | ProviderError | None) -> Completion | ProviderError:
+        """Another request's answer given to its twin: a cache hit, as the next run has it."""
+        if answer is None or isinstance(answer, ProviderError):
+            return answer or ProviderError("not answered")
+        with self._lock:
+            self.hits += 1
+        return replace(answer, cached=True, tokens_evaluated=0)
 
     def _lookup(self, request: Request) -> tuple[str | None, Completion | None]:
         cache = self.cache
@@ -273,6 +343,17 @@ class CachingProvider:
     def close(self) -> None:
         """Close the inner provider. The cache belongs to the caller and stays open."""
         self.inner.close()
+
+
+@dataclass(slots=True)
+class _Flight:
+    """One request in the air: its answer, once it lands."""
+
+    leads: bool
+    of: _Flight | None = None
+    """The flight a follower waits for."""
+    answer: Completion | ProviderError | None = None
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 def _check_vectors(vectors: object, count: int) -> None:
