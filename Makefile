@@ -42,10 +42,12 @@ layers: setup                   ## the import contract in pyproject.toml: no upw
 	$(BIN)/lint-imports
 
 schema: setup
+	$(BIN)/python tools/plugin_manifest.py
 	$(BIN)/python tools/suite_schema.py
 	$(BIN)/python tools/results_schema.py
 
 schema-check: setup
+	$(BIN)/python tools/plugin_manifest.py --check
 	$(BIN)/python tools/suite_schema.py --check
 	$(BIN)/python tools/results_schema.py --check
 

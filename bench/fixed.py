@@ -61,17 +61,42 @@ def prepare(
     return inline, suite_dir / "suite.yaml", home
 
 
+KEPT_APART = ("runs", "cache.db")
+"""What every tree's re-runs share from the cold run's home: the run history and the
+response cache. The rest of the home (memos, compiled templates) is what a tree's own first
+run leaves there."""
+
+
 def warm(tree: Path, suite: Path, home: Path, scratch: Path, first: bool) -> Child:
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(home, scratch)
+    # What this tree's own cold run would have left in the home (a home made by another
+    # tree, or from another folder, lacks it): the installed-packages memo, keyed by
+    # sys.path, whose first folder is the tree's, the compiled templates, keyed by their
+    # file's path, and the other memos. Each tree keeps its own from its first (untimed)
+    # re-run, so that neither pays on every run for what the other's cold run made.
+    kept = scratch.with_name(f"{scratch.name}-home")
+    if not first and kept.is_dir():
+        for entry in kept.iterdir():
+            target = scratch / entry.name
+            if target.is_dir():
+                shutil.rmtree(target)
+            if entry.is_dir():
+                shutil.copytree(entry, target)
+            else:
+                shutil.copy2(entry, target)
     child = run_child(_skilleval("run", str(suite), "-q"), _env(tree, scratch))
     check(child, f"the warm re-run ({tree})")
-    memo = scratch / "installed.json"
-    if first and memo.is_file():
-        # What this tree's own cold run would have left in the home (a home made by another
-        # tree, or from another folder, lacks it): the installed-packages memo, keyed by
-        # sys.path, whose first folder is the current one.
-        shutil.copy2(memo, home / "installed.json")
+    if first:
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.mkdir()
+        for entry in scratch.iterdir():
+            if entry.name in KEPT_APART or entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                shutil.copytree(entry, kept / entry.name)
+            else:
+                shutil.copy2(entry, kept / entry.name)
     return child
 
 

@@ -15,11 +15,12 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from skilleval.trajectory import Step
+from skilleval.util.frozen import frozen
 
 if TYPE_CHECKING:
     from skilleval.errors import Location
@@ -29,7 +30,7 @@ MARK = "__skilleval_assertion__"
 NEGATION_PREFIX = "not-"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Stats:
     """What is known about the call that produced the output."""
 
@@ -67,7 +68,7 @@ class TextEmbedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Check:
     """Everything an assertion may look at. Fields are only ever added, never removed."""
 
@@ -120,7 +121,7 @@ class Check:
     """Where the assertion's ``value:`` is written (code in it reports lines from there)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Verdict:
     """The outcome of one assertion on one output.
 
@@ -170,7 +171,7 @@ _Marked = TypeVar("_Marked", bound=Callable[..., Any])
 ValueCheck = Callable[[Any], "str | None"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AssertionType:
     """The declaration attached to an assertion function by :func:`assertion`."""
 

@@ -9,20 +9,41 @@ packaged copy when there is one, and from the source tree otherwise (a checkout 
 
 from __future__ import annotations
 
-from importlib import resources
-from importlib.resources.abc import Traversable
+import importlib
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 Shipped = Literal["schemas", "suites"]
+
+JUDGE_FITNESS_SET = "judge-fitness.yaml"
+"""The judge-fitness set, inside ``suites/`` (``judge-check`` grades it; every judge's memo key
+hashes it)."""
 
 #: The source tree's root: the folder that holds ``skilleval/``, ``schemas/`` and ``suites/``.
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 
+def package_files(package: str) -> Traversable:
+    """``importlib.resources.files(package)``: the package's folder as a ``Path`` when it is one.
+
+    Only a package that is not a folder (imported from a zip) goes through
+    ``importlib.resources``, whose readers import ``zipfile`` and more on every start.
+    """
+    module = importlib.import_module(package)
+    file = getattr(module, "__file__", None)
+    if file is not None and Path(file).is_file():
+        return Path(file).parent
+    from importlib import resources  # lazy: start-up time
+
+    return resources.files(package)
+
+
 def shipped_dir(kind: Shipped) -> Traversable:
     """The folder of shipped ``schemas`` or ``suites``: the wheel's copy, else the checkout's."""
-    packaged = resources.files("skilleval") / f"_{kind}"
+    packaged = package_files("skilleval") / f"_{kind}"
     if packaged.is_dir():
         return packaged
     return SOURCE_ROOT / kind

@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from skilleval.plugins.markers import tool_kind
 from skilleval.trajectory import ToolContext, ToolResult, args_match, result_text
 from skilleval.userfile import display_path, lookup_problem
 from skilleval.util import fileref
+from skilleval.util.frozen import frozen
 from skilleval.util.process import run_process
 from skilleval.util.pyfile import import_file, imports_allowed
 
@@ -107,7 +107,7 @@ PYTHON: dict[str, Any] = {
 # -- mock -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MockCase:
     args: Mapping[str, Any] | None
     """None matches every call."""
@@ -118,7 +118,7 @@ class MockCase:
 _NO_DEFAULT = object()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MockTool:
     """Canned results matched on arguments."""
 
@@ -152,7 +152,7 @@ def mock(value: Mapping[str, Any], ctx: ToolContext) -> MockTool:
 # -- command ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CommandTool:
     """A command run in the workspace; see the module docstring for how arguments reach it."""
 
@@ -252,7 +252,7 @@ def command(value: str | list[str], ctx: ToolContext) -> CommandTool:
 PythonFn = Callable[[dict[str, Any], "Path | None"], Any]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PythonTool:
     """A Python function called in-process."""
 

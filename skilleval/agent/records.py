@@ -7,16 +7,16 @@ because assertions read them; a run and its turns are the runtime's own record.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from skilleval.engine.base import Completion, Message
 from skilleval.trajectory import Step
+from skilleval.util.frozen import frozen
 
 StopReason = Literal["answer", "max_steps", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnResult:
     """One user turn: its message, its steps and its answer."""
 
@@ -37,7 +37,7 @@ class TurnResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentRun:
     """A whole agent run: the transcript, every step, the per-turn answers and totals."""
 

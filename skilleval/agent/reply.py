@@ -9,15 +9,15 @@ written, so each becomes U+FFFD and the step records what was replaced.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from skilleval.trajectory import result_text
+from skilleval.util.frozen import frozen
 from skilleval.util.jsontext import first_object
 from skilleval.util.scrub import scrub
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ParsedReply:
     """One reply read: at most one of ``tool`` and ``final``, or ``error``."""
 

@@ -22,6 +22,7 @@ from skilleval.errors import (
     UsageError,
 )
 from skilleval.exitcodes import ExitCode
+from skilleval.util.collector import paused
 from skilleval.version import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -56,9 +57,10 @@ class _LazyGroup(click.Group):
         found = self.commands.get(cmd_name)
         if found is None and cmd_name in COMMANDS:
             module, attr = COMMANDS[cmd_name]
-            command: click.Command = getattr(
-                importlib.import_module(f"skilleval.cli.{module}"), attr
-            )
+            with paused():  # its modules live as long as the process: see util/collector.py
+                command: click.Command = getattr(
+                    importlib.import_module(f"skilleval.cli.{module}"), attr
+                )
             self.add_command(command, cmd_name)
             found = command
         return found

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -17,12 +16,13 @@ from skilleval.runner.analysis import lift_tests
 from skilleval.runner.rundir import home_dir
 from skilleval.stats.power import SEARCH_LIMIT
 from skilleval.suite.load import Overrides, load_suite
+from skilleval.util.frozen import frozen
 
 ASSUMED_TIE_RATE = 0.5
 """Share of tests assumed to pass or fail alike ON and OFF when no run says otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TieRate:
     """The tie rate used, and where it came from."""
 

@@ -16,7 +16,6 @@ from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.plugins.manager import PluginManager
 from skilleval.report import terminal
-from skilleval.report.matrix import render_matrix_terminal
 from skilleval.report.outputs import (
     check_matrix_output,
     check_output_path,
@@ -25,11 +24,11 @@ from skilleval.report.outputs import (
 )
 from skilleval.report.progress import progress_reporter
 from skilleval.results.write import iter_run, matrix_json
-from skilleval.runner.matrix import run_matrix
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
+from skilleval.util.collector import promote
 from skilleval.util.scrub import without_surrogates
 
 
@@ -132,6 +131,7 @@ def run(
         entry_points=not no_entry_points,
     )
     suite, registry = load_suite(suite_file, overrides)
+    promote()  # the suite lives as long as the run: see util/collector.py
     # The suite's own run settings (promptfoo's outputPath, evaluateOptions); the command
     # line wins.
     outputs = outputs or suite.outputs
@@ -246,6 +246,9 @@ def _run_matrix(
     no_judge_check: bool = False,
 ) -> None:
     """Every model of the suite, one after another, then the side-by-side report."""
+    # lazy: start-up time (a suite of one model, the usual case, needs none of it)
+    from skilleval.report.matrix import render_matrix_terminal
+    from skilleval.runner.matrix import run_matrix
 
     def started(index: int, count: int, label: str) -> None:
         if not quiet and not as_json:

@@ -8,12 +8,13 @@ assertions; the runner builds requests and the cache wraps providers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from skilleval.errors import ProviderError
 from skilleval.suite.model_config import Decoding, ModelSpec
+from skilleval.util.frozen import frozen
 from skilleval.util.scrub import replace_surrogates
 
 __all__ = [
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Message:
     """One chat message."""
 
@@ -43,7 +44,7 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProviderContext:
     """What a provider's factory gets besides its config, when a run builds it."""
 
@@ -53,7 +54,7 @@ class ProviderContext:
     """How many calls the run may make at once (``--jobs``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelIdentity:
     """What a result was produced by: enough to tell two models apart byte for byte."""
 
@@ -82,7 +83,7 @@ class ModelIdentity:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Request:
     """One call to a model."""
 
@@ -105,7 +106,7 @@ class Request:
     """generate | judge | trigger | overfit; for stats and scheduling."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Completion:
     """A model's reply and what it cost."""
 

@@ -24,11 +24,11 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skilleval.errors import ModelDownloadError, ProviderError
+from skilleval.util.frozen import frozen
 
 __all__ = ["PREFIX", "Fetched", "HubRef", "fetch", "is_hub_ref", "parse_ref", "pick_quant"]
 
@@ -52,7 +52,7 @@ _LISTED = 12
 """How many file names an error about ``:QUANT`` lists before it says how many more."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HubRef:
     """A parsed ``hf:`` reference."""
 
@@ -71,7 +71,7 @@ class HubRef:
         return self.written
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Fetched:
     """A hub file in the local cache, and where it came from."""
 

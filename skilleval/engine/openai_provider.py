@@ -6,11 +6,11 @@ Kept apart from the client so that listing providers does not import httpx.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skilleval.engine.base import ProviderContext
 from skilleval.plugins.markers import ConfigContext, provider
+from skilleval.util.frozen import frozen
 
 if TYPE_CHECKING:
     from skilleval.engine.openai import OpenAIProvider
@@ -19,7 +19,7 @@ TIMEOUT_S = 120.0
 RETRIES = 3
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OpenAIConfig:
     """``model: {provider: openai, base_url, model, api_key_env, timeout, retries}``."""
 

@@ -12,7 +12,6 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request, clean_reply
@@ -20,6 +19,7 @@ from skilleval.errors import ProviderError, RegexError, RegexTimeoutError
 from skilleval.plugins.markers import ConfigContext, provider
 from skilleval.util import saferegex
 from skilleval.util.fileref import is_ref
+from skilleval.util.frozen import frozen
 
 
 def _matches(pattern: str, prompt: str) -> bool:
@@ -267,7 +267,7 @@ SCRIPTED_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ScriptedConfig:
     """The scripted provider's rules, in order, and its fallback reply."""
 

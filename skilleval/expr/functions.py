@@ -10,7 +10,7 @@ from __future__ import annotations
 import json as jsonlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -18,11 +18,12 @@ from skilleval.errors import ExprRuntimeError, RegexError, RegexTimeoutError
 from skilleval.expr.limits import MAX_INT_DIGITS, MAX_ITEMS, check_built, check_int, weight
 from skilleval.expr.values import contains, is_index, is_list, is_num, kind
 from skilleval.util import saferegex
+from skilleval.util.frozen import frozen
 
 __all__ = ["FUNCTIONS", "Function"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Function:
     """One whitelisted function.
 

@@ -7,10 +7,11 @@ import the parser (lark) until an expression is compiled.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from skilleval.errors import ExprRuntimeError
+from skilleval.util.frozen import frozen
 
 __all__ = ["Expr", "Run"]
 
@@ -18,7 +19,7 @@ Run = Callable[[Mapping[str, Any]], Any]
 """An expression compiled to a closure over the values of its free names."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Expr:
     """A compiled expression. Build one with :func:`compile_expr`.
 

@@ -20,7 +20,6 @@ import functools
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skilleval.engine.base import Completion, Embedder, Message, ModelIdentity, Request
@@ -35,6 +34,7 @@ from skilleval.errors import (
 )
 from skilleval.judge.prompts import repair_message
 from skilleval.suite.schema import is_valid
+from skilleval.util.frozen import frozen
 from skilleval.util.jsontext import json_error, reject_constant
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def guarded(provider: Provider) -> Provider:
     return SchemaGuard(provider)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Attempt:
     value: Any = None
     ok: bool = False

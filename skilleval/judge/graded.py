@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from skilleval.errors import ImpossibleReply
@@ -28,6 +27,7 @@ from skilleval.judge.schemas import (
     pinned_list,
     verdicts_schema,
 )
+from skilleval.util.frozen import frozen
 
 # -- factuality ------------------------------------------------------------------------------
 
@@ -216,7 +216,7 @@ def _texts(reply: Mapping[str, Any], key: str, count: int) -> list[str]:
     return list(value)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Category:
     """A factuality reply: the category, its promptfoo name, and the judge's reason."""
 
@@ -264,7 +264,7 @@ def read_best(reply: Any, count: int) -> tuple[int, str]:
     return int(_choice(body, "best", tuple(range(count)))), reason
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UnitVerdict:
     """The judge's word on one numbered sentence."""
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from skilleval.util.frozen import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen
 class WorkedExample:
     """One rubric with a good and a bad output, and the replies they get."""
 

@@ -26,8 +26,11 @@ ROLES: Final = ("system", "user", "assistant")
 def _env() -> jinja2.Environment:
     import jinja2  # lazy: start-up time
 
+    from skilleval.util.jinjacache import HomeBytecodeCache
+
     return jinja2.Environment(
         loader=jinja2.PackageLoader("skilleval.judge", "templates"),
+        bytecode_cache=HomeBytecodeCache("judge"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -9,11 +9,11 @@ reply raises :class:`ImpossibleReply`, which the assertions turn into an error v
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from skilleval.errors import ImpossibleReply
 from skilleval.judge.schemas import SCORES, TRUTH
+from skilleval.util.frozen import frozen
 
 Require = Literal["all", "any"]
 Truth = Literal["TRUE", "FALSE", "UNKNOWN"]
@@ -27,7 +27,7 @@ def map_score(score: int) -> float:
     return (score - 1) / 4
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ItemCheck:
     """The judge's word on one item of a list rubric."""
 
@@ -40,7 +40,7 @@ class ItemCheck:
         return {"id": self.id, "item": self.item, "pass": self.passed, "notes": self.notes}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RubricGrade:
     """An ``llm-rubric`` outcome."""
 
@@ -55,7 +55,7 @@ class RubricGrade:
     checks: tuple[ItemCheck, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StatementVerdict:
     """The judge's word on one ``llm-assert`` statement."""
 
@@ -73,7 +73,7 @@ class StatementVerdict:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AssertGrade:
     """An ``llm-assert`` outcome."""
 

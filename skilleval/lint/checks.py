@@ -8,13 +8,14 @@ set, 2 leakage of the skill's own words into the eval, 3 assertions, 4 files and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from skilleval.util.frozen import frozen
 
 LintSeverity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LintCheck:
     """One check, as listed in ``docs/lint.md``."""
 

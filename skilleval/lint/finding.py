@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location
 from skilleval.lint.checks import LintCheck
+from skilleval.util.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Finding:
     """What a check found, at ``path:line:col``."""
 

@@ -12,7 +12,8 @@ import difflib
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from skilleval.util.frozen import frozen
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -32,7 +33,7 @@ SHINGLE = 3
 """Phrases are found as runs of shared word trigrams."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Phrase:
     """A run of words that two texts share."""
 

@@ -22,12 +22,13 @@ from skilleval.suite.skills import Skill, load_skill
 from skilleval.suite.yamlio import Document, PathKey, load_yaml
 from skilleval.userfile import lookup_problem
 from skilleval.util.fileref import is_ref
+from skilleval.util.frozen import frozen
 
 MODEL_TYPES = frozenset({"llm-rubric", "llm-assert"})
 """Judge-graded types whose values are criteria in plain language."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LintAssert:
     """One assertion of one test."""
 
@@ -55,7 +56,7 @@ class LintAssert:
         return []
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Piece:
     """A part of a prompt as written: the template itself, or one variable's value."""
 
@@ -63,7 +64,7 @@ class Piece:
     where: Location
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LintTest:
     """One test as a run would send it."""
 

@@ -10,11 +10,11 @@ error naming both places.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import inspect
-import pkgutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 from skilleval.api import MARK as ASSERTION_MARK
 from skilleval.api import AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
-from skilleval.plugins.builtins import BUILTIN_MODULES, BUILTIN_PACKAGES
+from skilleval.plugins.builtins import CALLABLES, builtin_modules, read_manifest
 from skilleval.plugins.declared import declared_assertions
 from skilleval.plugins.markers import (
     KIND_LABELS,
@@ -68,6 +68,8 @@ class PluginManager:
     def __init__(self) -> None:
         self._tables: dict[Kind, dict[str, Plugin]] = {kind: {} for kind in KIND_LABELS}
         self._scanned: set[str] = set()
+        self._pending: dict[tuple[Kind, str], str] = {}
+        """Built-ins registered from the manifest whose module is not imported yet: the module."""
         self.sources: list[str] = []
         """Every plugin file or module scanned, for watch mode and the report."""
 
@@ -83,7 +85,7 @@ class PluginManager:
         if problem:
             raise PluginError([Diagnostic(_location(plugin), problem)])
         table = self._tables[plugin.kind]
-        old = table.get(plugin.name)
+        old = self.find(plugin.kind, plugin.name)
         if old is not None:
             raise PluginError(
                 [
@@ -97,6 +99,8 @@ class PluginManager:
         if isinstance(plugin, ReporterType):
             clash = next((r for r in self.reporters() if r.suffix == plugin.suffix), None)
             if clash is not None:
+                real = self.find("reporter", clash.name)  # a built-in's real place
+                clash = real if isinstance(real, ReporterType) else clash
                 raise PluginError(
                     [
                         Diagnostic(
@@ -114,28 +118,42 @@ class PluginManager:
         if module.__name__ in self._scanned:
             return 0
         self._scanned.add(module.__name__)
-        found: list[Plugin] = []
-        for _, obj in inspect.getmembers(module, inspect.isfunction):
-            if obj.__module__ != module.__name__:
-                continue
-            for mark in (ASSERTION_MARK, MARK):
-                spec = getattr(obj, mark, None)
-                if isinstance(spec, AssertionType | Registration):
-                    found.append(cast(Plugin, replace(spec, origin=origin)))
-        found.sort(key=lambda p: (p.factory.__code__.co_firstlineno, p.kind))
+        found = marked(module, origin)
         for plugin in found:
             self.add(plugin, checked=origin == "builtin")
         return len(found)
 
     def load_builtins(self) -> None:
-        """skilleval's own registrations, scanned like any installed module."""
-        for package_name in BUILTIN_PACKAGES:
-            package = importlib.import_module(package_name)
-            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-                if not info.name.startswith("_"):
-                    self.scan(importlib.import_module(f"{package_name}.{info.name}"), "builtin")
-        for module_name in BUILTIN_MODULES:
+        """skilleval's own registrations, from the manifest, as scanning their modules makes them.
+
+        A module is imported when one of its registrations is looked up (:meth:`find`, which
+        every lookup by name goes through); until then each registration holds what the
+        manifest says it declares, and its functions import the module when called.
+        """
+        modules: set[str] = set()
+        for entry in read_manifest():
+            kind, name, module = entry["kind"], entry["name"], entry["module"]
+            deferred = {field: _Deferred(module, kind, name, field) for field in entry["deferred"]}
+            plugin = cast(Plugin, _CLASSES[kind](name=name, **entry["fields"], **deferred))
+            self._tables[plugin.kind][name] = plugin
+            self._pending[(plugin.kind, name)] = module
+            modules.add(module)
+        # As scanning them would: an entry point naming one of them adds nothing.
+        self._scanned.update(modules)
+
+    def scan_builtins(self) -> None:
+        """skilleval's own registrations, found by importing and scanning every module (what
+        the manifest is written from)."""
+        for module_name in builtin_modules():
             self.scan(importlib.import_module(module_name), "builtin")
+
+    def _import_builtin(self, module_name: str) -> None:
+        """Put the registrations of a built-in module in place of its manifest entries."""
+        for plugin in builtin_registrations(module_name).values():
+            key = (plugin.kind, plugin.name)
+            if self._pending.get(key) == module_name:
+                del self._pending[key]
+                self._tables[plugin.kind][plugin.name] = plugin
 
     def load_entry_points(self) -> None:
         """Every module installed packages name in :data:`ENTRY_POINT_GROUPS`.
@@ -193,6 +211,9 @@ class PluginManager:
     # -- looking up ----------------------------------------------------------------------
 
     def find(self, kind: Kind, name: str) -> Plugin | None:
+        module = self._pending.get((kind, name))
+        if module is not None:
+            self._import_builtin(module)
         return self._tables[kind].get(name)
 
     def names(self, kind: Kind) -> list[str]:
@@ -255,6 +276,88 @@ class PluginManager:
                     row["suffix"] = p.suffix
                 out.append(row)
         return out
+
+
+def marked(module: ModuleType, origin: str) -> list[Plugin]:
+    """The registrations marked in ``module``, with ``origin``, in the order they are defined."""
+    found: list[Plugin] = []
+    for _, obj in inspect.getmembers(module, inspect.isfunction):
+        if obj.__module__ != module.__name__:
+            continue
+        for mark in (ASSERTION_MARK, MARK):
+            spec = getattr(obj, mark, None)
+            if isinstance(spec, AssertionType | Registration):
+                found.append(cast(Plugin, replace(spec, origin=origin)))
+    found.sort(key=lambda p: (p.factory.__code__.co_firstlineno, p.kind))
+    return found
+
+
+@functools.cache
+def builtin_registrations(module_name: str) -> dict[tuple[Kind, str], Plugin]:
+    """The registrations of one built-in module, by kind and name (imported once a process)."""
+    found = marked(importlib.import_module(module_name), "builtin")
+    return {(p.kind, p.name): p for p in found}
+
+
+def manifest_entries() -> list[dict[str, Any]]:
+    """The manifest of the built-ins, made by importing and scanning their modules."""
+    manager = PluginManager()
+    manager.scan_builtins()
+    entries: list[dict[str, Any]] = []
+    for module_name in builtin_modules():
+        for plugin in builtin_registrations(module_name).values():
+            data = {f.name: getattr(plugin, f.name) for f in fields(plugin)}  # type: ignore[arg-type]
+            entries.append(
+                {
+                    "kind": plugin.kind,
+                    "name": plugin.name,
+                    "module": module_name,
+                    "fields": {
+                        k: v for k, v in data.items() if k not in CALLABLES | {"name", "origin"}
+                    },
+                    "deferred": sorted(k for k in CALLABLES if data.get(k) is not None),
+                }
+            )
+    return entries
+
+
+_CLASSES: dict[str, Callable[..., Any]] = {
+    "assertion": AssertionType,
+    "provider": ProviderType,
+    "reporter": ReporterType,
+    "tool_kind": ToolKindType,
+}
+
+
+class _Deferred:
+    """A built-in registration's function, from the manifest: the module is imported when the
+    function is first called (or inspected)."""
+
+    __slots__ = ("_field", "_kind", "_module", "_name")
+
+    def __init__(self, module: str, kind: Kind, name: str, field: str) -> None:
+        self._module, self._kind, self._name, self._field = module, kind, name, field
+
+    def _target(self) -> Callable[..., Any]:
+        plugin = builtin_registrations(self._module)[(self._kind, self._name)]
+        target: Callable[..., Any] = getattr(plugin, self._field)
+        return target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target()(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self._target())
+
+    def __getattr__(self, name: str) -> Any:
+        # __code__, __name__, __doc__ …: the function's own.
+        if name in _Deferred.__slots__:
+            raise AttributeError(name)
+        return getattr(self._target(), name)
+
+    def __repr__(self) -> str:
+        return f"<{self._field} of built-in {self._kind} '{self._name}' in {self._module}>"
 
 
 def _location(plugin: Plugin) -> Location:

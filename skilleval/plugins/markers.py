@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
+
+from skilleval.util.frozen import frozen
 
 Kind = Literal["assertion", "provider", "reporter", "tool_kind"]
 
@@ -51,7 +53,7 @@ class ConfigContext(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Registration:
     """What every registration has: a kind, a name, a config schema and a callable."""
 
@@ -90,7 +92,7 @@ class Registration:
         return None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class ProviderType(Registration):
     """A model provider: ``model: {provider: NAME, ...}``.
 
@@ -111,7 +113,7 @@ class ProviderType(Registration):
         return dict((self.schema or {}).get("properties") or {})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class ReporterType(Registration):
     """An output format for ``-o FILE``, chosen by the file's extension.
 
@@ -132,7 +134,7 @@ class ReporterType(Registration):
         return Registration.problem(self)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class ToolKindType(Registration):
     """A way to implement an agent tool: the key ``NAME:`` on a tool, with ``schema`` for its value.
 

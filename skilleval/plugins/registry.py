@@ -8,13 +8,13 @@ refuses with a reason.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skilleval.api import NEGATION_PREFIX, AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS, PluginManager
+from skilleval.util.frozen import frozen
 from skilleval.util.pyfile import import_plugin_file
 
 __all__ = [
@@ -73,7 +73,7 @@ UNSUPPORTED.update(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Resolved:
     """An assertion type as written in a suite: the spec, and whether ``not-`` negates it."""
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skilleval.exitcodes import ExitCode
+from skilleval.util.frozen import frozen
 
 __all__ = [
     "Change",
@@ -22,7 +23,7 @@ Change = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TestChange:
     """One test × arm in A and in B."""
 
@@ -55,7 +56,7 @@ class TestChange:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Delta:
     """One figure in A and in B."""
 
@@ -73,7 +74,7 @@ class Delta:
         return {"name": self.name, "a": self.before, "b": self.after, "change": self.change}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunRef:
     """Which run one side of the comparison is."""
 
@@ -93,7 +94,7 @@ class RunRef:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TierChange:
     """One arm's pass rate (overall or one tier) over the shared tests, in A and in B."""
 
@@ -117,7 +118,7 @@ class TierChange:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SettingChange:
     """A setting that differs between the runs."""
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from skilleval.report import view
 from skilleval.results.load import JSON_NAME, JSONL_NAME, parse_run
 from skilleval.results.model import Run
 from skilleval.runner.rundir import new_run_id
+from skilleval.util.frozen import frozen
 
 SATURATION_RUNS = 3
 """Consecutive runs with pass^k = 1 after which a capability test counts as saturated."""
@@ -37,7 +37,7 @@ _IGNORED = {"latest", "LATEST"}
 Note = Callable[[str], None]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunPoint:
     """One past run of the suite, reduced to what its history shows."""
 
@@ -83,7 +83,7 @@ class RunPoint:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Saturated:
     """A capability test that passed every trial in each of its last runs."""
 
@@ -95,7 +95,7 @@ class Saturated:
         return {"test_id": self.test_id, "arm": self.arm, "runs": list(self.runs)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Skipped:
     """A folder in the runs folder that could not be read as a run."""
 
@@ -107,7 +107,7 @@ class Skipped:
         return f"skipped {self.name}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class History:
     """A suite's runs, oldest first, and the tests that saturated."""
 

@@ -10,15 +10,11 @@ allows exactly one script: the report's own, pinned by its SHA-256.
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
 import hashlib
 import itertools
 import json
-import os
-import pickle
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -38,7 +34,8 @@ from skilleval.results.model import (
     Trigger,
 )
 from skilleval.results.records import Record, TriggerOutcome
-from skilleval.runner.rundir import home_dir
+from skilleval.util.jinjacache import TEMPLATE_CACHE as TEMPLATE_CACHE  # re-exported: its old home
+from skilleval.util.jinjacache import HomeBytecodeCache
 from skilleval.version import __version__
 
 TEMPLATE = "report.html.j2"
@@ -65,48 +62,11 @@ def csp_hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
-TEMPLATE_CACHE = "templates"
-"""The folder under the skilleval home that holds the compiled report template."""
-
-
-class _HomeBytecodeCache(jinja2.BytecodeCache):
-    """The compiled template, kept under the skilleval home, one file per skilleval version.
-
-    Compiling the template costs more than rendering a small run, and a cached re-run
-    does little else. Jinja checks the template's checksum and its own version when it
-    reads the file back, so an edited template or another Jinja compiles afresh. The home
-    is looked up at each use (it can change between runs in one process), and a home that
-    cannot be written only means compiling again next time.
-    """
-
-    def _file(self, bucket: jinja2.bccache.Bucket) -> Path:
-        return home_dir() / TEMPLATE_CACHE / f"report-{__version__}-{bucket.key}.bin"
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            with self._file(bucket).open("rb") as fh:
-                bucket.load_bytecode(fh)
-        except (OSError, ValueError, EOFError, TypeError, pickle.UnpicklingError):
-            bucket.reset()  # missing, unreadable or damaged: compile it again
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        target = self._file(bucket)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with partial.open("wb") as fh:
-                bucket.write_bytecode(fh)
-            os.replace(partial, target)
-        except OSError:
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
-
-
 @functools.cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("skilleval", "templates"),
-        bytecode_cache=_HomeBytecodeCache(),
+        bytecode_cache=HomeBytecodeCache("report"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skilleval.report import view
 from skilleval.results.blocks import TestRow
 from skilleval.results.matrix import Column, Matrix
 from skilleval.results.records import Tier
+from skilleval.util.frozen import frozen
 
 if TYPE_CHECKING:
     import jinja2
@@ -27,7 +27,7 @@ Cell = Callable[[Column], tuple[str, view.Tone]]
 """What one row shows for one model: the text and its tone."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Line:
     """One row of the matrix: a label, then a cell per model."""
 
@@ -38,7 +38,7 @@ class Line:
     """``figure`` (a headline row) or ``test``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MatrixView:
     heads: tuple[str, ...]
     figures: tuple[Line, ...]

@@ -14,16 +14,17 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from skilleval.errors import Diagnostic, Location, PluginError, StorageError, UsageError
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ReporterType
-from skilleval.report.matrix import render_matrix_html, render_matrix_markdown
 from skilleval.report.target import check_target
-from skilleval.results.matrix import Matrix
 from skilleval.results.model import Run
 from skilleval.results.write import dumps_matrix, run_json, write_atomic
+
+if TYPE_CHECKING:
+    from skilleval.results.matrix import Matrix
 
 SUPPORTED: tuple[str, ...] = (".json", ".jsonl", ".html", ".xml", ".md", ".csv")
 """The built-in formats' extensions, in the order the docs list them."""
@@ -135,6 +136,9 @@ def write_matrix(matrix: Matrix, path: Path) -> None:
         StorageError: The disk is full.
     """
     check_matrix_output(path)
+    # lazy: start-up time (a run of one model never writes the side-by-side report)
+    from skilleval.report.matrix import render_matrix_html, render_matrix_markdown
+
     render = {
         ".json": dumps_matrix,
         ".html": render_matrix_html,

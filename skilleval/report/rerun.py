@@ -6,14 +6,13 @@ re-run can be explained from its ``results.json`` alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from skilleval.report import view
 from skilleval.report.compare import Comparison
 from skilleval.results.model import Run
+from skilleval.util.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ArmReuse:
     """Generation for one arm: how many outputs came from the cache and which were recomputed."""
 
@@ -24,7 +23,7 @@ class ArmReuse:
     made: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reuse:
     """What a run took from the cache and what it asked the model for."""
 

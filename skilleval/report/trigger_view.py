@@ -6,10 +6,9 @@ figures in its triggering card and uses the same sentences as their explanations
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from skilleval.report.view import Tone
 from skilleval.results.model import Auroc, RouterFitness, Trigger, TriggerCalibration
+from skilleval.util.frozen import frozen
 
 
 def interval(ci: tuple[float, float] | None) -> str:
@@ -52,7 +51,7 @@ def calibrated_line(cal: TriggerCalibration) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RouterStatus:
     """The router's fitness as a label, a tone and a sentence."""
 

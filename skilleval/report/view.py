@@ -8,11 +8,11 @@ passed; any trial that errored makes it an error, since its verdict is then inco
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from skilleval.results.model import ArmSummary, ModelError, ModelInfo, Run, Tally
 from skilleval.results.records import Record, Tier
+from skilleval.util.frozen import frozen
 
 RowStatus = Literal["pass", "fail", "error"]
 Tone = Literal["good", "bad", "warn", "neutral"]
@@ -20,7 +20,7 @@ Tone = Literal["good", "bad", "warn", "neutral"]
 TIERS: tuple[Tier, ...] = ("deterministic", "model")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Row:
     """One test under one arm, with all of its trials."""
 
@@ -176,7 +176,7 @@ def ratio(passed: int, failed: int) -> str:
     return f"{passed}/{passed + failed}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Verdict:
     """The one-word outcome of a run and how to colour it."""
 
@@ -230,7 +230,7 @@ def rate_tone(rate: float | None) -> Tone:
     return "good" if rate >= 0.9 else "warn" if rate >= 0.6 else "bad"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Fact:
     """A figure the headline carries beside the verdict."""
 

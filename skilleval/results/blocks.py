@@ -7,17 +7,18 @@ Each is computed from the records by :mod:`skilleval.runner.analysis` (the arith
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from skilleval.results.codec import OMIT_EMPTY, meta
 from skilleval.results.records import ARM, COUNT, RATE, Tier, TriggerOutcome
+from skilleval.util.frozen import frozen
 
 LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]
 Severity = Literal["Low", "Moderate", "High", "Unknown"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Tally:
     """Passes, fails and errors; errors count in neither side of the rate."""
 
@@ -30,7 +31,7 @@ class Tally:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ArmSummary:
     """One arm's figures, overall and per tier."""
 
@@ -47,7 +48,7 @@ class ArmSummary:
         return self.tiers.get(name) or Tally(0, 0, 0, 0, None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TestRow:
     """One test under one arm: how its trials went."""
 
@@ -61,21 +62,21 @@ class TestRow:
     trials: int = field(metadata=meta(ref=COUNT))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Summary:
     arms: Mapping[str, ArmSummary] = field(metadata=meta(keys=ARM))
     tests: tuple[TestRow, ...] = field(metadata=meta("One row per test × arm."))
     errors: int = field(metadata=meta(ref=COUNT))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LiftRow:
     test_id: str
     on: bool | None = field(metadata=meta("Majority vote over ON trials; null for an even split."))
     off: bool | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Lift:
     """Does the skill help? The paired ON/OFF comparison over the tests meant to trigger.
 
@@ -118,7 +119,7 @@ class Lift:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Auroc:
     """How well a router's skill margin ranks the tests: the threshold-free view of triggering.
 
@@ -142,7 +143,7 @@ class Auroc:
     reason: str | None = field(metadata=meta("Why the value is null."))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CalibratedDecision:
     """One test's decision after contextual calibration."""
 
@@ -151,7 +152,7 @@ class CalibratedDecision:
     margin: float = field(metadata=meta("The calibrated skill margin.", digits=6))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TriggerCalibration:
     """Contextual calibration: each option's score minus its score for content-free requests.
 
@@ -182,7 +183,7 @@ class TriggerCalibration:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RouterFitness:
     """The run's router as ``skilleval router-check`` measured it, when it did."""
 
@@ -205,7 +206,7 @@ class RouterFitness:
     checked_at: str | None = field(metadata=meta("When the check ran (UTC, ISO 8601)."))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Trigger:
     """Did the skill fire when it should, and only then?"""
 
@@ -243,20 +244,20 @@ class Trigger:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CurvePoint:
     k: int = field(metadata=meta(minimum=1))
     value: float = field(metadata=meta(minimum=0, maximum=1))
     exact: str = field(metadata=meta(pattern="^[0-9]+/[0-9]+$"))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Fraction:
     value: float = field(metadata=meta(minimum=0, maximum=1))
     exact: str = field(metadata=meta(pattern="^[0-9]+/[0-9]+$"))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TestReliability:
     __test__ = False  # not a pytest class
 
@@ -268,7 +269,7 @@ class TestReliability:
     pass_hat_k: tuple[CurvePoint, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReliabilityPoint:
     k: int = field(metadata=meta(minimum=1))
     pass_at_k: Fraction | None
@@ -277,7 +278,7 @@ class ReliabilityPoint:
     tests_skipped: int = field(metadata=meta(ref=COUNT))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reliability:
     """pass@k and pass^k for one arm."""
 
@@ -286,7 +287,7 @@ class Reliability:
     flaky: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OverfitItem:
     kind: Literal["rubric", "statement", "assertion"]
     index: int = field(metadata=meta(minimum=1))
@@ -296,7 +297,7 @@ class OverfitItem:
     reasoning: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Overfit:
     """The overfitting judge's report on the eval itself: informational, never a gate."""
 

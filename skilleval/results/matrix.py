@@ -8,19 +8,20 @@ gate, and a pointer to its run directory. ``matrix.json`` is written by
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from skilleval.results.blocks import Lift, Summary, Trigger
 from skilleval.results.codec import OMIT_EMPTY, meta
 from skilleval.results.model import Gate, ModelError, ModelInfo, Run, SkillInfo, SuiteInfo, Timing
+from skilleval.util.frozen import frozen
 
 MATRIX_VERSION = 1
 
 ColumnStatus = Literal["complete", "interrupted", "incomplete", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Column:
     """One model's run, as the matrix compares it."""
 
@@ -57,7 +58,7 @@ class Column:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Matrix:
     """Every model of a side-by-side run, in the suite's column order."""
 

@@ -9,7 +9,7 @@ A field's name is its JSON key and the declaration order is the key order in the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from skilleval.results.blocks import (
@@ -36,6 +36,7 @@ from skilleval.results.blocks import (
 )
 from skilleval.results.codec import OMIT_EMPTY, meta
 from skilleval.results.records import ARM, COUNT, RATE, Record
+from skilleval.util.frozen import frozen
 
 __all__ = [
     "RESULTS_VERSION",
@@ -84,7 +85,7 @@ RunStatus = Literal["complete", "interrupted", "incomplete"]
 SuiteType = Literal["regression", "capability"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SuiteInfo:
     """The suite that ran."""
 
@@ -102,7 +103,7 @@ class SuiteInfo:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelInfo:
     """What produced the outputs: enough to tell two models apart byte for byte."""
 
@@ -117,14 +118,14 @@ class ModelInfo:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelError:
     """A model whose identity could not be read."""
 
     error: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DecodingInfo:
     """How tokens were chosen."""
 
@@ -136,7 +137,7 @@ class DecodingInfo:
     greedy: bool | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RegistryEntry:
     """One assertion type the run could use."""
 
@@ -151,7 +152,7 @@ class RegistryEntry:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Environment:
     """Where and how the run happened."""
 
@@ -176,7 +177,7 @@ class Environment:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SkillInfo:
     """The skill under evaluation."""
 
@@ -189,7 +190,7 @@ class SkillInfo:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JudgeDecoding:
     greedy: bool
     temperature: float = field(metadata=meta(minimum=0))
@@ -200,7 +201,7 @@ class JudgeDecoding:
 JudgeFitnessStatus = Literal["qualified", "unqualified", "not checked", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JudgeFitness:
     """How well the judge grades known-good and known-bad outputs (the judge-fitness set).
 
@@ -259,7 +260,7 @@ class JudgeFitness:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JudgeInfo:
     """The model that graded model-tier assertions."""
 
@@ -293,7 +294,7 @@ class JudgeInfo:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Calls:
     """How many model calls the run made and what they cost."""
 
@@ -341,7 +342,7 @@ class Calls:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GateCheck:
     """One condition of the gate: what was required, what was measured."""
 
@@ -351,7 +352,7 @@ class GateCheck:
     passed: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Gate:
     """The verdict and its exit code."""
 
@@ -362,13 +363,13 @@ class Gate:
     reasons: tuple[str, ...] = field(metadata=meta("Why the gate did not pass; empty when it did."))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Timing:
     started_at: str | None = field(metadata=meta("ISO 8601, UTC."))
     duration_s: float | None = field(metadata=meta(minimum=0))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Run:
     """One run of a suite: what ran, on which model, every graded output and the aggregates."""
 

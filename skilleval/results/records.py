@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from skilleval.results.codec import OMIT_EMPTY, OMIT_FALSE, meta
+from skilleval.util.frozen import frozen
 
 Status = Literal["pass", "fail", "error"]
 Tier = Literal["deterministic", "model"]
@@ -18,7 +19,7 @@ RATE = "rate"
 """Shared definitions of the results schema, named by ``meta(ref=...)``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Message:
     """One message of the transcript sent to the model."""
 
@@ -26,7 +27,7 @@ class Message:
     content: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallStats:
     """What producing one output cost."""
 
@@ -50,7 +51,7 @@ class CallStats:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TriggerOutcome:
     """The routing decision for one test: which skill the model chose."""
 
@@ -77,7 +78,7 @@ class TriggerOutcome:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AssertionResult:
     """One assertion's verdict on one output, negation already applied."""
 
@@ -101,7 +102,7 @@ class AssertionResult:
         object.__setattr__(self, "passed", self.status == "pass")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Record:
     """One test × arm × trial: the prompt, the transcript, the output and its verdicts."""
 

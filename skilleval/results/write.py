@@ -7,12 +7,14 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilleval.results.codec import encode
-from skilleval.results.matrix import Matrix
 from skilleval.results.model import Run
 from skilleval.results.records import Record
+
+if TYPE_CHECKING:
+    from skilleval.results.matrix import Matrix
 
 
 def run_json(run: Run) -> dict[str, Any]:

@@ -34,15 +34,10 @@ from skilleval.engine.base import Provider
 from skilleval.results.records import AssertionResult, Message, Record
 from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
-from skilleval.runner.plan import Job
+from skilleval.runner.plan import Job, is_agentic
 from skilleval.suite import template
 
 __all__ = ["is_agentic", "run_job", "sigterm_as_interrupt"]
-
-
-def is_agentic(job: Job) -> bool:
-    """Whether ``job`` runs the agent loop rather than a single call."""
-    return job.test.agent is not None and job.request is not None
 
 
 def run_job(

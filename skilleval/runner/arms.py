@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from skilleval.engine.base import Completion, Message, Provider, Request
 from skilleval.errors import ProviderError
 from skilleval.results.records import TriggerOutcome
 from skilleval.suite.model import Suite, TestCase
+from skilleval.util.frozen import frozen
 
 NONE = "none"
 
@@ -54,7 +54,7 @@ def labels(suite: Suite) -> tuple[str, ...]:
     return (*names, NONE)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TriggerResult:
     """The router's choice for one test."""
 
@@ -133,7 +133,7 @@ def trigger_request(suite: Suite, test: TestCase, prompt: str) -> Request:
     return routing_request(skills, prompt, seed=suite.decoding.seed, test_id=test.id)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Routed:
     """The router's answer to one routing request: a label, or why there is none."""
 
@@ -191,7 +191,7 @@ CONTENT_FREE_ID = "(content-free)"
 """The test id the content-free routing requests carry (scripted rules can answer it)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ContentFree:
     """The router's scores for content-free requests, averaged as probabilities."""
 

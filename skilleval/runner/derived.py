@@ -18,7 +18,6 @@ from skilleval.results.model import ArmSummary, Summary
 from skilleval.results.records import Record
 from skilleval.suite.derived import COUNT, js_body
 from skilleval.suite.model import DerivedMetric
-from skilleval.util.jsengine import JsError, evaluate_number
 
 
 def with_derived(
@@ -46,6 +45,9 @@ def _arm(
     for metric in derived:
         value: Any
         if metric.formula is None:
+            # lazy: start-up time (the JavaScript engine's pool, for JavaScript formulas only)
+            from skilleval.util.jsengine import JsError, evaluate_number
+
             try:
                 value = evaluate_number(js_body(metric.source), {**env, "__count": env[COUNT]})
             except JsError:

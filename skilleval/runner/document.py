@@ -35,6 +35,8 @@ from skilleval.runner.derived import with_derived
 from skilleval.runner.gate import decide
 from skilleval.runner.rundir import RunDir
 from skilleval.suite.model import Suite, TestCase
+from skilleval.util.home import home_dir
+from skilleval.util.platform_name import platform_name
 from skilleval.version import __version__
 
 
@@ -93,7 +95,7 @@ def build_run(
             decoding=decode(DecodingInfo, suite.decoding.to_json()),
             trials=suite.trials,
             python=platform.python_version(),
-            platform=platform.platform(terse=True),
+            platform=platform_name(home_dir()),
             registry=tuple(decode(RegistryEntry, dict(e)) for e in suite.registry_listing),
             **_engine(provider),
         ),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -35,6 +35,7 @@ from skilleval.results.records import AssertionResult, Status
 from skilleval.suite import template, transforms
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
 from skilleval.trajectory import Step
+from skilleval.util.frozen import frozen
 from skilleval.util.jsontext import loads_or_none
 from skilleval.util.usercode import call_limited, raised_at
 
@@ -46,7 +47,7 @@ USER_CODE_TYPES: Final = frozenset({"python"})
 """Built-in types that run the suite author's code."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Subject:
     """The output being graded, and what produced it."""
 
@@ -64,7 +65,7 @@ class Subject:
     """The agent's workspace (agentic tests only)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Graded:
     status: Status
     score: float

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.errors import Diagnostic
-from skilleval.shipped import suite_text
+from skilleval.shipped import JUDGE_FITNESS_SET, suite_text
 from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
+from skilleval.util.frozen import frozen
 
 if TYPE_CHECKING:
     from skilleval.api import Judge
@@ -34,14 +34,14 @@ if TYPE_CHECKING:
 PairType = Literal["llm-rubric", "llm-assert"]
 Progress = Callable[["PairOutcome", int, int], None]
 
-DATA_FILE = "judge-fitness.yaml"
+DATA_FILE = JUDGE_FITNESS_SET
 """The judge-fitness set, inside the shipped ``suites/``."""
 
 PAIR_TYPES: tuple[PairType, ...] = ("llm-rubric", "llm-assert")
 _FIELDS = ("id", "domain", "type", "prompt", "value", "reference", "good", "bad")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Pair:
     """One prompt and rubric, with an output that meets it and one that misses it."""
 
@@ -55,7 +55,7 @@ class Pair:
     domain: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Graded:
     """One output's verdict, reduced to what the figures need."""
 
@@ -85,7 +85,7 @@ class Graded:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PairOutcome:
     """Both verdicts of one pair."""
 
@@ -124,7 +124,7 @@ class PairOutcome:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JudgeCheckReport:
     """The outcome of a self-test run."""
 

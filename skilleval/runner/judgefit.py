@@ -19,13 +19,12 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-import importlib.resources
 import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from skilleval.api import Judge
 from skilleval.engine.cache import CachingProvider
@@ -34,18 +33,13 @@ from skilleval.judge import JudgeClient
 from skilleval.judge.leak import WORKED_EXAMPLE
 from skilleval.results.codec import decode, encode
 from skilleval.results.model import JudgeFitness
-from skilleval.runner.judgecheck import (
-    DATA_FILE,
-    JudgeCheckReport,
-    Pair,
-    PairOutcome,
-    load_pairs,
-    run_judge_check,
-)
-from skilleval.shipped import suite_text
+from skilleval.shipped import JUDGE_FITNESS_SET, package_files, suite_text
 from skilleval.stats.fitness import CHANCE, above_chance, figure_words, wilson_mean
 from skilleval.util.memo import read_memo
 from skilleval.util.memo import remember as remember_entry
+
+if TYPE_CHECKING:
+    from skilleval.runner.judgecheck import JudgeCheckReport, Pair, PairOutcome
 
 MEMO_FILE: Final = "judge-fitness.json"
 """The remembered measurements, inside skilleval's home."""
@@ -96,6 +90,9 @@ def judge_fitness(
         if known is not None:
             say(f"judge fitness (measured before): {known.reason}")
             return replace(known, cached=True)
+    # lazy: start-up time (a judge measured before is read from the memo)
+    from skilleval.runner.judgecheck import load_pairs, run_judge_check
+
     todo = pairs if pairs is not None else load_pairs()
     name = _judge_name(judge)
     say(
@@ -177,8 +174,8 @@ def memo_key(judge: Judge, seed: int) -> str | None:
         model = identity().key()
     except ProviderError:
         return None
-    digest = hashlib.sha256(suite_text(DATA_FILE).encode("utf-8"))
-    templates = importlib.resources.files("skilleval.judge") / "templates"
+    digest = hashlib.sha256(suite_text(JUDGE_FITNESS_SET).encode("utf-8"))
+    templates = package_files("skilleval.judge") / "templates"
     for name in _PROMPTS:
         digest.update(templates.joinpath(name).read_bytes())
     digest.update(json.dumps(WORKED_EXAMPLE.texts).encode("utf-8"))
@@ -206,8 +203,8 @@ def _own_counters(judge: Judge, seed: int) -> Judge:
 
 def set_label() -> str:
     """The fitness set as results name it: its path and the start of its SHA-256."""
-    digest = hashlib.sha256(suite_text(DATA_FILE).encode("utf-8")).hexdigest()
-    return f"suites/{DATA_FILE} sha256:{digest[:12]}"
+    digest = hashlib.sha256(suite_text(JUDGE_FITNESS_SET).encode("utf-8")).hexdigest()
+    return f"suites/{JUDGE_FITNESS_SET} sha256:{digest[:12]}"
 
 
 def _judge_name(judge: Judge) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from skilleval.engine.base import Decoding, Message, Request
 from skilleval.suite import template
 from skilleval.suite.model import Suite, TestCase
+from skilleval.util.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Job:
     """One generation: a test, in one arm, for one trial."""
 
@@ -27,6 +27,11 @@ class Job:
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.test.id, self.arm, self.trial)
+
+
+def is_agentic(job: Job) -> bool:
+    """Whether ``job`` runs the agent loop rather than a single call."""
+    return job.test.agent is not None and job.request is not None
 
 
 def select(tests: Sequence[TestCase], patterns: Sequence[str]) -> list[TestCase]:

@@ -33,7 +33,6 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ from skilleval.runner.arms import NONE, Routed, route, routing_request, skill_ma
 from skilleval.shipped import suite_text
 from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
 from skilleval.suite.yamlio import Document
+from skilleval.util.frozen import frozen
 
 DATA_FILE = "router-fitness.yaml"
 """The router-fitness set, inside the shipped ``suites/``."""
@@ -53,7 +53,7 @@ DATA_FILE = "router-fitness.yaml"
 Progress = Callable[["CaseOutcome", int, int], None]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CatalogueSkill:
     """One skill the router may choose: its name and description, nothing else."""
 
@@ -61,7 +61,7 @@ class CatalogueSkill:
     description: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RouterCase:
     """One request and the label a fit router gives it."""
 
@@ -77,7 +77,7 @@ class RouterCase:
         return self.expect != NONE
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RouterSet:
     """The skill catalogue and the cases routed against it."""
 
@@ -140,7 +140,7 @@ def _case(reader: ItemReader, names: set[str]) -> RouterCase | None:
     return RouterCase(case_id, request, expect, near)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CaseOutcome:
     """The router's answer to one case."""
 
@@ -181,7 +181,7 @@ def _share(hits: int, n: int) -> float | None:
     return hits / n if n else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RouterCheckReport:
     """The outcome of a router-fitness run."""
 

@@ -19,11 +19,9 @@ from skilleval.api import Judge
 from skilleval.engine.base import Provider, Request, complete_all
 from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
-from skilleval.judge.overfit import overfit_report
 from skilleval.results.codec import decode
 from skilleval.results.model import Overfit, RouterFitness
 from skilleval.results.records import Record
-from skilleval.runner import agentic as agentic_mod
 from skilleval.runner import arms as arms_mod
 from skilleval.runner import resume as resume_mod
 from skilleval.runner.arms import ContentFree, TriggerResult
@@ -32,7 +30,6 @@ from skilleval.runner.judgefit import judge_fitness
 from skilleval.runner.options import Progress, RunOptions, RunOutcome
 from skilleval.runner.plan import Job, messages_for, plan, select
 from skilleval.runner.providers import build_judge, build_provider, separate_judge
-from skilleval.runner.routercheck import NOT_CHECKED, cached_fitness
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.schedule import run_jobs
 from skilleval.suite.model import Suite, TestCase
@@ -92,7 +89,12 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
 
     # SIGTERM unwinds an agentic run as Ctrl-C does, so its workspaces are removed.
     agentic_suite = any(t.agent is not None for t in tests)
-    restore = agentic_mod.sigterm_as_interrupt() if agentic_suite else None
+    restore = None
+    if agentic_suite:
+        # lazy: start-up time (the agent runtime: its loop, tool kinds and workspaces)
+        from skilleval.runner.agentic import sigterm_as_interrupt
+
+        restore = sigterm_as_interrupt()
     try:
         triggers = _measure_triggers(suite, tests, provider)
         if suite.trigger.calibrate and triggers:
@@ -110,7 +112,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         todo = [j for j in jobs if j.key not in records]
 
         def agentic(job: Job) -> Record:
-            return agentic_mod.run_job(job, provider, judge, cost)
+            from skilleval.runner.agentic import run_job  # lazy: start-up time
+
+            return run_job(job, provider, judge, cost)
 
         separate = separate_judge(suite, judge)
         run_jobs(todo, provider, options.jobs, agentic, cost, judge, separate, emit)
@@ -152,6 +156,9 @@ def _overfit(
     suite: Suite, options: RunOptions, generator: Provider, judge: Judge | None
 ) -> Overfit | None:
     """The overfitting judge's report on the eval itself: informational, never a gate."""
+    # lazy: start-up time (only a suite with a skill and a judge of its own is classified)
+    from skilleval.judge.overfit import overfit_report
+
     grader = judge or build_judge(suite, options, generator, force=True)
     if grader is None:
         return None
@@ -180,6 +187,9 @@ def _router_fitness(options: RunOptions, provider: Provider) -> RouterFitness | 
         return None
     if identity.kind in ("scripted", "echo"):
         return None
+    # lazy: start-up time (only a suite that routes reads the router's verdict)
+    from skilleval.runner.routercheck import NOT_CHECKED, cached_fitness
+
     return cached_fitness(options.home, identity) or NOT_CHECKED
 
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
 
 from skilleval.api import Judge, Verdict
 from skilleval.engine.base import Completion, Provider, batch_width, complete_all, joins_calls
 from skilleval.errors import ProviderError
 from skilleval.results.records import Message, Record
-from skilleval.runner import agentic as agentic_mod
 from skilleval.runner import compare
 from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
-from skilleval.runner.plan import Job
+from skilleval.runner.plan import Job, is_agentic
 from skilleval.suite import template
 from skilleval.suite.model import TestCase
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 CHUNK = 4
 """Jobs handed to a batching provider at once, as a multiple of its width: the batch refills
@@ -70,7 +72,7 @@ def grade_job(
 
 
 def generate(job: Job, provider: Provider, agentic: RunAgentic | None = None) -> Generated:
-    if agentic is not None and agentic_mod.is_agentic(job):
+    if agentic is not None and is_agentic(job):
         return job, agentic(job)
     if job.request is None:
         return job, job.error or "prompt could not be rendered"
@@ -132,7 +134,7 @@ def batched(
         asks = [
             j
             for j in chunk
-            if j.request is not None and not (agentic is not None and agentic_mod.is_agentic(j))
+            if j.request is not None and not (agentic is not None and is_agentic(j))
         ]
         answers = dict(
             zip(
@@ -168,6 +170,9 @@ def iterate(
         for job in jobs:
             yield generate(job, provider, agentic)
         return
+    # lazy: start-up time (threads only for parallel calls)
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
     with ThreadPoolExecutor(max_workers=width) as pool:
         pending: set[Future[Generated]] = set()
         queue = list(jobs)
@@ -200,6 +205,8 @@ def run_jobs(
     # jobs at once as it decodes together. Its replies do not depend on the company they kept.
     graders = judge_width(judge)
     if separate:
+        from concurrent.futures import ThreadPoolExecutor  # lazy: start-up time
+
         # Outputs compared across prompts wait for the rest of their group: until the end.
         compared: list[Generated] = []
         with ThreadPoolExecutor(max_workers=graders) as grader:
@@ -232,6 +239,8 @@ def run_jobs(
         for gen in deferred:
             emit(finish(gen, cost, judge, given))
         return
+    from concurrent.futures import ThreadPoolExecutor  # lazy: start-up time
+
     with ThreadPoolExecutor(max_workers=graders) as pool:
         for record in pool.map(lambda gen: finish(gen, cost, judge, given), deferred):
             emit(record)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from skilleval.stats._exact import Z95, rounded
+from skilleval.util.frozen import frozen
 
 _GRID = 400
 """Grid steps used to bracket each interval limit before bisection."""
@@ -94,7 +94,7 @@ def newcombe_auroc_interval(
     return _limit(estimate, n1, n0, z, upper=False), _limit(estimate, n1, n0, z, upper=True)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AurocEstimate:
     """The AUROC of a score over two classes; ``value`` is None when a class is empty."""
 

@@ -8,7 +8,6 @@ majority vote loses when a test runs several trials.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -28,9 +27,10 @@ from skilleval.stats.intervals import newcombe_paired
 from skilleval.stats.paired import PairedCounts, paired_counts, paired_permutation_test
 from skilleval.stats.verdict import LiftVerdict, decide
 from skilleval.stats.wording import lift_reason
+from skilleval.util.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LiftResult:
     """Whether loading the skill changed the pass rate, with the evidence behind the verdict."""
 

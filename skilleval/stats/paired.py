@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 from skilleval.stats._exact import (
@@ -22,6 +21,7 @@ from skilleval.stats._exact import (
     p_two_sided,
     sidedness_word,
 )
+from skilleval.util.frozen import frozen
 
 
 def majority(votes: Sequence[bool]) -> bool | None:
@@ -48,7 +48,7 @@ def majority(votes: Sequence[bool]) -> bool | None:
     return passed > failed
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PairedCounts:
     """The 2×2 table of paired ON/OFF outcomes over distinct tests."""
 
@@ -186,7 +186,7 @@ def can_reach_significance(
     return min_wins_for_significance(n_discordant, alpha, sidedness) is not None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PermutationP:
     """Exact p-values of the paired permutation test; see :func:`paired_permutation_test`."""
 

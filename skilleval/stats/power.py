@@ -15,7 +15,6 @@ convention as the published planning table (one-sided, α = 0.05, 80% power: 8, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -28,6 +27,7 @@ from skilleval.stats._exact import (
     min_wins,
     sidedness_word,
 )
+from skilleval.util.frozen import frozen
 
 SEARCH_LIMIT = 2000
 """The most tests :func:`plan_power` considers before it reports the target as out of reach."""
@@ -153,7 +153,7 @@ def suite_power(
     return min(1.0, total)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PowerPlan:
     """A suite's chance of a ``helps`` verdict, and what it takes to reach the target."""
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from skilleval.stats._exact import check_counts, check_k, exact_text, frac_json, rounded
+from skilleval.util.frozen import frozen
 
 
 def _pass_at(n: int, c: int, k: int) -> Fraction:
@@ -72,7 +72,7 @@ def pass_hat_k(n: int, c: int, k: int) -> Fraction | None:
     return _pass_hat(n, c, k) if n >= k else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TestReliability:
     """One test's repeated-trial record and its full pass@k / pass^k curves."""
 
@@ -110,7 +110,7 @@ class TestReliability:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReliabilityPoint:
     """The suite-level pass@k and pass^k for one k, over the curve's fixed set of tests."""
 
@@ -133,7 +133,7 @@ class ReliabilityPoint:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reliability:
     """Per-test curves, the suite mean for each requested k, and the flaky tests."""
 

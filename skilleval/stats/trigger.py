@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from skilleval.stats._exact import rounded
+from skilleval.util.frozen import frozen
 
 
 def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TriggerMetrics:
     """Binary classification counts for "should the skill fire?" and the usual rates.
 
@@ -94,7 +94,7 @@ def trigger_metrics(rows: Iterable[tuple[bool, bool]]) -> TriggerMetrics:
     return TriggerMetrics(tp, fp, tn, fn)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConfusionMatrix:
     """Routing outcomes: rows are the expected label, columns the label chosen."""
 

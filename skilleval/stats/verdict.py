@@ -6,11 +6,11 @@ compared; :mod:`skilleval.stats.wording` turns that into the sentence a report s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
 from skilleval.stats._exact import Sidedness, min_discordant, min_wins
+from skilleval.util.frozen import frozen
 
 LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]
 
@@ -26,7 +26,7 @@ Rule = Literal[
 ``min_lift``, ``hurts``, and ``not-significant`` for the remaining ``no evidence``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Decision:
     """A verdict, the rule that gave it, and the numbers the rule compared."""
 

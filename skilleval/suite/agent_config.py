@@ -8,13 +8,14 @@ loaded suite can be run by several workers at once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Location
 from skilleval.suite.model import AssertionEntry
 from skilleval.trajectory import ToolImpl
+from skilleval.util.frozen import frozen
 
 DEFAULT_MAX_STEPS = 6
 """Model calls allowed per turn when a test does not say."""
@@ -22,7 +23,7 @@ SETUP_TIMEOUT_S = 60.0
 """Seconds each set-up command may take when the environment does not say."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolConfig:
     """One declared tool, its implementation built by its tool kind."""
 
@@ -42,7 +43,7 @@ class ToolConfig:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileCopy:
     """One ``files:`` entry: copy ``src`` (from the suite) to ``dest`` (in the workspace)."""
 
@@ -51,7 +52,7 @@ class FileCopy:
     where: Location
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SetupCommand:
     """One ``commands:`` entry."""
 
@@ -62,7 +63,7 @@ class SetupCommand:
         return self.command if isinstance(self.command, str) else " ".join(self.command)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EnvironmentConfig:
     """What a workspace starts with."""
 
@@ -71,7 +72,7 @@ class EnvironmentConfig:
     timeout_s: float = SETUP_TIMEOUT_S
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Turn:
     """One user message of a multi-turn test, with the assertions on its answer."""
 
@@ -81,7 +82,7 @@ class Turn:
     where: Location
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentConfig:
     """How a test runs as an agent: its tools, workspace, turns and step limit."""
 

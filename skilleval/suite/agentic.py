@@ -36,6 +36,7 @@ from skilleval.suite.schema import validate
 from skilleval.suite.yamlio import Document
 from skilleval.trajectory import ToolImpl
 from skilleval.userfile import display_path, lookup_problem
+from skilleval.util.frozen import frozen
 from skilleval.util.workpath import path_problem
 
 NO_PARAMETERS: Mapping[str, Any] = {
@@ -280,7 +281,7 @@ CompileAssertion = Callable[[Any, Sequence[str | int]], AssertionEntry | None]
 """The loader's reading of one assertion mapping at a path in the test's document."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentSources:
     """Where a test's agentic keys may come from, and what reading them needs."""
 

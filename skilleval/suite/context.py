@@ -14,12 +14,13 @@ from skilleval.suite import files as filerefs
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.suite.model import AssertionEntry
 from skilleval.suite.yamlio import PathKey
+from skilleval.util.frozen import frozen
 
 if TYPE_CHECKING:
     from skilleval.suite.agentic import AgentSources
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Overrides:
     """Settings from the command line that win over the suite file."""
 

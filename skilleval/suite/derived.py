@@ -18,7 +18,6 @@ from skilleval import expr
 from skilleval.suite.context import Loader
 from skilleval.suite.model import DerivedMetric
 from skilleval.suite.yamlio import Document
-from skilleval.util.jsengine import check_inline
 
 COUNT = "count"
 """The name a formula reads the number of results by (promptfoo's ``__count``)."""
@@ -65,6 +64,9 @@ def derived_metrics(
             if not _JAVASCRIPT.search(source):
                 loader.error(where, f"derived metric '{name}': {exc.message} at column {exc.col}")
                 continue
+            # lazy: start-up time (the JavaScript engine's pool, for JavaScript formulas only)
+            from skilleval.util.jsengine import check_inline
+
             failure = check_inline(js_body(source), ("namedScores", "__count", *sorted(known)))
             if failure is not None:
                 loader.error(

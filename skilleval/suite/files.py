@@ -15,6 +15,7 @@ from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
 from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
 from skilleval.util import fileref
 from skilleval.util.fileref import is_ref
+from skilleval.util.frozen import frozen
 
 TypeCheck = Callable[[str], bool]
 DATA_SUFFIXES = {".json", ".yaml", ".yml"}
@@ -77,7 +78,7 @@ class Reader:
         return value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RawTest:
     """One test as written, with the document that locates its parts."""
 

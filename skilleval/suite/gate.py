@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from skilleval.errors import Location
 from skilleval.suite.yamlio import Document
+from skilleval.util.frozen import frozen
 
 Op = Literal[">=", ">", "<=", "<", "=="]
 LiftRequirement = Literal["helps", "not-hurts"]
@@ -22,7 +22,7 @@ _CONDITION = re.compile(r"^\s*(>=|>|<=|<|==)\s*(\S*)\s*$")
 _NUMBER = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Condition:
     """A comparison with a bound, e.g. ``>= 0.9``."""
 
@@ -44,7 +44,7 @@ class Condition:
         }[self.op]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GateConfig:
     """What ``gate:`` asks for; every field is optional."""
 

@@ -13,17 +13,17 @@ themselves. A key written into the file, and settings the judge cannot honour, a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from skilleval.suite.provider_ids import translate
+from skilleval.util.frozen import frozen
 
 _SERVER_KEYS = frozenset({"apiBaseUrl", "apiHost", "baseUrl", "apiKeyEnvar"})
 _GREEDY = frozenset({"temperature"})
 """Settings a grader may carry that the judge already satisfies when 0 (it decodes greedily)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Grader:
     """A promptfoo grader read as a ``judge:`` value (what :func:`parse_model` takes)."""
 

@@ -8,7 +8,7 @@ suite does not write to them, and the schema generator shows them
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,6 +19,7 @@ from skilleval.suite.defaults import defaults
 from skilleval.suite.gate import GateConfig
 from skilleval.suite.model_config import Decoding, ModelSpec
 from skilleval.suite.skills import Skill
+from skilleval.util.frozen import frozen
 
 if TYPE_CHECKING:
     # The agent config holds assertion entries of this module: a cycle only for the checker.
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 SuiteType = Literal["regression", "capability"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Transform:
     """A rewrite of the output before assertions see it."""
 
@@ -37,7 +38,7 @@ class Transform:
     where: Location
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AssertionEntry:
     """One assertion of one test, with its type resolved."""
 
@@ -80,7 +81,7 @@ class AssertionEntry:
         return f"{self.type} {text[:40]}{'…' if len(text) > 40 else ''}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Prompt:
     """A prompt template: plain text, or a list of chat messages."""
 
@@ -93,7 +94,7 @@ class Prompt:
     """The JSON Schema a reply is held to (promptfoo's ``config.response_format``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TestCase:
     """One test of the suite (one per prompt when ``prompts:`` lists several)."""
 
@@ -121,7 +122,7 @@ class TestCase:
         return self.asserts + tuple(a for t in self.agent.turns for a in t.asserts)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DerivedMetric:
     """One of promptfoo's ``derivedMetrics``: a formula over the named metrics' totals."""
 
@@ -135,7 +136,7 @@ class DerivedMetric:
     where: Location
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LiftConfig:
     """How the ON-vs-OFF lift is judged (``lift:`` in the suite)."""
 
@@ -144,7 +145,7 @@ class LiftConfig:
     sidedness: Literal["two-sided", "one-sided"] = "two-sided"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TriggerConfig:
     """How triggering is measured (``trigger:`` in the suite)."""
 
@@ -152,7 +153,7 @@ class TriggerConfig:
     """Also report contextual calibration: every margin minus a content-free request's."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Suite:
     """A loaded suite, ready to plan and run."""
 

@@ -27,6 +27,7 @@ from skilleval.suite import files as filerefs
 from skilleval.suite.defaults import written
 from skilleval.suite.schema import is_valid, validate, validator_for
 from skilleval.suite.yamlio import Document
+from skilleval.util.frozen import frozen
 
 Mode = Literal["deterministic", "distribution"]
 
@@ -34,7 +35,7 @@ DEFAULT_PROVIDER = "gguf"
 """What ``model: default``, an absent ``model:`` and a bare path mean."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LocalServer:
     """A local model server that speaks the OpenAI API, named by a ``NAME:MODEL`` shorthand."""
 
@@ -85,7 +86,7 @@ else ``OLLAMA_HOST`` (as its own client does); any other address is written out 
 ``{provider: openai, base_url: …, model: NAME}``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Decoding:
     """How tokens are chosen. Recorded beside every score."""
 
@@ -112,7 +113,7 @@ class Decoding:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelSpec:
     """Which model to run and how: a registered provider and the config it read.
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,13 @@ from skilleval.suite.columns import PROVIDER_LISTS
 from skilleval.suite.provider_ids import normalized, translate
 from skilleval.suite.schema import PROMPTFOO_KEYS
 from skilleval.suite.yamlio import Document
+from skilleval.util.frozen import frozen
 
 MARKERS = (*PROVIDER_LISTS, "evaluateOptions", "redteam", "scenarios", "outputPath", "env")
 """Top-level keys that only a promptfoo config has."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Difference:
     """One place where skilleval reads the config otherwise than promptfoo would."""
 
@@ -77,7 +77,7 @@ def differences(doc: Document) -> list[Difference]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Imported:
     """A promptfoo config written as a skilleval suite."""
 

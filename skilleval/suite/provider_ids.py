@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from skilleval.util.frozen import frozen
 
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 """Where ollama serves its OpenAI-compatible API unless ``OLLAMA_BASE_URL`` says otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CloudVendor:
     """A hosted API that speaks the OpenAI chat protocol, and the variable holding its key."""
 
@@ -63,7 +64,7 @@ CLOUD: Mapping[str, CloudVendor] = {
 _API_KINDS = frozenset({"chat", "completion", "messages", "responses"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Translated:
     """A provider id read as a model: the ``model:`` value, its column label, or why not."""
 

@@ -9,7 +9,6 @@ errors behind an unknown top-level key are reported in the same ``validate``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from skilleval.api import NEGATION_PREFIX
@@ -17,9 +16,10 @@ from skilleval.errors import Diagnostic
 from skilleval.plugins.registry import Registry
 from skilleval.suite.schema import violations
 from skilleval.suite.yamlio import Document, PathKey
+from skilleval.util.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Checked:
     """A suite's schema errors, and what of it can still be compiled."""
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from skilleval.errors import Diagnostic, Location, SuiteError
 from skilleval.suite.yamlio import display_path, parse_yaml, read_text
+from skilleval.util.frozen import frozen
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Skill:
     """One skill, parsed."""
 

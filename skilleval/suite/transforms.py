@@ -19,9 +19,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import jmespath
-from jmespath.exceptions import JMESPathError
-
 from skilleval import expr
 from skilleval.errors import DiagnosticsError, Location, SkillevalError
 from skilleval.expr.functions import FUNCTIONS
@@ -29,7 +26,7 @@ from skilleval.suite.context import Loader
 from skilleval.suite.model import Transform
 from skilleval.suite.yamlio import Document
 from skilleval.userfile import display_path, read_text
-from skilleval.util import fileref, jsengine
+from skilleval.util import fileref
 
 # Signs that a transform was written in JavaScript, as promptfoo's are: a method call
 # (never valid in expr), an arrow, strict equality, JSON.*, a statement.
@@ -78,6 +75,9 @@ def compile_transform(
         return _plain(loader, raw, where)
     kind, source = next(iter(raw.items()))
     if kind == "jmespath":
+        import jmespath  # lazy: start-up time
+        from jmespath.exceptions import JMESPathError
+
         try:
             jmespath.compile(source)
         except JMESPathError as exc:
@@ -95,6 +95,8 @@ def compile_transform(
 
 
 def _plain(loader: Loader, source: str, where: Location) -> Transform | None:
+    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+
     hint = ""
     tree = _expr_tree(source)
     if _reads_as_javascript(tree):
@@ -156,6 +158,8 @@ def _reads_as_javascript(tree: Any) -> bool:
 
 
 def _javascript(loader: Loader, source: Any, where: Location) -> Transform | None:
+    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+
     failure = jsengine.check_inline(str(source))
     if failure is not None:
         loader.error(where, f"transform: {failure.describe('', inline=True)}")
@@ -185,6 +189,8 @@ def _javascript_file(loader: Loader, ref: str, where: Location, base: Path) -> T
 
 def javascript_file_problem(path: Path, where: Location) -> tuple[Location, str] | None:
     """The syntax error in a JavaScript file, at its line, or None; the file is not run."""
+    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+
     try:
         source = read_text(path, where=where)
     except SkillevalError as exc:
@@ -204,6 +210,8 @@ def run_javascript(transform: Transform, value: Any, context: dict[str, Any]) ->
     Raises:
         ValueError: The code failed or returned ``undefined``; the message says where.
     """
+    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+
     if fileref.is_ref(transform.source):
         parsed = fileref.parse(transform.source)
         path = Path(parsed.path)

@@ -6,15 +6,16 @@ wrote it (:func:`resolve`); where that folder is, is the caller's to know.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from skilleval.util.frozen import frozen
 
 PREFIX = "file://"
 CODE_SUFFIXES = (".py", ".js", ".cjs")
 """Files whose reference may name a function after a colon."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileRef:
     """What a reference names: a path, and a function in it when one is given."""
 

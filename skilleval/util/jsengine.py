@@ -36,11 +36,12 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 from skilleval.errors import JavaScriptError
+from skilleval.util.frozen import frozen
 
 __all__ = [
     "MEMORY_LIMIT",
@@ -77,7 +78,7 @@ _HEADER_LINES: Final = 2
 FailureKind = Literal["syntax", "throw", "timeout", "memory", "stack", "result", "worker"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JsFailure:
     """Why a call gave no value: what went wrong and, when known, the line of the user's code."""
 
@@ -125,7 +126,7 @@ class JsError(JavaScriptError):
         self.failure = failure
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JsOutcome:
     """What a call gave: a value (``undefined`` told apart from ``null``), or a failure."""
 

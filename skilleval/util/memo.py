@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,8 @@ def remember(memo: Path, key: str, entry: Any) -> None:
         memo.parent.mkdir(parents=True, exist_ok=True)
         data = read_memo(memo)
         data[key] = entry
+        import tempfile  # lazy: start-up time (most runs read memos and write none)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{memo.stem}.", suffix=".tmp", dir=memo.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -27,9 +27,10 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
+
+from skilleval.util.frozen import frozen
 
 T = TypeVar("T")
 
@@ -97,7 +98,7 @@ class _Stopped(BaseException):
     ``except Exception`` does not swallow it."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Called(Generic[T]):
     """How a limited call ended: a value, an exception, or the time limit."""
 
@@ -142,7 +143,7 @@ def _stop(worker: threading.Thread) -> None:
     worker.join(0.5)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Origin:
     """Where in a user's file an exception was raised; printed as ``path:line``."""
 

@@ -14,12 +14,13 @@ from skilleval.report.rerun import Reuse
 from skilleval.results.model import Run
 from skilleval.runner.run import RunOutcome
 from skilleval.suite.load import Overrides
+from skilleval.util.frozen import frozen
 
 Echo = Callable[[str], None]
 OutcomeKind = Literal["ran", "invalid", "deleted", "failed", "no_tests"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WatchOptions:
     """How to load and run the watched suites."""
 
@@ -36,7 +37,7 @@ class WatchOptions:
     """Measure a judge model's fitness the first time it grades (then cached)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Outcome:
     """What one suite did after a change."""
 

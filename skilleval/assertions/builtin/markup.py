@@ -25,6 +25,7 @@ from xml.parsers import expat
 
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import quote
+from skilleval.util.frozen import frozen
 
 _PATHS: dict[str, Any] = {
     "oneOf": [
@@ -215,7 +216,7 @@ def _name_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Tag:
     kind: str  # "open", "close", "declaration"
     start: int
@@ -224,7 +225,7 @@ class _Tag:
     self_closing: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Span:
     start: int
     end: int

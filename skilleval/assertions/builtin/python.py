@@ -21,6 +21,7 @@ from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.normalize import normalize_result
 from skilleval.suite.template import is_template
 from skilleval.util import fileref
+from skilleval.util.frozen import frozen
 from skilleval.util.pyfile import import_file
 
 DEFAULT_FUNCTION = "get_assert"
@@ -32,7 +33,7 @@ _INDENT = "    "
 # --- inline code ------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@frozen
 class _Inline:
     code: CodeType
     expression: bool

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from skilleval.suite.model import AssertionEntry, Suite
+from skilleval.util.frozen import frozen
 
 ItemKind = Literal["rubric", "statement", "assertion"]
 
@@ -95,7 +95,7 @@ BLOCK_SCHEMA: Final[Mapping[str, Any]] = {
 """The JSON Schema of what :func:`overfit_report` returns (for the results schema)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Item:
     """One thing the judge labels."""
 
@@ -116,7 +116,7 @@ class Item:
         return ASSERTION_LABELS if self.kind == "assertion" else CRITERION_LABELS
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Label:
     label: str
     reasoning: str
