@@ -180,7 +180,7 @@ def test_a_prefix_kept_by_one_decoding_path_serves_the_other(tmp_path: Path) -> 
     alone, loaded = run_in(tmp_path / "home", rules_asks(RULES), parallel=1)
     assert loaded >= 1
     assert [key(a) for a in alone] == [key(a) for a in batched]
-    again, loaded = run_in(tmp_path / "home2", rules_asks(RULES), parallel=1)
+    run_in(tmp_path / "home2", rules_asks(RULES), parallel=1)
     batched_again, loaded = run_in(tmp_path / "home2", rules_asks(RULES), parallel=2)
     assert loaded >= 1
     assert [key(a) for a in batched_again] == [key(a) for a in batched]
