@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ __all__ = [
     "MIN_TOKENS",
     "PrefixStore",
     "StoredPrefix",
+    "kept_prefixes",
+    "remove_kept_prefixes",
     "shared_length",
     "store_folder",
 ]
@@ -171,3 +174,20 @@ def shared_length(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
+
+
+def kept_prefixes(home: Path) -> tuple[int, int]:
+    """How many prefixes ``home`` keeps, over every model, and their bytes."""
+    count = size = 0
+    for kv in (home / "kv").glob("*/*.kv"):
+        with contextlib.suppress(OSError):
+            size += kv.stat().st_size
+            count += 1
+    return count, size
+
+
+def remove_kept_prefixes(home: Path) -> int:
+    """Delete every prefix ``home`` keeps; return how many there were."""
+    count, _ = kept_prefixes(home)
+    shutil.rmtree(home / "kv", ignore_errors=True)
+    return count

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from skilleval.cli import run_cli
+from skilleval.engine.prefix_store import PrefixStore, store_folder
 from skilleval.errors import Location, PluginError
 from skilleval.plugins.registry import Registry, default_registry
+from skilleval.runner.rundir import home_dir
 
 PLUGIN = '''
 from skilleval import Verdict, assertion
@@ -135,3 +137,15 @@ def test_cache_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert json.loads(capsys.readouterr().out)["removed"] == 1
     run_cli(["cache", "info", "--json"])
     assert json.loads(capsys.readouterr().out)["entries"] == 0
+
+
+def test_cache_commands_count_and_clear_the_kept_prompt_prefixes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    PrefixStore(store_folder(home_dir(), "gguf:x")).write(range(40), b"cells")
+    assert run_cli(["cache", "info", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["prefixes"]["entries"] == 1
+    assert run_cli(["cache", "clear", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["removed_prefixes"] == 1
+    run_cli(["cache", "info", "--json"])
+    assert json.loads(capsys.readouterr().out)["prefixes"]["entries"] == 0
