@@ -66,6 +66,7 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
                 "purpose": request.purpose,
                 # A batched call's own time, from its admission, not its wait for a slot.
                 "s": round(out.latency_ms / 1000.0, 6) if batched else _since(start),
+                "end": _since(STARTED),
                 "prompt_tokens": out.prompt_tokens,
                 "completion_tokens": out.completion_tokens,
                 "tokens_evaluated": out.tokens_evaluated,
@@ -98,6 +99,7 @@ def _install_recorder(calls: list[dict[str, Any]], record: bool, model: dict[str
             entry: dict[str, Any] = {
                 "purpose": request.purpose,
                 "s": round(out.latency_ms / 1000.0, 6),
+                "end": _since(STARTED),
                 "prompt_tokens": out.prompt_tokens,
                 "completion_tokens": out.completion_tokens,
                 "tokens_evaluated": out.tokens_evaluated,
@@ -137,6 +139,21 @@ def _since(start: float) -> float:
     return round(time.perf_counter() - start, 6)
 
 
+def _busy(calls: list[dict[str, Any]]) -> float:
+    """Seconds in which at least one model call was running.
+
+    Batched calls overlap, so the sum of their latencies overstates the model's time (under
+    width 4 it exceeded the run's wall time); the union of their intervals does not.
+    """
+    spans = sorted((c["end"] - c["s"], c["end"]) for c in calls if "end" in c)
+    total, reach = 0.0, float("-inf")
+    for start, end in spans:
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total + sum(c["s"] for c in calls if "end" not in c)
+
+
 def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None) -> int:
     import os
 
@@ -173,14 +190,16 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
                         **call["request"],
                         "text": call["text"],
                         "s": call["s"],
+                        "end": call.get("end"),
                         "completion_tokens": call.get("completion_tokens", 0),
+                        "tokens_evaluated": call.get("tokens_evaluated", 0),
                     }
                     fh.write(json.dumps(row) + "\n")
     summary = {
         "exit_code": code,
         "import_s": round(imported - STARTED, 6),
         "run_s": round(ran, 6),
-        "inference_s": round(sum(c["s"] for c in calls), 6),
+        "inference_s": round(_busy(calls), 6),
         "model": model,
         "model_calls": len(calls),
         "calls_by_purpose": _count(c["purpose"] for c in calls),

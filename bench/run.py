@@ -66,11 +66,13 @@ EDITS: tuple[tuple[str, str, str], ...] = (
 )
 SERVER_STARTUP_S = 120.0
 
+# At most these; promptfoo's ratio is the one to stay at or above.
 TARGETS = {
     "a/e": 1.10,
     "c/a": 0.05,
-    "d/a": 0.6,
+    "d/a": 0.55,
 }
+FLOORS = {"promptfoo/a": 2.0}
 
 
 @dataclass
@@ -473,16 +475,15 @@ def report(runs: list[dict[str, Case]], n: int) -> str:
             continue
         values = [r[key] for r in per_round]
         mid = median(values)
-        target = TARGETS.get(key)
-        verdict = "" if target is None else ("met" if mid <= target else "MISSED")
+        if key in FLOORS:
+            bound, met = f"≥ {FLOORS[key]}", mid >= FLOORS[key]
+        elif key in TARGETS:
+            bound, met = f"≤ {TARGETS[key]}", mid <= TARGETS[key]
+        else:
+            bound, met = "—", None
+        verdict = "" if met is None else ("met" if met else "MISSED")
         ratio_rows.append(
-            [
-                label,
-                f"{mid:.3f}",
-                " ".join(f"{v:.3f}" for v in values),
-                "—" if target is None else f"≤ {target}",
-                verdict,
-            ]
+            [label, f"{mid:.3f}", " ".join(f"{v:.3f}" for v in values), bound, verdict]
         )
     lines.append(table(["ratio", "median", "per round", "target", ""], ratio_rows))
 
@@ -502,10 +503,13 @@ def report(runs: list[dict[str, Case]], n: int) -> str:
         note = []
         if counted != a["model_calls"]:
             note.append(f"it counts {counted} of the {a['model_calls']} model calls")
-        if doc.get("tokens_evaluated") != a["tokens_evaluated"]:
+        evaluated = int(doc.get("tokens_evaluated") or 0) + int(
+            doc.get("judge_tokens_evaluated") or 0
+        )
+        if evaluated != a["tokens_evaluated"]:
             note.append(
-                f"its tokens_evaluated is {doc.get('tokens_evaluated')} "
-                f"of the {a['tokens_evaluated']} evaluated (judge calls left out)"
+                f"its tokens_evaluated + judge_tokens_evaluated is {evaluated} "
+                f"of the {a['tokens_evaluated']} evaluated"
             )
         lines.append(
             "         results.json calls block of (a): "

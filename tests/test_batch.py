@@ -388,3 +388,19 @@ def test_short_prefixes_are_not_stored(tmp_path: Path) -> None:
     BatchDecoder(backend, 2, 64, 4, store).run(jobs)
     assert store.saved == 0
     assert len(SYSTEM) < STORE_GAIN
+
+
+def test_a_request_between_others_of_another_kind_restores_into_its_own_slot(
+    tmp_path: Path,
+) -> None:
+    # A judge call queued between generations shares nothing with its neighbours, so the
+    # prefix sequence holds nothing of it; the stored prefix goes straight into its slot.
+    stored_run(PrefixStore(tmp_path))
+    other = [tuple(range(200 + 10 * i, 205 + 10 * i)) for i in range(3)]
+    mixed = [other[0], LONG_PROMPTS[0], other[1], LONG_PROMPTS[1], other[2]]
+    cold, _ = stored_run(PrefixStore(tmp_path / "elsewhere"), mixed)
+    warm, backend = stored_run(PrefixStore(tmp_path), mixed)
+    # Each of the two, since the first's slot went to another request before the second came.
+    assert backend.restored == 2
+    assert replies_and_cost(warm)[0] == replies_and_cost(cold)[0]
+    assert replies_and_cost(warm)[1] == replies_and_cost(cold)[1] - 2 * len(LONG_SYSTEM)

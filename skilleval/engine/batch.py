@@ -441,6 +441,47 @@ class BatchDecoder:
         self._held = entry.tokens
         return True
 
+    def _copy_start(self, slot: int, source: int, found: int, shared: int, length: int) -> int:
+        """Give ``slot`` the longest start it can copy, from ``source`` (holding ``found``
+        tokens of the prompt) or from the prefix sequence (``shared``); return its length."""
+        if found > shared and length - found >= 2:
+            if source != slot:
+                self.backend.clear(slot)
+                self.backend.copy(source, slot)
+            self.backend.clear(slot, found)
+            return found
+        self.backend.clear(slot)
+        if shared and length - shared >= 2:
+            self.backend.copy(self.prefix_seq, slot)
+            return shared
+        return 0
+
+    def _restore_slot(self, slot: int, prompt: tuple[int, ...], held: int) -> int:
+        """Load into ``slot`` the stored prefix that shares the most with ``prompt``, when it
+        spares at least :data:`STORE_GAIN` tokens more than the ``held`` ones; return how
+        many of the prompt's tokens the slot then holds (0 when nothing was loaded).
+
+        The prefix sequence follows what consecutive requests share; a request whose
+        neighbours are of another kind (a judge call between generations) still starts from
+        the store."""
+        store = self.store
+        if store is None or len(prompt) < MIN_TOKENS:
+            return 0
+        entry, length = store.best(prompt)
+        usable = min(length, len(prompt) - 2)
+        if entry is None or usable < held + STORE_GAIN:
+            return 0
+        data = store.read(entry)
+        if data is None:
+            return 0
+        self.backend.clear(slot)
+        if not self.backend.restore(slot, data):
+            self.backend.clear(slot)
+            store.remove(entry)
+            return 0
+        self.backend.clear(slot, usable)
+        return usable
+
     # -- one call ----------------------------------------------------------------------------
 
     def _run(self, feed: Feed) -> None:
@@ -528,19 +569,11 @@ class BatchDecoder:
         # The prefix sequence, or a slot holding a longer start of this prompt (the request
         # before this one in plan order, when the prefix went to a request of another kind).
         source, found = self._slot_source(prompt)
-        start = 0
-        if found > shared and len(prompt) - found >= 2:
-            if source != slot:
-                self.backend.clear(slot)
-                self.backend.copy(source, slot)
-            self.backend.clear(slot, found)
-            start = found
-        else:
-            self.backend.clear(slot)
-            if shared and len(prompt) - shared >= 2:
-                self.backend.copy(self.prefix_seq, slot)
-                start = shared
         self._kept[slot] = ()
+        # Or the store, when it holds more of this prompt than the model does.
+        start = self._restore_slot(slot, prompt, max(shared, found))
+        if start == 0:
+            start = self._copy_start(slot, source, found, shared, len(prompt))
         chunks = prefill_chunks(start, len(prompt), self.n_batch)
         for a, b in chunks:
             self.backend.decode([(prompt[p], p, slot, p == len(prompt) - 1) for p in range(a, b)])

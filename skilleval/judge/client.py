@@ -22,7 +22,14 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from skilleval.engine.base import Completion, Embedder, Message, ModelIdentity, Request
+from skilleval.engine.base import (
+    Completion,
+    Embedder,
+    Message,
+    ModelIdentity,
+    Request,
+    complete_all,
+)
 from skilleval.engine.cache import CachingProvider
 from skilleval.errors import (
     CannotEmbed,
@@ -150,7 +157,24 @@ class SchemaGuard:
         return self.inner.cache_salt(request)
 
     def complete(self, request: Request) -> Completion:
-        completion = self.inner.complete(request)
+        return self._checked(request, self.inner.complete(request))
+
+    def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        """The inner provider's batch (one call at a time when it does not batch), each
+        reply checked as :meth:`complete` checks it; so a guarded model batches as the
+        model does, with or without a cache around it."""
+        out: list[Completion | ProviderError] = []
+        for request, answer in zip(requests, complete_all(self.inner, requests), strict=True):
+            try:
+                out.append(
+                    answer if isinstance(answer, ProviderError) else self._checked(request, answer)
+                )
+            except InvalidReply as exc:
+                out.append(exc)
+        return out
+
+    @staticmethod
+    def _checked(request: Request, completion: Completion) -> Completion:
         if request.json_schema is not None and not completion.truncated:
             problem = reply_problem(completion.text, request.json_schema)
             if problem is not None:

@@ -196,15 +196,17 @@ def run_jobs(
 ) -> None:
     """Generate and grade every job, handing each record to ``emit`` as it is finished.
 
-    Args:
-        separate: The judge is a model of its own, so grading overlaps generation. Otherwise
-            one model does both: everything is generated first, then graded grouped by
-            rubric, so judge calls that share a prompt prefix run back to back.
+    Grading overlaps generation when the judge is a model of its own (``separate``), or
+    when its model joins concurrent calls into one continuously fed batch: a judge call then
+    takes the next free slot between generations, and a long judge reply no longer starts
+    only after the last generation. Otherwise one model answers one call at a time:
+    everything is generated first, then graded grouped by rubric, so judge calls that share
+    a prompt prefix run back to back.
     """
     # A judge that batches answers calls that arrive together in one batch: grade as many
     # jobs at once as it decodes together. Its replies do not depend on the company they kept.
     graders = judge_width(judge)
-    if separate:
+    if separate or joins_calls(getattr(judge, "provider", None)):
         from concurrent.futures import ThreadPoolExecutor  # lazy: start-up time
 
         # Outputs compared across prompts wait for the rest of their group: until the end.

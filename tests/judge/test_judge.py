@@ -15,6 +15,7 @@ from fakes import FakeProvider
 from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin.model import llm_assert, llm_rubric
 from skilleval.cli import run_cli
+from skilleval.engine.base import Completion, Message, Request, joins_calls
 from skilleval.engine.cache import CachingProvider, ResponseCache
 from skilleval.engine.llama import gguf_spec
 from skilleval.errors import InvalidReplyError, ProviderError, SuiteError
@@ -364,6 +365,36 @@ def test_guard_sits_under_the_cache() -> None:
     judge = JudgeClient(CachingProvider(FakeModel(), None))
     assert isinstance(judge.provider, CachingProvider)
     assert isinstance(judge.provider.inner, SchemaGuard)
+
+
+class BatchingModel(FakeModel):
+    """A fake judge model that decodes several requests together, as batched llama.cpp does."""
+
+    batch_width = 2
+    max_concurrency = 4
+
+    def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        out: list[Completion | ProviderError] = []
+        for request in requests:
+            try:
+                out.append(self.complete(request))
+            except ProviderError as exc:
+                out.append(exc)
+        return out
+
+
+def test_the_guard_batches_as_its_model_does_and_checks_each_reply() -> None:
+    schema = {"type": "object", "properties": {"pass": {"type": "boolean"}}, "required": ["pass"]}
+    model = BatchingModel('{"pass": true}', "not json", ProviderError("the model failed"))
+    guard = SchemaGuard(model)
+    assert joins_calls(guard)
+    asks = [Request(messages=(Message("user", str(i)),), json_schema=schema) for i in range(3)]
+    good, bad, failed = guard.complete_batch(asks)
+    assert isinstance(good, Completion)
+    assert good.text == '{"pass": true}'
+    assert isinstance(bad, InvalidReplyError)
+    assert isinstance(failed, ProviderError)
+    assert str(failed) == "the model failed"
 
 
 def test_describe_records_model_and_greedy_decoding() -> None:

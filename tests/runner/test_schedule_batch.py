@@ -1,14 +1,17 @@
 """Generation jobs reach a batching model in chunks of its width, in plan order, and give
-the same records as one-at-a-time generation."""
+the same records as one-at-a-time generation; a judge on a model that joins concurrent calls
+grades while generation goes on."""
 
 from __future__ import annotations
 
 import os
 import textwrap
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from fakes import FakeProvider
+from fakes import FakeProvider, GraderFake
 
 from skilleval.engine.base import Completion, Request
 from skilleval.errors import ProviderError
@@ -76,3 +79,67 @@ def test_batches_follow_the_plan_in_chunks_and_match_one_at_a_time(tmp_path: Pat
     assert run(tmp_path, narrow) == batched
     assert narrow.batches == []
     assert ("t3", "", "the model refused") in batched
+
+
+JUDGED = """
+version: 1
+type: capability
+model: {provider: scripted, default: "x"}
+prompts: ["say {{n}}"]
+tests:
+""" + "".join(
+    f"""  - id: t{n}
+    vars: {{n: "{n}"}}
+    assert: [{{type: llm-rubric, value: "Says {n}."}}]
+"""
+    for n in range(16)
+)
+
+
+class Joining(GraderFake):
+    """A model that grades its own replies and, when ``width`` > 1, decodes calls from
+    several threads together, as the in-process model does under batching; it logs the
+    purpose of each call as it starts, and each generation takes a little while."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__(lambda output: int(output.rsplit(" ", 1)[-1]) % 2 == 0)
+        self.batch_width = width
+        self.max_concurrency = 2 * width
+        self.log: list[str] = []
+        self._lock = threading.Lock()
+
+    def reply(self, request: Request) -> Completion:
+        with self._lock:
+            self.log.append(request.purpose)
+        if request.purpose != "generate":
+            return super().reply(request)
+        time.sleep(0.02)
+        said = request.messages[-1].content.removeprefix("say ")
+        return Completion(text=f"I say {said}", prompt_tokens=3, completion_tokens=3)
+
+    def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
+        return [self.complete(request) for request in requests]
+
+
+def judged(tmp_path: Path, provider: Joining) -> list[tuple[str, str, str]]:
+    path = tmp_path / "suite.yaml"
+    path.write_text(textwrap.dedent(JUDGED).lstrip(), encoding="utf-8")
+    suite, _ = load_suite(path, Overrides())
+    home = Path(os.environ["SKILLEVAL_HOME"])
+    # No judge-fitness check: the log holds the run's own calls only.
+    options = RunOptions(home=home, provider=provider, use_cache=False, judge_check=False)
+    outcome = run_suite(suite, options)
+    return sorted((r.test_id, r.output, str(r.status)) for r in outcome.records)
+
+
+def test_a_judge_on_a_joining_model_grades_while_generation_goes_on(tmp_path: Path) -> None:
+    joining = Joining(2)
+    overlapped = judged(tmp_path, joining)
+    last_generation = max(i for i, p in enumerate(joining.log) if p == "generate")
+    assert joining.log.index("judge") < last_generation
+    # One call at a time, grading waits for the last generation (so judge calls that share
+    # a rubric run back to back), and the verdicts are the same.
+    single = Joining(1)
+    assert judged(tmp_path, single) == overlapped
+    assert single.log == ["generate"] * 16 + ["judge"] * 16
+    assert [status for _, _, status in overlapped] == ["pass", "fail"] * 8
