@@ -14,6 +14,7 @@ from skilleval.engine.batch import (
     BatchDecoder,
     BatchJob,
     BatchResult,
+    ListFeed,
     ScoreJob,
     Token,
     common_prefix,
@@ -332,14 +333,27 @@ LONG_SYSTEM = tuple(range(100, 140))
 LONG_PROMPTS = [(*LONG_SYSTEM, 10 + i, 11 + i, 12) for i in range(5)]
 
 
+class ArrivingFeed(ListFeed):
+    """Requests that arrive one at a time: only the next one is waiting when a slot frees
+    (a queue whose callers ask again only once they have their reply)."""
+
+    def waiting(self) -> Sequence[tuple[int, ...]]:
+        return list(super().waiting())[:1]
+
+
 def stored_run(
-    store: PrefixStore, prompts: Sequence[tuple[int, ...]] = LONG_PROMPTS, refuse: bool = False
+    store: PrefixStore,
+    prompts: Sequence[tuple[int, ...]] = LONG_PROMPTS,
+    refuse: bool = False,
+    arriving: bool = False,
 ) -> tuple[list[BatchResult], FakeBackend]:
     backend = FakeBackend(dict(zip(prompts, REPLIES, strict=True)))
     backend.refuse_restore = refuse
     log: list[str] = []
     jobs = [BatchJob(p, 16, lambda: FakeSampler(backend, log)) for p in prompts]
-    return BatchDecoder(backend, 2, 128, 16, store).run(jobs), backend
+    feed = (ArrivingFeed if arriving else ListFeed)(jobs)
+    BatchDecoder(backend, 2, 128, 16, store).drain(feed)
+    return feed.results, backend
 
 
 def replies_and_cost(results: Sequence[BatchResult]) -> tuple[list[bytes], int]:
@@ -393,14 +407,38 @@ def test_short_prefixes_are_not_stored(tmp_path: Path) -> None:
 def test_a_request_between_others_of_another_kind_restores_into_its_own_slot(
     tmp_path: Path,
 ) -> None:
-    # A judge call queued between generations shares nothing with its neighbours, so the
-    # prefix sequence holds nothing of it; the stored prefix goes straight into its slot.
+    # A judge call that arrives between generations shares nothing with what is waiting,
+    # so the prefix sequence holds nothing of it; the stored prefix goes straight into its
+    # slot.
     stored_run(PrefixStore(tmp_path))
     other = [tuple(range(200 + 10 * i, 205 + 10 * i)) for i in range(3)]
     mixed = [other[0], LONG_PROMPTS[0], other[1], LONG_PROMPTS[1], other[2]]
-    cold, _ = stored_run(PrefixStore(tmp_path / "elsewhere"), mixed)
-    warm, backend = stored_run(PrefixStore(tmp_path), mixed)
+    cold, _ = stored_run(PrefixStore(tmp_path / "elsewhere"), mixed, arriving=True)
+    warm, backend = stored_run(PrefixStore(tmp_path), mixed, arriving=True)
     # Each of the two, since the first's slot went to another request before the second came.
     assert backend.restored == 2
     assert replies_and_cost(warm)[0] == replies_and_cost(cold)[0]
     assert replies_and_cost(warm)[1] == replies_and_cost(cold)[1] - 2 * len(LONG_SYSTEM)
+
+
+def test_the_prefix_goes_to_a_waiting_request_of_its_kind_past_one_of_another_kind(
+    tmp_path: Path,
+) -> None:
+    # Generations under a skill and judge calls under a rubric, queued alternately: each
+    # request's neighbour is of the other kind, but one of its own kind waits behind it.
+    skill = tuple(range(20, 60))
+    rubric = tuple(range(60, 100))
+    prompts = [(*(skill if i % 2 == 0 else rubric), 120 + i, 121, 122) for i in range(8)]
+    replies = [[5 + i] * (1 + (3 * i) % 5) for i in range(8)]  # slots free out of order
+    backend = FakeBackend(dict(zip(prompts, replies, strict=True)))
+    log: list[str] = []
+    jobs = [BatchJob(p, 8, lambda: FakeSampler(backend, log)) for p in prompts]
+    store = PrefixStore(tmp_path)
+    results = BatchDecoder(backend, 2, 128, 64, store).run(jobs)
+    assert [r.text for r in results] == [bytes(96 + t for t in r) for r in replies]
+    # Each shared start is evaluated once, in the prefix sequence, and so kept: when neither
+    # the prefix sequence nor a slot holds it any more, it is loaded, not evaluated again.
+    # Every later prompt evaluates its own three tokens (the last one more: the prefix
+    # sequence takes its prompt but two).
+    assert (store.saved, backend.restored) == (2, 1)
+    assert [r.evaluated for r in results] == [len(skill) + 3, len(rubric) + 3] + [3] * 5 + [4]

@@ -101,6 +101,9 @@ class Backend(Protocol):
 Deliver = Callable[["BatchResult"], None]
 """Receives a request's result the moment it is finished."""
 
+LOOKAHEAD = 16
+"""Waiting requests a decoder looks at when it chooses the prefix to share."""
+
 
 class Feed(Protocol):
     """Where a decoder takes its requests from while it runs: a fixed list, or a queue that
@@ -110,8 +113,9 @@ class Feed(Protocol):
         """The next request and where its result goes; None when none is waiting now."""
         ...
 
-    def peek(self) -> tuple[int, ...] | None:
-        """The prompt of the request :meth:`take` would return next, if any."""
+    def waiting(self) -> Sequence[tuple[int, ...]]:
+        """The prompts of the requests waiting now, in the order :meth:`take` returns them
+        (at most :data:`LOOKAHEAD`)."""
         ...
 
 
@@ -134,8 +138,8 @@ class ListFeed:
 
         return self.jobs[i], deliver
 
-    def peek(self) -> tuple[int, ...] | None:
-        return self.jobs[self._next].prompt if self._next < len(self.jobs) else None
+    def waiting(self) -> Sequence[tuple[int, ...]]:
+        return [job.prompt for job in self.jobs[self._next : self._next + LOOKAHEAD]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +215,18 @@ def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
 STORE_GAIN = 16
 """A stored prefix is loaded, and an evaluated one stored, only when it spares at least this
 many tokens of evaluation."""
+
+
+def _closest(prompt: Sequence[int], others: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The one of ``others`` that shares the longest start with ``prompt`` (the first of
+    equals), as a list; empty when there are none."""
+    best: list[tuple[int, ...]] = []
+    length = -1
+    for other in others:
+        n = shared_length(prompt, other)
+        if n > length:
+            best, length = [other], n
+    return best
 
 
 def prefill_chunks(start: int, end: int, size: int) -> list[tuple[int, int]]:
@@ -453,6 +469,7 @@ class BatchDecoder:
         self.backend.clear(slot)
         if shared and length - shared >= 2:
             self.backend.copy(self.prefix_seq, slot)
+            self.backend.clear(slot, shared)  # the prefix sequence may hold more than shared
             return shared
         return 0
 
@@ -493,7 +510,7 @@ class BatchDecoder:
                         taken = feed.take()
                         if taken is None:
                             break
-                        slots[slot] = self._admit(slot, *taken, feed.peek())
+                        slots[slot] = self._admit(slot, *taken, feed.waiting())
                 live = [(slot, s) for slot, s in enumerate(slots) if s is not None]
                 if not live:
                     return
@@ -520,16 +537,17 @@ class BatchDecoder:
             self._forget_slots()
 
     def _admit(
-        self, slot: int, job: BatchJob, deliver: Deliver, following: tuple[int, ...] | None
+        self, slot: int, job: BatchJob, deliver: Deliver, waiting: Sequence[tuple[int, ...]]
     ) -> _Live | None:
         """Put ``job`` in ``slot`` and sample its first token; None if it is done (its result
         delivered).
 
         The prefix sequence is first brought to the prefix this prompt shares with the
-        ``following`` one (or to the whole prompt but two tokens, for the last), evaluating
-        only what it did not hold; the slot gets a copy and evaluates the rest. Requests in
-        plan order share long prefixes with their neighbours, so each prefix is evaluated
-        about once.
+        waiting request that shares the most of it (or to the whole prompt but two tokens,
+        when none waits), evaluating only what it did not hold; the slot gets a copy and
+        evaluates the rest. Requests of one kind share long prefixes (a skill, a rubric), so
+        each prefix is evaluated about once, even when requests of another kind (judge calls
+        between generations) come between them.
         """
         result = BatchResult()
         prompt = job.prompt
@@ -542,7 +560,7 @@ class BatchDecoder:
             return None
         live = _Live(job, deliver, result, job.make_sampler(), time.perf_counter())
         try:
-            last_row = self._prefill(slot, prompt, following, result)
+            last_row = self._prefill(slot, prompt, waiting, result)
             going = self._step(live, live.sampler.sample(last_row), result)
         except RuntimeError as exc:
             live.sampler.close()
@@ -558,17 +576,25 @@ class BatchDecoder:
         self,
         slot: int,
         prompt: tuple[int, ...],
-        following: tuple[int, ...] | None,
+        waiting: Sequence[tuple[int, ...]],
         result: BatchResult,
     ) -> int:
         """Evaluate ``prompt`` into ``slot`` (its shared prefix copied, see :meth:`_admit`);
         return the row of its last token's logits."""
-        after = [following] if following is not None and len(following) < self.n_ctx else []
+        after = _closest(prompt, [p for p in waiting if len(p) < self.n_ctx])
         self._unbilled = 0
-        shared = self._prepare_prefix(prompt[: common_prefix([prompt, *after])])
-        # The prefix sequence, or a slot holding a longer start of this prompt (the request
-        # before this one in plan order, when the prefix went to a request of another kind).
+        target = prompt[: common_prefix([prompt, *after])]
+        held = max(0, min(shared_length(self._held, prompt), len(prompt) - 2))
+        # The prefix sequence, or a slot holding a longer start of this prompt (an earlier
+        # request of its kind, when the prefix sequence went to a request of another kind).
         source, found = self._slot_source(prompt)
+        if after and (len(target) < held or found >= len(target)):
+            # What the waiting requests share with this prompt is already held, by the prefix
+            # sequence or by a slot: keep the prefix sequence for the next request of its
+            # kind rather than cut it to this short shared start.
+            shared = held
+        else:
+            shared = self._prepare_prefix(target)
         self._kept[slot] = ()
         # Or the store, when it holds more of this prompt than the model does.
         start = self._restore_slot(slot, prompt, max(shared, found))

@@ -12,13 +12,14 @@ never changes a reply; only the time does.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from skilleval.engine.base import Completion, Request
-from skilleval.engine.batch import BatchJob, BatchResult, Deliver, Feed
+from skilleval.engine.batch import LOOKAHEAD, BatchJob, BatchResult, Deliver, Feed
 from skilleval.errors import ProviderError
 
 __all__ = ["Prepared", "RequestQueue"]
@@ -162,9 +163,17 @@ class _QueueFeed:
 
         return prepared.job, deliver
 
-    def peek(self) -> tuple[int, ...] | None:
-        ticket = self._queue._head()
-        if ticket is None:
-            return None
-        assert isinstance(ticket.prepared, Prepared)
-        return ticket.prepared.job.prompt
+    def waiting(self) -> Sequence[tuple[int, ...]]:
+        queue = self._queue
+        with queue._cond:
+            tickets = list(itertools.islice(queue._waiting, LOOKAHEAD))
+        prompts: list[tuple[int, ...]] = []
+        for ticket in tickets:
+            if ticket.prepared is None:
+                try:
+                    ticket.prepared = queue._prepare(ticket.request)
+                except ProviderError as exc:
+                    ticket.prepared = exc  # answered when it reaches the head
+            if isinstance(ticket.prepared, Prepared):
+                prompts.append(ticket.prepared.job.prompt)
+        return prompts
