@@ -66,6 +66,7 @@ class LlamaSampler:
         top_p: float,
         seed: int,
         grammar: Any = None,
+        closing: int | None = None,
     ) -> None:
         import llama_cpp  # lazy: start-up time
         from llama_cpp import _internals  # lazy: start-up time
@@ -76,7 +77,7 @@ class LlamaSampler:
         self._chain: Any = None
         self._grammar: GreedyGrammar | None = None
         if grammar is not None and temperature == 0.0:
-            self._grammar = GreedyGrammar(backend.model.vocab, grammar, backend.n_vocab)
+            self._grammar = GreedyGrammar(backend.model.vocab, grammar, backend.n_vocab, closing)
             return
         chain: Any = _internals.LlamaSampler()  # type: ignore[no-untyped-call]
         chain.add_penalties(
@@ -202,9 +203,19 @@ class LlamaBackend:
         return restore_seq(self.ctx, seq, data)
 
     def sampler(
-        self, *, temperature: float, top_p: float, seed: int, grammar: Any = None
+        self,
+        *,
+        temperature: float,
+        top_p: float,
+        seed: int,
+        grammar: Any = None,
+        closing: int | None = None,
     ) -> LlamaSampler:
-        return LlamaSampler(self, temperature=temperature, top_p=top_p, seed=seed, grammar=grammar)
+        """One sequence's sampler; ``closing`` turns the loop guard on (greedy with a grammar
+        only, :mod:`~skilleval.engine.greedy_grammar`)."""
+        return LlamaSampler(
+            self, temperature=temperature, top_p=top_p, seed=seed, grammar=grammar, closing=closing
+        )
 
     def close(self) -> None:
         if self._batch is not None:

@@ -10,14 +10,66 @@ stage and greedy sampling (no random draw), the tokens are the chain's own, bit 
 Both decoding paths use it: the batched one samples with :meth:`GreedyGrammar.pick`, and the
 one-at-a-time path, which runs llama-cpp-python's completion loop, gives it to that loop as a
 logits processor (:class:`GrammarProcessor`) in place of the grammar stage.
+
+It can also guard against a loop (a judge's reply only: ``closing``). A small model grading
+an output sometimes falls into a cycle inside a free-text field, ``1.1.1.1.…``, and writes it
+to the field's length bound: 264 tokens, the longest call of a run. When the greedy token
+would make the reply's last tokens one cycle of at most :data:`LOOP_PERIOD` tokens repeated
+:data:`LOOP_REPEATS` times, the guard takes the closing token (``"``, which ends the text)
+if the grammar allows it there, else the best allowed token that breaks the cycle. Both paths
+see the same tokens, so they still agree.
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["GrammarProcessor", "GreedyGrammar"]
+from skilleval.engine.base import Request
+
+__all__ = [
+    "LOOP_GUARD",
+    "LOOP_PERIOD",
+    "LOOP_REPEATS",
+    "GrammarProcessor",
+    "GreedyGrammar",
+    "closing_token",
+    "continues_loop",
+    "guards_loops",
+]
+
+LOOP_GUARD = 1
+"""The loop guard's version: part of a judge reply's cache key and of the judge-fitness memo's."""
+
+LOOP_PERIOD = 4
+"""The longest cycle, in tokens, the loop guard looks for."""
+LOOP_REPEATS = 8
+"""How many times a cycle repeats before the loop guard breaks it."""
+
+
+def guards_loops(request: Request) -> bool:
+    """Whether ``request`` decodes with the loop guard: a judge's schema-held reply."""
+    return request.purpose == "judge" and request.json_schema is not None
+
+
+def closing_token(llm: Any) -> int | None:
+    """The token that is ``"`` alone in ``llm``'s vocabulary, if there is one."""
+    tokens = llm.tokenize(b'"', add_bos=False, special=False)
+    return int(tokens[0]) if len(tokens) == 1 else None
+
+
+def continues_loop(tokens: Sequence[int], token: int) -> bool:
+    """Whether ``token`` after ``tokens`` ends them with one cycle of at most
+    :data:`LOOP_PERIOD` tokens repeated :data:`LOOP_REPEATS` times."""
+    for period in range(1, LOOP_PERIOD + 1):
+        span = period * LOOP_REPEATS
+        if len(tokens) + 1 < span:
+            return False
+        tail = [*tokens[len(tokens) - span + 1 :], token]
+        if all(tail[i] == tail[i - period] for i in range(period, span)):
+            return True
+    return False
 
 
 class GreedyGrammar:
@@ -27,9 +79,10 @@ class GreedyGrammar:
         vocab: The model's ``llama_vocab`` pointer.
         grammar: A ``llama_cpp.LlamaGrammar`` (its GBNF text and root rule are used).
         n_vocab: The vocabulary's size.
+        closing: The token that ends a looping text (the loop guard is on when given).
     """
 
-    def __init__(self, vocab: Any, grammar: Any, n_vocab: int) -> None:
+    def __init__(self, vocab: Any, grammar: Any, n_vocab: int, closing: int | None = None) -> None:
         import llama_cpp  # lazy: start-up time
 
         self._lib = llama_cpp
@@ -42,14 +95,20 @@ class GreedyGrammar:
             data=ctypes.cast(self._one_data, llama_cpp.llama_token_data_p), size=1
         )
         self._all: Any = None
+        self._closing = closing
+        self._taken: list[int] = []
         self.refused = 0
         """How many picks had to judge the whole vocabulary."""
+        self.loops = 0
+        """How many picks the loop guard changed."""
 
     def pick(self, logits: Any) -> int:
         """The first highest-logit token the grammar allows next (``logits``: float32 array
         over the vocabulary, in token order). Does not advance the grammar: see
         :meth:`accept`."""
         token = int(logits.argmax())  # the first highest, as llama.cpp's greedy sampler picks
+        if self._closing is not None and continues_loop(self._taken, token):
+            return self._break_loop(logits, token, self._closing)
         if self._allows(token, float(logits[token])):
             return token
         self.refused += 1
@@ -57,7 +116,21 @@ class GreedyGrammar:
 
     def accept(self, token: int) -> None:
         """Advance the grammar past ``token``."""
+        self._taken.append(token)
         self._lib.llama_sampler_accept(self._sampler, token)
+
+    def _break_loop(self, logits: Any, token: int, closing: int) -> int:
+        """The closing token when the grammar allows it, else the best allowed token but
+        ``token`` (``token`` itself when nothing else is allowed)."""
+        import numpy as np  # lazy: start-up time
+
+        self.loops += 1
+        if closing != token and self._allows(closing, float(logits[closing])):
+            return closing
+        others = np.array(logits, dtype=np.float32, copy=True)
+        others[token] = -np.inf
+        picked = self._best_allowed(others)
+        return picked if np.isfinite(others[picked]) else token
 
     def close(self) -> None:
         if self._sampler is not None:

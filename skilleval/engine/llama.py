@@ -42,7 +42,13 @@ from skilleval.engine.base import (
 from skilleval.engine.batch import STORE_GAIN, Feed
 from skilleval.engine.batch_llama import log_softmax, restore_seq, seq_state
 from skilleval.engine.embedded import default_model_path
-from skilleval.engine.greedy_grammar import GrammarProcessor, GreedyGrammar
+from skilleval.engine.greedy_grammar import (
+    LOOP_GUARD,
+    GrammarProcessor,
+    GreedyGrammar,
+    closing_token,
+    guards_loops,
+)
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_batched import BatchedLlama
@@ -237,8 +243,10 @@ class LlamaProvider:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
 
     def cache_salt(self, request: Request) -> str:
-        """The runtime version and scoring method, which can change replies for the same file."""
-        return f"llama-cpp-python={runtime_version()};scoring={SCORING_VERSION}"
+        """The runtime version and scoring method, which can change replies for the same file,
+        and for a judge's reply the loop guard's version."""
+        salt = f"llama-cpp-python={runtime_version()};scoring={SCORING_VERSION}"
+        return f"{salt};loop-guard={LOOP_GUARD}" if guards_loops(request) else salt
 
     def complete(self, request: Request) -> Completion:
         """Answer one request.
@@ -525,7 +533,8 @@ class LlamaProvider:
             # picks the same greedy tokens judging one token in most steps.
             from llama_cpp import LogitsProcessorList  # lazy: start-up time
 
-            road = GreedyGrammar(llm._model.vocab, grammar, int(llm.n_vocab()))
+            closing = closing_token(llm) if guards_loops(request) else None
+            road = GreedyGrammar(llm._model.vocab, grammar, int(llm.n_vocab()), closing)
             processors = LogitsProcessorList([GrammarProcessor(road)])
             grammar = None
         start = time.perf_counter()

@@ -15,6 +15,7 @@ from typing import Any
 from skilleval.engine.base import Completion, Message, Request, clean_reply
 from skilleval.engine.batch import BatchDecoder, BatchJob, BatchResult, Feed, ScoreJob
 from skilleval.engine.batch_llama import LlamaBackend
+from skilleval.engine.greedy_grammar import closing_token, guards_loops
 from skilleval.engine.llama_checks import (
     SCORE_DIGITS,
     check_schema,
@@ -116,6 +117,7 @@ class BatchedLlama:
         prompt = self._prompt_tokens(request.messages)
         grammar = self._grammar(request.json_schema) if request.json_schema else None
         sampled = request.temperature > 0
+        closing = closing_token(self._load()) if guards_loops(request) else None
 
         def make() -> Any:
             return backend.sampler(
@@ -123,6 +125,7 @@ class BatchedLlama:
                 top_p=float(request.top_p) if sampled else 1.0,
                 seed=native_seed(request.seed),
                 grammar=grammar,
+                closing=closing,
             )
 
         def finish(result: BatchResult) -> Answer:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from skilleval.api import Judge
 from skilleval.engine.cache import CachingProvider
+from skilleval.engine.greedy_grammar import LOOP_GUARD
 from skilleval.errors import DecodeError, ProviderError
 from skilleval.judge import JudgeClient
 from skilleval.judge.leak import WORKED_EXAMPLE
@@ -179,6 +180,8 @@ def memo_key(judge: Judge, seed: int) -> str | None:
     for name in _PROMPTS:
         digest.update(templates.joinpath(name).read_bytes())
     digest.update(json.dumps(WORKED_EXAMPLE.texts).encode("utf-8"))
+    # How a local model decodes a judge's reply (engine/greedy_grammar.py's loop guard).
+    digest.update(f"loop-guard={LOOP_GUARD}".encode())
     # A greedy judge gives the same grades whatever its seed, so its measurement serves every
     # seed (a suite's `decoding.seed` is the judge's seed too).
     describe = getattr(judge, "describe", None)
