@@ -37,6 +37,8 @@ __all__ = ["LOCK_NAME", "RunDir", "home_dir", "new_run_id", "write_atomically"]
 
 LOCK_NAME = ".lock"
 """The file inside a run directory whose lock says a process is writing the run."""
+HOLDER_TRIES = 25
+"""Reads of the lock file (20 ms apart) before a refusal gives up naming the holder."""
 
 
 def new_run_id(suite_stem: str) -> str:
@@ -219,17 +221,30 @@ def _lock(root: Path) -> int:
         os.close(fd)
         if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             raise StorageError(_write_failed(exc, path, None)) from None
-        holder = _read_pid(path)
+        holder = _holder(path)
         by = f" (process {holder})" if holder else ""
         raise UsageError(
             f"{root} is being written by another skilleval run{by}; "
             "wait for it to finish, then resume it if it was interrupted"
         ) from None
-    # Who holds it, for the message above; the lock itself is what counts.
+    # Who holds it, for the message above; the lock itself is what counts. Written before the
+    # old text is cut, so a reader never finds the file empty once this is done.
     with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        data = f"{os.getpid()}\n".encode()
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
     return fd
+
+
+def _holder(path: Path) -> int | None:
+    """The process that holds the lock at ``path``: it writes its id just after taking the
+    lock, so a run refused in between waits a moment for it."""
+    for _ in range(HOLDER_TRIES):
+        pid = _read_pid(path)
+        if pid is not None:
+            return pid
+        time.sleep(0.02)
+    return None
 
 
 def _read_pid(path: Path) -> int | None:
