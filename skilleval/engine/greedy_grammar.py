@@ -99,8 +99,6 @@ class GreedyGrammar:
         self._taken: list[int] = []
         self.refused = 0
         """How many picks had to judge the whole vocabulary."""
-        self.loops = 0
-        """How many picks the loop guard changed."""
 
     def pick(self, logits: Any) -> int:
         """The first highest-logit token the grammar allows next (``logits``: float32 array
@@ -124,7 +122,6 @@ class GreedyGrammar:
         ``token`` (``token`` itself when nothing else is allowed)."""
         import numpy as np  # lazy: start-up time
 
-        self.loops += 1
         if closing != token and self._allows(closing, float(logits[closing])):
             return closing
         others = np.array(logits, dtype=np.float32, copy=True)

@@ -126,16 +126,21 @@ class RequestQueue:
                 if not self._waiting:
                     return None
                 ticket = self._waiting[0]
-            if ticket.prepared is None:
-                try:
-                    ticket.prepared = self._prepare(ticket.request)
-                except ProviderError as exc:
-                    ticket.prepared = exc
-            if isinstance(ticket.prepared, Prepared):
+            prepared = self._prepared(ticket)
+            if isinstance(prepared, Prepared):
                 return ticket
             with self._cond:
                 self._waiting.remove(ticket)
-            self._answer(ticket, ticket.prepared)
+            self._answer(ticket, prepared)
+
+    def _prepared(self, ticket: _Ticket) -> Prepared | ProviderError:
+        """The ticket's request made ready to decode (once), or why it cannot be."""
+        if ticket.prepared is None:
+            try:
+                ticket.prepared = self._prepare(ticket.request)
+            except ProviderError as exc:
+                ticket.prepared = exc
+        return ticket.prepared
 
 
 class _QueueFeed:
@@ -167,13 +172,6 @@ class _QueueFeed:
         queue = self._queue
         with queue._cond:
             tickets = list(itertools.islice(queue._waiting, LOOKAHEAD))
-        prompts: list[tuple[int, ...]] = []
-        for ticket in tickets:
-            if ticket.prepared is None:
-                try:
-                    ticket.prepared = queue._prepare(ticket.request)
-                except ProviderError as exc:
-                    ticket.prepared = exc  # answered when it reaches the head
-            if isinstance(ticket.prepared, Prepared):
-                prompts.append(ticket.prepared.job.prompt)
-        return prompts
+        # A request that cannot be prepared is answered when it reaches the head.
+        prepared = [queue._prepared(ticket) for ticket in tickets]
+        return [p.job.prompt for p in prepared if isinstance(p, Prepared)]
