@@ -11,6 +11,7 @@ Exception tree::
     │   │   └── InvalidReply       a judge reply that is not JSON or breaks its schema
     │   ├── JudgeError             the judge gave no usable reply, even after a repair retry
     │   └── CannotEmbed            the model has no way to turn texts into vectors
+    ├── InstallationError          the installed llama.cpp cannot run on this machine (exit 6)
     ├── StorageError               a run's file could not be written (disk full …) (exit 3)
     │   └── CacheError             the response cache is damaged or cannot be written
     ├── UsageError                 the command line asks for something impossible (exit 2)
@@ -148,6 +149,12 @@ class InvalidReplyError(ProviderError):
 class CannotEmbed(ProviderError):
     """The model cannot turn texts into vectors (it has no ``embed``), so embedding types
     (``similar``, ``answer-relevance``) cannot be graded with it: an ``error`` verdict."""
+
+
+class InstallationError(SkillevalError):
+    """What is installed cannot run on this machine: a llama.cpp build that crashed on this CPU
+    in its canary (``engine/llama_canary.py``). Not a mistake in the suite, and not a failure
+    of one call: nothing can run until the library is rebuilt or replaced."""
 
 
 class StorageError(SkillevalError):

@@ -27,5 +27,9 @@ class ExitCode(enum.IntEnum):
     ran), or a results file given to ``report``, ``compare`` or ``power``."""
     NO_TESTS = 5
     """The filters selected no tests."""
+    CONFIG = 6
+    """The installation cannot run here: the llama.cpp build crashed on this CPU in its
+    canary (a build for another CPU, or AMX the OS has not enabled). Nothing ran; the message
+    says how to rebuild it."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C; finished results were kept."""

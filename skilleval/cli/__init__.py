@@ -7,6 +7,7 @@ printed as ``file:line:col: error: …`` with no traceback; anything else is a b
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ import click
 
 from skilleval.errors import (
     DiagnosticsError,
+    InstallationError,
     InvalidInputError,
     ProviderError,
     SkillevalError,
@@ -40,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("history_cmd", "history"),
     "watch": ("watch_cmd", "watch"),
     "import": ("import_cmd", "import_group"),
+    "doctor": ("doctor_cmd", "doctor"),
 }
 """Each command by name: the module of ``skilleval.cli`` that defines it, and its function."""
 
@@ -79,6 +82,7 @@ EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (DiagnosticsError, ExitCode.INVALID),
     (InvalidInputError, ExitCode.INVALID),
     (UsageError, ExitCode.USAGE),
+    (InstallationError, ExitCode.CONFIG),
     (ProviderError, ExitCode.RUNTIME),
     (SkillevalError, ExitCode.RUNTIME),
     (OSError, ExitCode.RUNTIME),
@@ -88,8 +92,9 @@ EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
 The rule the README's table states: a command line that is wrong, including a path it names
 that is missing, unreadable or of the wrong kind, or an output that cannot be written, is 2;
 a file that was read and is invalid (a suite, a tests file, a skill, a plugin, a results
-file) is 4; a failure while running (a model, a full disk) is 3. Any other exception is a bug
-in skilleval and keeps its traceback.
+file) is 4; a failure while running (a model, a full disk) is 3; an installation that cannot
+run on this machine (a llama.cpp build that crashes on this CPU) is 6. Any other exception is a
+bug in skilleval and keeps its traceback.
 """
 
 
@@ -132,5 +137,10 @@ def run_cli(argv: Sequence[str]) -> int:
 
 
 def main() -> NoReturn:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    A crash in native code (llama.cpp) prints the Python frames that led to it on stderr,
+    rather than a bare "Segmentation fault".
+    """
+    faulthandler.enable()
     sys.exit(run_cli(sys.argv[1:]))

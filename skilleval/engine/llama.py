@@ -52,6 +52,8 @@ from skilleval.engine.greedy_grammar import (
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_batched import BatchedLlama
+from skilleval.engine.llama_build import warn_without_gpu
+from skilleval.engine.llama_canary import Canary, canary, canary_model, ensure_runs
 from skilleval.engine.llama_checks import (
     GGUF_MAGIC,
     SCORE_DIGITS,
@@ -241,11 +243,14 @@ class LlamaProvider:
         check_gguf(self.path)
         if importlib.util.find_spec("llama_cpp") is None:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
+        self._canary()
 
     def cache_salt(self, request: Request) -> str:
-        """The runtime version and scoring method, which can change replies for the same file,
-        and for a judge's reply the loop guard's version."""
-        salt = f"llama-cpp-python={runtime_version()};scoring={SCORING_VERSION}"
+        """The runtime version, the features its build was compiled with (docs/engine.md,
+        "Determinism and its scope") and the scoring method, which can change replies for the
+        same file, and for a judge's reply the loop guard's version."""
+        built = ",".join(self._canary().features)
+        salt = f"llama-cpp-python={runtime_version()};build={built};scoring={SCORING_VERSION}"
         return f"{salt};loop-guard={LOOP_GUARD}" if guards_loops(request) else salt
 
     def complete(self, request: Request) -> Completion:
@@ -324,8 +329,15 @@ class LlamaProvider:
             return self._generated + generated, self._busy_s + busy_s
 
     def engine_info(self) -> dict[str, Any]:
-        """How the engine runs, for the run's environment block."""
-        return {"threads": self.threads, "batch_width": self.batch_width}
+        """How the engine runs, for the run's environment block: threads, batch width, the
+        layers offloaded to a GPU (when set) and the features llama.cpp was compiled with."""
+        info: dict[str, Any] = {"threads": self.threads, "batch_width": self.batch_width}
+        if self.config.gpu_layers is not None:
+            info["gpu_layers"] = self.config.gpu_layers
+        known = canary(self.memo_dir, None, run=False)
+        if known is not None and known.features:
+            info["instruction_sets"] = list(known.features)
+        return info
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
@@ -333,7 +345,12 @@ class LlamaProvider:
         with self._lock:
             if self._embedder is None:
                 self._embedder = GgufEmbedder(
-                    self.path, self.config.n_ctx, self.threads, INSTALL_HINT
+                    self.path,
+                    self.config.n_ctx,
+                    self.threads,
+                    INSTALL_HINT,
+                    gpu_layers=self.config.gpu_layers,
+                    canary=self._canary,
                 )
             embedder = self._embedder
         return embedder.embed(texts)
@@ -366,6 +383,10 @@ class LlamaProvider:
         # and erratic, against a few per cent gained on an idle one (bench/README.md).
         if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1) - 1:
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # Before llama.cpp runs in this process: a build that crashes on this CPU is found in
+        # a child process, and stops the run with one line (engine/llama_canary.py).
+        found = self._canary()
+        warn_without_gpu(self.config.gpu_layers, found.gpu_offload)
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -383,6 +404,7 @@ class LlamaProvider:
                 n_ubatch=n_batch,
                 n_threads=self.threads,
                 n_threads_batch=self.threads,
+                n_gpu_layers=self.config.n_gpu_layers,
                 seed=0,
                 logits_all=False,
                 verbose=False,
@@ -419,9 +441,14 @@ class LlamaProvider:
         self._llm = llm
         return llm
 
+    def _canary(self) -> Canary:
+        """The canary's verdict for this llama.cpp build and CPU, decoding with the embedded
+        model (or this one); raises :class:`~skilleval.errors.InstallationError` if it crashed."""
+        return ensure_runs(self.memo_dir, canary_model(self.path), self.threads)
+
     def _prefixes(self) -> PrefixStore:
-        """The prompt prefixes evaluated by earlier runs of this model file on this runtime,
-        kept under the home (``engine/prefix_store.py``)."""
+        """The prompt prefixes evaluated by earlier runs of this model file on this runtime and
+        build, kept under the home (``engine/prefix_store.py``)."""
         if self._store is None:
             params = self._load().context_params
             layout = [
@@ -432,6 +459,7 @@ class LlamaProvider:
                 self.memo_dir,
                 self.identity().key(),
                 f"llama-cpp-python={runtime_version()}",
+                f"build={','.join(self._canary().features)}",
                 *layout,
             )
             self._store = PrefixStore(folder)

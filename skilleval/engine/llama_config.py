@@ -32,7 +32,8 @@ noise (bench/README.md), so it is opt-in."""
 
 @dataclass(frozen=True, slots=True)
 class LlamaConfig:
-    """How to load a GGUF model: ``model: {provider: gguf, path, n_ctx, threads, n_batch}``."""
+    """How to load a GGUF model:
+    ``model: {provider: gguf, path, n_ctx, threads, n_batch, parallel, gpu_layers}``."""
 
     path: str = "default"
     """``default`` (the embedded model), an ``hf:`` reference (fetched when a run starts), or a
@@ -44,8 +45,16 @@ class LlamaConfig:
     parallel: int | None = None
     """Requests decoded together; None means ``--jobs`` when above 1, else
     :data:`DEFAULT_PARALLEL` (one at a time)."""
+    gpu_layers: int | None = None
+    """Layers offloaded to a GPU (llama.cpp's ``n_gpu_layers``; -1: all of them); None keeps
+    the model on the CPU."""
     label: str = "default"
     """The path as written, for messages."""
+
+    @property
+    def n_gpu_layers(self) -> int:
+        """What llama.cpp is given: ``gpu_layers``, or 0 when it is not set."""
+        return self.gpu_layers if self.gpu_layers is not None else 0
 
     @classmethod
     def configure(cls, raw: Mapping[str, Any], ctx: ConfigContext) -> LlamaConfig:
@@ -64,6 +73,7 @@ class LlamaConfig:
             threads=raw.get("threads"),
             n_batch=int(raw.get("n_batch", N_BATCH)),
             parallel=raw.get("parallel"),
+            gpu_layers=raw.get("gpu_layers"),
             label=written,
         )
 
@@ -75,6 +85,7 @@ class LlamaConfig:
             "n_batch": self.n_batch,
             # Only when set, so that the results of suites without it keep their shape.
             **({"parallel": self.parallel} if self.parallel is not None else {}),
+            **({"gpu_layers": self.gpu_layers} if self.gpu_layers is not None else {}),
         }
 
 
@@ -94,6 +105,11 @@ GGUF_SCHEMA: dict[str, Any] = {
             "minimum": 1,
             "maximum": 64,
             "description": "Requests decoded together in one batch (1: one at a time).",
+        },
+        "gpu_layers": {
+            "type": "integer",
+            "minimum": -1,
+            "description": "Layers offloaded to a GPU (llama.cpp's n_gpu_layers; -1: all, 0: none). Needs llama-cpp-python built with a GPU backend.",
         },
     },
 }

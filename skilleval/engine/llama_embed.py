@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from skilleval.engine.llama_build import warn_without_gpu
+from skilleval.engine.llama_canary import Canary
 from skilleval.engine.llama_checks import check_gguf, one_line
 from skilleval.errors import ProviderError
 
@@ -35,13 +37,28 @@ class GgufEmbedder:
         n_ctx: The longest text, in tokens, that can be embedded.
         threads: CPU threads; None lets llama.cpp choose.
         install_hint: What to say when llama-cpp-python is missing.
+        gpu_layers: Layers offloaded to a GPU (``model.gpu_layers``; None: none).
+        canary: Called before llama.cpp first runs in this process; raises
+            :class:`~skilleval.errors.InstallationError` when the build crashes on this CPU
+            (:func:`~skilleval.engine.llama_canary.ensure_runs`).
     """
 
-    def __init__(self, path: Path, n_ctx: int, threads: int | None, install_hint: str) -> None:
+    def __init__(
+        self,
+        path: Path,
+        n_ctx: int,
+        threads: int | None,
+        install_hint: str,
+        *,
+        gpu_layers: int | None = None,
+        canary: Callable[[], Canary] | None = None,
+    ) -> None:
         self.path = path
         self.n_ctx = n_ctx
         self.threads = threads
         self.install_hint = install_hint
+        self.gpu_layers = gpu_layers
+        self.canary = canary
         self._llm: Any = None
         self._lock = threading.Lock()
 
@@ -80,6 +97,9 @@ class GgufEmbedder:
         # against 0.8 s, at a load average of 16 on 2 cores).
         if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1) - 1:
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # As for generation: a build that crashes on this CPU stops here with one line.
+        found = self.canary() if self.canary is not None else None
+        warn_without_gpu(self.gpu_layers, found.gpu_offload if found is not None else None)
         try:
             import llama_cpp  # lazy: start-up time
         except ImportError:
@@ -94,6 +114,7 @@ class GgufEmbedder:
                 n_ubatch=self.n_ctx,
                 n_threads=self.threads,
                 n_threads_batch=self.threads,
+                n_gpu_layers=self.gpu_layers if self.gpu_layers is not None else 0,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:

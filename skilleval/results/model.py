@@ -175,6 +175,23 @@ class Environment:
             minimum=1,
         ),
     )
+    gpu_layers: int | None = field(
+        default=None,
+        metadata=meta(
+            "Layers of the in-process model offloaded to a GPU (`model.gpu_layers`; -1: all).",
+            omit=OMIT_EMPTY,
+            minimum=-1,
+        ),
+    )
+    instruction_sets: tuple[str, ...] = field(
+        default=(),
+        metadata=meta(
+            "What the in-process model's llama.cpp build was compiled with, from its system "
+            "info (`AVX2`, `AVX512`, `AMX_INT8`, and kernel options such as `LLAMAFILE`): "
+            "greedy replies are byte-identical on the same build and CPU.",
+            omit=OMIT_EMPTY,
+        ),
+    )
 
 
 @frozen
