@@ -208,8 +208,8 @@ def crash_message(found: Canary, home: Path | None = None) -> str:
     version = f"llama-cpp-python {found.version}" if found.version else "llama-cpp-python"
     memo = f" (remembered in {home / MEMO_FILE} until the library changes)" if home else ""
     return (
-        f"llama.cpp crashed with {found.signal} inside {version} while {where} in a test "
-        f"process{memo}: likely cause: {cause}; rebuild it with: "
+        f"llama.cpp crashed with {found.signal} inside {version} while {where} in its canary "
+        f"child process{memo}: likely cause: {cause}; rebuild it with: "
         f"{rebuild_command(found.version, amx)}"
     )
 
