@@ -16,7 +16,7 @@ from pathlib import Path
 
 VERSION = "0.3.99"
 
-_PACKAGE = '''
+_PACKAGE = """
 import ctypes, os, signal
 
 __version__ = {version!r}
@@ -47,7 +47,7 @@ class Llama:
 
     def close(self):
         pass
-'''
+"""
 
 
 @dataclass(frozen=True)

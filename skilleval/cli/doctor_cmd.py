@@ -158,12 +158,12 @@ def _extras() -> dict[str, Any]:
         return {}
     extras: dict[str, list[str]] = {}
     for line in wanted:
-        extra = _EXTRA.search(line)
+        marker = _EXTRA.search(line)
         name = _NAME.match(line)
-        if extra is None or name is None:
+        if marker is None or name is None:
             continue
-        extras.setdefault(extra.group(1), []).append(name.group(0))
-    out = {}
+        extras.setdefault(marker.group(1), []).append(name.group(0))
+    out: dict[str, Any] = {}
     for extra, names in sorted(extras.items()):
         missing = sorted({n for n in names if _version(n) is None})
         out[extra] = {"installed": not missing, "missing": missing}
