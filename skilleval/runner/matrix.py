@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from skilleval.errors import NoTestsSelected, SkillevalError, StorageError
+from skilleval.errors import InstallationError, NoTestsSelected, SkillevalError, StorageError
 from skilleval.exitcodes import ExitCode
 from skilleval.results.matrix import MATRIX_VERSION, Column, Matrix
 from skilleval.results.model import SuiteInfo, Timing
@@ -78,7 +78,8 @@ def run_matrix(
             started_column(i, len(suites), label)
         try:
             outcome = run_suite(column_suite, replace(options, resume=None))
-        except (StorageError, KeyboardInterrupt):
+        except (StorageError, InstallationError, KeyboardInterrupt):
+            # A full disk, or a llama.cpp that crashes on this CPU: no column can run.
             raise
         except SkillevalError as exc:
             # The model did not load (or its run could not start): an error column.

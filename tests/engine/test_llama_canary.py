@@ -101,6 +101,26 @@ def test_a_library_that_segfaults_in_the_canary_stops_the_run_with_one_line_and_
     assert fake.imports() == 1  # answered from the memo: no child this time
 
 
+def test_a_suite_of_several_models_stops_as_a_whole_not_as_error_columns(
+    tmp_path: Path, suite: Path
+) -> None:
+    fake = make_fake_llama(tmp_path / "fake", "segv", AMX_INFO)
+    (suite.parent / "m2.gguf").write_bytes(b"GGUF" + bytes(60))
+    suite.write_text(
+        SUITE.replace("model: {path: m.gguf, n_ctx: 256}", "models: [m.gguf, m2.gguf]")
+    )
+
+    done = _run(fake, tmp_path / "home", suite)
+
+    assert done.returncode == ExitCode.CONFIG
+    assert "Traceback" not in done.stderr
+    # The first column's heading, then the one line; no column runs.
+    assert done.stderr.splitlines()[0] == "model 1/2: m.gguf"
+    assert done.stderr.splitlines()[1].startswith("error: llama.cpp crashed with SIGSEGV")
+    assert len(done.stderr.splitlines()) == 2
+    assert not (tmp_path / "home" / "runs").exists()
+
+
 def test_a_damaged_or_tampered_verdict_is_not_trusted_and_the_canary_runs_again(
     tmp_path: Path, suite: Path
 ) -> None:
