@@ -41,6 +41,7 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.batch import STORE_GAIN, Feed
 from skilleval.engine.batch_llama import log_softmax, restore_seq, seq_state
+from skilleval.engine.chat_layout import Adjustment, Layout, lay_out, learn_layout
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.greedy_grammar import (
     LOOP_GUARD,
@@ -171,6 +172,9 @@ class LlamaProvider:
         self._identity: ModelIdentity | None = None
         self._llm: Any = None
         self._formatter: Any = None
+        self._layout = Layout()
+        self._laid_out: set[Adjustment] = set()
+        """What the layout changed in some conversation so far (``engine/chat_layout.py``)."""
         self._grammars: dict[str, Any] = {}
         self._eval_log: list[int] = []
         self._canonical = 0
@@ -324,8 +328,13 @@ class LlamaProvider:
             return self._generated + generated, self._busy_s + busy_s
 
     def engine_info(self) -> dict[str, Any]:
-        """How the engine runs, for the run's environment block."""
-        return {"threads": self.threads, "batch_width": self.batch_width}
+        """How the engine runs, for the run's environment block: threads, batch width, and
+        how conversations were laid out for the chat template, when that changed any."""
+        info: dict[str, Any] = {"threads": self.threads, "batch_width": self.batch_width}
+        laid_out = [name for name in self._layout.adjustments if name in self._laid_out]
+        if laid_out:
+            info["chat_layout"] = laid_out
+        return info
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
@@ -352,6 +361,7 @@ class LlamaProvider:
                 self._llm.close()
                 self._llm = None
                 self._formatter = None
+                self._layout = Layout()
                 self._canonical = 0
 
     # -- loading -------------------------------------------------------------------------------
@@ -406,6 +416,9 @@ class LlamaProvider:
         # The same formatter renders prompts for counting and scoring and for generation, so
         # the token counts reported are exactly those the model saw.
         llm.chat_handler = self._formatter.to_chat_handler()
+        # What the template accepts, learned from the template (never from the model's name).
+        formatter = self._formatter
+        self._layout = learn_layout(lambda messages: str(formatter(messages=messages).prompt))
 
         original_eval = llm.eval
 
@@ -437,9 +450,15 @@ class LlamaProvider:
             self._store = PrefixStore(folder)
         return self._store
 
+    def _conversation(self, messages: Sequence[Message]) -> list[dict[str, str]]:
+        """``messages`` laid out so that the model's chat template accepts them."""
+        laid, applied = lay_out([m.to_json() for m in messages], self._layout)
+        self._laid_out.update(applied)
+        return laid
+
     def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         try:
-            rendered = self._formatter(messages=[m.to_json() for m in messages])
+            rendered = self._formatter(messages=self._conversation(messages))
         except Exception as exc:
             # Templates can raise anything (jinja2 errors, raise_exception's ValueError).
             raise ProviderError(
@@ -544,7 +563,7 @@ class LlamaProvider:
         self._eval_log.clear()
         try:
             out = llm.create_chat_completion(
-                messages=[m.to_json() for m in request.messages],
+                messages=self._conversation(request.messages),
                 temperature=float(request.temperature) if sampled else 0.0,
                 top_p=float(request.top_p) if sampled else 1.0,
                 # Only temperature and top_p shape sampling; llama.cpp's other filters are off.

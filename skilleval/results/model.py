@@ -175,6 +175,15 @@ class Environment:
             minimum=1,
         ),
     )
+    chat_layout: tuple[str, ...] = field(
+        default=(),
+        metadata=meta(
+            "How conversations were rewritten so that the model's chat template accepts them: "
+            "`fold-system` (a system turn's text went into the next user turn), `merge-turns` "
+            "(consecutive turns of one role were joined). Learned from the template.",
+            omit=OMIT_EMPTY,
+        ),
+    )
 
 
 @frozen

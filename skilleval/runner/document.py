@@ -6,6 +6,7 @@ import datetime as dt
 import platform
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from skilleval.api import Judge
 from skilleval.engine.base import Provider
@@ -40,11 +41,17 @@ from skilleval.util.platform_name import platform_name
 from skilleval.version import __version__
 
 
-def _engine(provider: Provider) -> dict[str, int]:
-    """The engine's threads and batch width, when the model runs in this process."""
+def _engine(provider: Provider) -> dict[str, Any]:
+    """The engine's threads and batch width, when the model runs in this process, and how
+    conversations were laid out for its chat template when that changed any."""
     info = getattr(provider, "engine_info", None)
     found = info() if callable(info) else {}
-    return {k: int(found[k]) for k in ("threads", "batch_width") if found.get(k) is not None}
+    out: dict[str, Any] = {
+        k: int(found[k]) for k in ("threads", "batch_width") if found.get(k) is not None
+    }
+    if found.get("chat_layout"):
+        out["chat_layout"] = tuple(str(name) for name in found["chat_layout"])
+    return out
 
 
 def build_run(
