@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
-import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -77,6 +76,8 @@ from skilleval.engine.llama_config import (
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.engine.llama_queue import RequestQueue
 from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
+from skilleval.engine.wait_policy import WaitPolicy
+from skilleval.engine.wait_policy import choose as choose_wait_policy
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -183,6 +184,8 @@ class LlamaProvider:
         self._queue = RequestQueue(self._batched.prepare, self._drain)
         self._embedder: GgufEmbedder | None = None
         self._store: PrefixStore | None = None
+        self.wait_policy: WaitPolicy | None = None
+        """How llama.cpp's threads wait, decided when the model first loads."""
 
     # -- Provider protocol -------------------------------------------------------------------
 
@@ -334,6 +337,8 @@ class LlamaProvider:
         laid_out = [name for name in self._layout.adjustments if name in self._laid_out]
         if laid_out:
             info["chat_layout"] = laid_out
+        if self.wait_policy is not None:
+            info["wait_policy"] = self.wait_policy.to_json()
         return info
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -371,11 +376,9 @@ class LlamaProvider:
             return self._llm
         path = self.path
         check_gguf(path)
-        # llama.cpp's OpenMP threads spin while they wait. On a machine whose cores are busy
-        # (a shared CI runner, parallel test workers) that makes inference 2-4 times slower
-        # and erratic, against a few per cent gained on an idle one (bench/README.md).
-        if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1) - 1:
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # How llama.cpp's threads wait, from what the other processes do now (before OpenMP
+        # is loaded, which reads it once): engine/wait_policy.py.
+        self.wait_policy = choose_wait_policy()
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter

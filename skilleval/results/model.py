@@ -153,6 +153,16 @@ class RegistryEntry:
 
 
 @frozen
+class WaitPolicyInfo:
+    """How the in-process model's threads waited between pieces of work (OpenMP)."""
+
+    policy: str = field(
+        metadata=meta("`ACTIVE` or `PASSIVE`, or `default` for OpenMP's own bounded spin.")
+    )
+    reason: str = field(metadata=meta("Why: set by the user, or what the machine was doing."))
+
+
+@frozen
 class Environment:
     """Where and how the run happened."""
 
@@ -184,6 +194,7 @@ class Environment:
             omit=OMIT_EMPTY,
         ),
     )
+    wait_policy: WaitPolicyInfo | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
 
 
 @frozen

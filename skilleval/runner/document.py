@@ -26,6 +26,7 @@ from skilleval.results.model import (
     SkillInfo,
     SuiteInfo,
     Timing,
+    WaitPolicyInfo,
 )
 from skilleval.results.records import Record
 from skilleval.results.summary import summarize
@@ -51,6 +52,9 @@ def _engine(provider: Provider) -> dict[str, Any]:
     }
     if found.get("chat_layout"):
         out["chat_layout"] = tuple(str(name) for name in found["chat_layout"])
+    policy = found.get("wait_policy")
+    if isinstance(policy, dict):
+        out["wait_policy"] = WaitPolicyInfo(str(policy["policy"]), str(policy["reason"]))
     return out
 
 
