@@ -95,7 +95,7 @@ test-fast: setup                ## everything that needs no model or server
 
 # `pip install .[llama]` into a fresh virtualenv, then the README's first suite (minutes).
 test-install: setup
-	SKILLEVAL_INSTALL_TEST=1 $(BIN)/python -m pytest tests/test_install.py
+	SKILLEVAL_INSTALL_TEST=1 SKILLEVAL_WHEELHOUSE=$(WHEELHOUSE) $(BIN)/python -m pytest tests/test_install.py
 
 ci: check test
 

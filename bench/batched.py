@@ -178,7 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         help="only sweep the physical limit over the requests of an earlier run's DIR",
     )
     args = parser.parse_args(argv)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.sweep_from is not None:
         params = json.loads((args.sweep_from / "a.json").read_text(encoding="utf-8"))["model"]
         print(f"load average {load_average()}")

@@ -27,11 +27,9 @@ from pathlib import Path
 from common import REPO, Child, check, copy_suite, load_average, median, run_child, table
 from inline_yaml import write_suites
 
-PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE"}
-
 
 def _env(tree: Path, home: Path) -> dict[str, str]:
-    return {**PASSIVE, "PYTHONPATH": str(tree), "SKILLEVAL_HOME": str(home)}
+    return {"PYTHONPATH": str(tree), "SKILLEVAL_HOME": str(home)}
 
 
 def _skilleval(*args: str) -> list[str]:

@@ -560,9 +560,10 @@ def main() -> int:
     )
     parser.add_argument("--work", type=Path, help="keep every run and log here")
     parser.add_argument(
-        "--spin",
-        action="store_true",
-        help="leave OpenMP's spin-waiting on (by default every case gets OMP_WAIT_POLICY=PASSIVE)",
+        "--wait-policy",
+        choices=("ACTIVE", "PASSIVE"),
+        help="force OMP_WAIT_POLICY on every case (by default none is forced: each case waits "
+        "as a user's run would, skilleval choosing from the machine's state)",
     )
     parser.add_argument(
         "--profile",
@@ -592,9 +593,9 @@ def main() -> int:
         args.promptfoo = str(promptfoo_npm.install(args.install_promptfoo.resolve()))
     if args.promptfoo and shutil.which(args.promptfoo) is None:
         parser.error(f"--promptfoo {args.promptfoo}: not found or not executable")
-    if not args.spin:
+    if args.wait_policy:
         # Every child, the server included, inherits this; see README "Threads".
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        os.environ["OMP_WAIT_POLICY"] = args.wait_policy
     work = args.work or Path(tempfile.mkdtemp(prefix="skilleval-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"work directory: {work}")

@@ -169,15 +169,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="echo runs per size (median)")
     parser.add_argument("--model-repeat", type=int, default=1, help="model runs per size")
     parser.add_argument("--work", type=Path, help="keep every run here")
-    parser.add_argument("--spin", action="store_true", help="leave OpenMP's spin-waiting on")
+    parser.add_argument(
+        "--wait-policy", choices=("ACTIVE", "PASSIVE"), help="force OMP_WAIT_POLICY (default: none)"
+    )
     parser.add_argument(
         "--what-if-no-fsync",
         action="store_true",
         help="also time the echo sizes with os.fsync disabled (a diagnostic, not skilleval)",
     )
     args = parser.parse_args()
-    if not args.spin:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if args.wait_policy:
+        os.environ["OMP_WAIT_POLICY"] = args.wait_policy
     work = args.work or Path(tempfile.mkdtemp(prefix="skilleval-scale-"))
     print(f"work directory: {work}")
     print(f"cores {os.cpu_count()}, load average {load_average()} (1, 5, 15 min)")

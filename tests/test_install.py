@@ -1,9 +1,10 @@
 """`pip install .[llama]` into a fresh virtualenv gives a tool whose `model: default` runs.
 
 This builds skilleval from the working tree and installs it with its dependencies, as a user
-would, then runs the README's first suite on the embedded model. It takes minutes (pip's
-cache holds llama-cpp-python's wheel, so nothing compiles), so it runs only when
-``SKILLEVAL_INSTALL_TEST=1`` is set: ``make test-install``.
+would, then runs the README's first suite on the embedded model. It takes minutes, so it
+runs only when ``SKILLEVAL_INSTALL_TEST=1`` is set: ``make test-install``, which also sets
+``SKILLEVAL_WHEELHOUSE`` to the folder of the llama-cpp-python wheel ``make setup`` built for
+this CPU, so that pip takes that wheel and compiles nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def test_pip_install_llama_extra_runs_the_readme_suite(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    wheelhouse = os.environ.get("SKILLEVAL_WHEELHOUSE")
+    if wheelhouse:
+        # pip prefers a wheel to the sdist of the same version.
+        pip += ["--find-links", str(ROOT / wheelhouse)]
     installed = subprocess.run(
         [*pip, f"{ROOT}[llama]"], capture_output=True, text=True, timeout=1800
     )

@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
-import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -41,6 +40,7 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.batch import STORE_GAIN, Feed
 from skilleval.engine.batch_llama import log_softmax, restore_seq, seq_state
+from skilleval.engine.chat_layout import Adjustment, Layout, lay_out, learn_layout
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.greedy_grammar import (
     LOOP_GUARD,
@@ -78,6 +78,8 @@ from skilleval.engine.llama_config import (
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.engine.llama_queue import RequestQueue
 from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
+from skilleval.engine.wait_policy import WaitPolicy
+from skilleval.engine.wait_policy import choose as choose_wait_policy
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
 
@@ -173,6 +175,9 @@ class LlamaProvider:
         self._identity: ModelIdentity | None = None
         self._llm: Any = None
         self._formatter: Any = None
+        self._layout = Layout()
+        self._laid_out: set[Adjustment] = set()
+        """What the layout changed in some conversation so far (``engine/chat_layout.py``)."""
         self._grammars: dict[str, Any] = {}
         self._eval_log: list[int] = []
         self._canonical = 0
@@ -181,6 +186,8 @@ class LlamaProvider:
         self._queue = RequestQueue(self._batched.prepare, self._drain)
         self._embedder: GgufEmbedder | None = None
         self._store: PrefixStore | None = None
+        self.wait_policy: WaitPolicy | None = None
+        """How llama.cpp's threads wait, decided when the model first loads."""
 
     # -- Provider protocol -------------------------------------------------------------------
 
@@ -329,9 +336,15 @@ class LlamaProvider:
             return self._generated + generated, self._busy_s + busy_s
 
     def engine_info(self) -> dict[str, Any]:
-        """How the engine runs, for the run's environment block: threads, batch width, the
-        layers offloaded to a GPU (when set) and the features llama.cpp was compiled with."""
+        """How the engine runs, for the run's environment block: threads, batch width, how
+        conversations were laid out for the chat template (when that changed any), the layers
+        offloaded to a GPU (when set) and the features llama.cpp was compiled with."""
         info: dict[str, Any] = {"threads": self.threads, "batch_width": self.batch_width}
+        laid_out = [name for name in self._layout.adjustments if name in self._laid_out]
+        if laid_out:
+            info["chat_layout"] = laid_out
+        if self.wait_policy is not None:
+            info["wait_policy"] = self.wait_policy.to_json()
         if self.config.gpu_layers is not None:
             info["gpu_layers"] = self.config.gpu_layers
         known = canary(self.memo_dir, None, run=False)
@@ -369,6 +382,7 @@ class LlamaProvider:
                 self._llm.close()
                 self._llm = None
                 self._formatter = None
+                self._layout = Layout()
                 self._canonical = 0
 
     # -- loading -------------------------------------------------------------------------------
@@ -378,11 +392,9 @@ class LlamaProvider:
             return self._llm
         path = self.path
         check_gguf(path)
-        # llama.cpp's OpenMP threads spin while they wait. On a machine whose cores are busy
-        # (a shared CI runner, parallel test workers) that makes inference 2-4 times slower
-        # and erratic, against a few per cent gained on an idle one (bench/README.md).
-        if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1) - 1:
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # How llama.cpp's threads wait, from what the other processes do now (before OpenMP
+        # is loaded, which reads it once): engine/wait_policy.py.
+        self.wait_policy = choose_wait_policy()
         # Before llama.cpp runs in this process: a build that crashes on this CPU is found in
         # a child process, and stops the run with one line (engine/llama_canary.py).
         found = self._canary()
@@ -428,6 +440,9 @@ class LlamaProvider:
         # The same formatter renders prompts for counting and scoring and for generation, so
         # the token counts reported are exactly those the model saw.
         llm.chat_handler = self._formatter.to_chat_handler()
+        # What the template accepts, learned from the template (never from the model's name).
+        formatter = self._formatter
+        self._layout = learn_layout(lambda messages: str(formatter(messages=messages).prompt))
 
         original_eval = llm.eval
 
@@ -465,9 +480,15 @@ class LlamaProvider:
             self._store = PrefixStore(folder)
         return self._store
 
+    def _conversation(self, messages: Sequence[Message]) -> list[dict[str, str]]:
+        """``messages`` laid out so that the model's chat template accepts them."""
+        laid, applied = lay_out([m.to_json() for m in messages], self._layout)
+        self._laid_out.update(applied)
+        return laid
+
     def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         try:
-            rendered = self._formatter(messages=[m.to_json() for m in messages])
+            rendered = self._formatter(messages=self._conversation(messages))
         except Exception as exc:
             # Templates can raise anything (jinja2 errors, raise_exception's ValueError).
             raise ProviderError(
@@ -572,7 +593,7 @@ class LlamaProvider:
         self._eval_log.clear()
         try:
             out = llm.create_chat_completion(
-                messages=[m.to_json() for m in request.messages],
+                messages=self._conversation(request.messages),
                 temperature=float(request.temperature) if sampled else 0.0,
                 top_p=float(request.top_p) if sampled else 1.0,
                 # Only temperature and top_p shape sampling; llama.cpp's other filters are off.

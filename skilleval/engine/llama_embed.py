@@ -13,7 +13,6 @@ longer than the context is refused rather than cut.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any, Final
 from skilleval.engine.llama_build import warn_without_gpu
 from skilleval.engine.llama_canary import Canary
 from skilleval.engine.llama_checks import check_gguf, one_line
+from skilleval.engine.wait_policy import choose as choose_wait_policy
 from skilleval.errors import ProviderError
 
 POOLING: Final = "model-or-mean"
@@ -92,11 +92,9 @@ class GgufEmbedder:
         if self._llm is not None:
             return self._llm
         check_gguf(self.path)
-        # As for generation (engine/llama.py): on a busy machine llama.cpp's OpenMP threads
-        # spin while they wait, which made embedding 15 times slower here (12 s a sentence
-        # against 0.8 s, at a load average of 16 on 2 cores).
-        if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1) - 1:
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # As for generation (engine/llama.py): spinning threads on a busy machine made
+        # embedding 15 times slower here (12 s a sentence against 0.8 s, 2 cores, load 16).
+        choose_wait_policy()
         # As for generation: a build that crashes on this CPU stops here with one line.
         found = self.canary() if self.canary is not None else None
         warn_without_gpu(self.gpu_layers, found.gpu_offload if found is not None else None)

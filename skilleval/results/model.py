@@ -153,6 +153,16 @@ class RegistryEntry:
 
 
 @frozen
+class WaitPolicyInfo:
+    """How the in-process model's threads waited between pieces of work (OpenMP)."""
+
+    policy: str = field(
+        metadata=meta("`ACTIVE` or `PASSIVE`, or `default` for OpenMP's own bounded spin.")
+    )
+    reason: str = field(metadata=meta("Why: set by the user, or what the machine was doing."))
+
+
+@frozen
 class Environment:
     """Where and how the run happened."""
 
@@ -175,6 +185,16 @@ class Environment:
             minimum=1,
         ),
     )
+    chat_layout: tuple[str, ...] = field(
+        default=(),
+        metadata=meta(
+            "How conversations were rewritten so that the model's chat template accepts them: "
+            "`fold-system` (a system turn's text went into the next user turn), `merge-turns` "
+            "(consecutive turns of one role were joined). Learned from the template.",
+            omit=OMIT_EMPTY,
+        ),
+    )
+    wait_policy: WaitPolicyInfo | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
     gpu_layers: int | None = field(
         default=None,
         metadata=meta(

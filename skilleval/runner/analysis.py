@@ -4,7 +4,7 @@ module turns its answers into the typed blocks of :mod:`skilleval.results.model`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from skilleval import stats
@@ -124,14 +124,40 @@ def trigger(
             },
         ),
         tests=tuple(r.outcome(name) for r in scored),
-        auroc=margin_auroc([(r.test_id, bool(r.expected), r.skill_margin(name)) for r in scored]),
+        auroc=margin_auroc(
+            [(r.test_id, bool(r.expected), r.skill_margin(name)) for r in scored],
+            errors=_errors(scored),
+        ),
         calibrated=None if content_free is None else calibrated(name, scored, content_free),
         router=router,
     )
 
 
-def margin_auroc(rows: Sequence[tuple[str, bool, float | None]]) -> Auroc:
-    """The AUROC of ``(test_id, should_trigger, margin)`` rows; rows with no margin are left out."""
+def _errors(results: Sequence[TriggerResult]) -> dict[str, str]:
+    """Each routing call that ended in an error, by test id."""
+    return {r.test_id: r.error for r in results if r.error is not None}
+
+
+def no_scores_reason(errors: Mapping[str, str], calls: int) -> str:
+    """Why no routing call gave scores: the calls failed (say so, with the first message), or
+    the provider gives none."""
+    if errors:
+        first = next(iter(errors.values()))
+        return (
+            f"the router gave no scores: {len(errors)} of {calls} routing calls ended in an "
+            f"error (first: {first})"
+        )
+    return "the router gave no scores (its provider exposes no log-probabilities)"
+
+
+def margin_auroc(
+    rows: Sequence[tuple[str, bool, float | None]], errors: Mapping[str, str] | None = None
+) -> Auroc:
+    """The AUROC of ``(test_id, should_trigger, margin)`` rows; rows with no margin are left out.
+
+    ``errors`` holds the routing calls that failed, by test id, so that the reason given for
+    having no scores is the true one.
+    """
     positives = [m for _, expected, m in rows if expected and m is not None]
     negatives = [m for _, expected, m in rows if not expected and m is not None]
     unscored = tuple(test_id for test_id, _, m in rows if m is None)
@@ -140,7 +166,7 @@ def margin_auroc(rows: Sequence[tuple[str, bool, float | None]]) -> Auroc:
     reason = None
     if estimate.value is None:
         if len(unscored) == len(rows):
-            reason = "the router gave no scores (its provider exposes no log-probabilities)"
+            reason = no_scores_reason(errors or {}, len(rows))
         else:
             missing = "should_trigger: true" if not positives else "should_trigger: false"
             reason = f"no scored test with {missing}, so there is nothing to rank against"
@@ -169,7 +195,7 @@ def calibrated(
             chosen = max(sorted(scores), key=lambda k: scores[k])
             decisions.append(CalibratedDecision(r.test_id, chosen, round(margin, 6)))
     if reason is None and not decisions:
-        reason = "the router gave no scores (its provider exposes no log-probabilities)"
+        reason = no_scores_reason(_errors(scored), len(scored))
     expected = {r.test_id: bool(r.expected) for r in scored}
     metrics = stats.trigger_metrics([(expected[d.test_id], d.chosen == skill) for d in decisions])
     bias = None if content_free.scores is None else skill_margin(content_free.scores, skill)
@@ -192,7 +218,7 @@ def calibrated(
         precision=rate(metrics.precision),
         recall=rate(metrics.recall),
         f1=rate(metrics.f1),
-        auroc=margin_auroc(rows),
+        auroc=margin_auroc(rows, errors=_errors(scored)),
         tests=tuple(decisions),
         misrouted=tuple(d.test_id for d in decisions if (d.chosen == skill) != expected[d.test_id]),
         reason=reason,

@@ -26,6 +26,7 @@ from skilleval.results.model import (
     SkillInfo,
     SuiteInfo,
     Timing,
+    WaitPolicyInfo,
 )
 from skilleval.results.records import Record
 from skilleval.results.summary import summarize
@@ -43,7 +44,8 @@ from skilleval.version import __version__
 
 def _engine(provider: Provider) -> dict[str, Any]:
     """The engine's threads, batch width, GPU layers and the instruction sets its build was
-    compiled with, when the model runs in this process."""
+    compiled with, when the model runs in this process, and how conversations were laid out
+    for its chat template when that changed any."""
     info = getattr(provider, "engine_info", None)
     found = info() if callable(info) else {}
     out: dict[str, Any] = {
@@ -51,6 +53,11 @@ def _engine(provider: Provider) -> dict[str, Any]:
         for k in ("threads", "batch_width", "gpu_layers")
         if found.get(k) is not None
     }
+    if found.get("chat_layout"):
+        out["chat_layout"] = tuple(str(name) for name in found["chat_layout"])
+    policy = found.get("wait_policy")
+    if isinstance(policy, dict):
+        out["wait_policy"] = WaitPolicyInfo(str(policy["policy"]), str(policy["reason"]))
     if found.get("instruction_sets"):
         out["instruction_sets"] = tuple(str(f) for f in found["instruction_sets"])
     return out

@@ -249,3 +249,24 @@ def test_a_run_shows_the_kept_verdict_or_not_checked(tmp_path: Path) -> None:
     assert outcome.run.trigger.router == kept
     written = json.loads((outcome.run_dir.root / "results.json").read_text(encoding="utf-8"))
     assert written["trigger"]["router"]["qualified"] is False
+
+
+def test_a_router_whose_calls_all_failed_is_not_said_to_lack_log_probabilities() -> None:
+    """An error is reported as what it is: the reason names the failed calls and the first
+    message, and the wording about log-probabilities is kept for a provider that gives none."""
+    failed = [
+        TriggerResult("p", True, None, None, error="the model's chat template rejected it"),
+        TriggerResult("n", False, None, None, error="the model's chat template rejected it"),
+    ]
+    rows = [(r.test_id, bool(r.expected), r.skill_margin(SKILL)) for r in failed]
+    errors = {r.test_id: r.error for r in failed if r.error is not None}
+    reason = analysis.margin_auroc(rows, errors=errors).reason
+    assert reason is not None
+    assert "2 of 2 routing calls ended in an error" in reason
+    assert "chat template rejected it" in reason
+    assert "log-probabilities" not in reason
+    unscored = [TriggerResult("p", True, SKILL, None), TriggerResult("n", False, NONE, None)]
+    rows = [(r.test_id, bool(r.expected), r.skill_margin(SKILL)) for r in unscored]
+    assert "log-probabilities" in str(analysis.margin_auroc(rows).reason)
+    calibrated = analysis.calibrated(SKILL, failed, ContentFree({SKILL: -1.0, NONE: -1.0}))
+    assert "ended in an error" in str(calibrated.auroc.reason)
