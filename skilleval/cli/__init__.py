@@ -7,6 +7,7 @@ printed as ``file:line:col: error: …`` with no traceback; anything else is a b
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib
 import sys
@@ -142,5 +143,7 @@ def main() -> NoReturn:
     A crash in native code (llama.cpp) prints the Python frames that led to it on stderr,
     rather than a bare "Segmentation fault".
     """
-    faulthandler.enable()
+    # Not possible without a real stderr (pythonw, a closed descriptor); nothing to name then.
+    with contextlib.suppress(RuntimeError, ValueError, OSError):
+        faulthandler.enable()
     sys.exit(run_cli(sys.argv[1:]))
