@@ -200,7 +200,19 @@ FAMILIES: tuple[Family, ...] = (
     ),
 )
 
-BY_NAME = {family.name: family for family in FAMILIES}
+CONTROL = Family(
+    name="control",
+    template="Qwen-Qwen2.5-7B-Instruct.jinja",
+    tokens={0: "<|nothing|>", TURN_START: "<|im_start|>", TURN_END: "<|im_close|>", 3: "<|halt|>"},
+    end_known_by="text",
+    bos=0,
+    eos=3,
+    markup=("<|im_start|>", "<|im_close|>"),
+)
+"""A negative control, not a family: SmolLM2 still ends its turns with id 2, but neither a key
+nor its text (``<|im_close|>``, in no list of llama.cpp's) makes it an end of generation."""
+
+BY_NAME = {family.name: family for family in (*FAMILIES, CONTROL)}
 
 
 def fixture_key(family: Family, source: Path) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from family_fixtures import FAMILIES, TURN_END, Family
+from family_fixtures import CONTROL, FAMILIES, TURN_END, Family
 
 pytestmark = pytest.mark.model
 
@@ -257,3 +257,20 @@ def test_end_of_turn_token_stops_generation_alike_on_both_paths(
     # without it as an end of generation every reply would run to max_tokens.
     assert any(reason == "stop" for _, _, reason, _ in one_at_a_time), one_at_a_time
     assert batched == one_at_a_time
+
+
+def test_an_end_of_turn_token_llama_cpp_does_not_know_runs_every_reply_to_max_tokens(
+    family_model: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """The control that shows the stop test can fail: the same weights, the same questions,
+    but the token they end a turn with is not an end of generation."""
+    import llama_cpp  # lazy: start-up time
+
+    model = family_model(CONTROL.name)
+    llm = llama_cpp.Llama(model_path=str(model), n_ctx=256, verbose=False)
+    try:
+        assert not llama_cpp.llama_vocab_is_eog(llm._model.vocab, TURN_END)
+    finally:
+        llm.close()
+    ended = replies(stop_run(model, 1, tmp_path), CONTROL)
+    assert all(reason == "length" for _, _, reason, _ in ended), ended
