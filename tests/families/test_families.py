@@ -183,6 +183,7 @@ def test_fixture_carries_the_family_template_and_special_tokens(
         llm.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_skill_suite_runs_with_no_layout_error(
     name: str, family_model: Callable[[str], Path], tmp_path: Path
@@ -244,6 +245,7 @@ def replies(doc: dict[str, Any], family: Family) -> list[tuple[str, str, str, in
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_end_of_turn_token_stops_generation_alike_on_both_paths(
     name: str, family_model: Callable[[str], Path], tmp_path: Path
@@ -259,6 +261,7 @@ def test_end_of_turn_token_stops_generation_alike_on_both_paths(
     assert batched == one_at_a_time
 
 
+@pytest.mark.slow
 def test_an_end_of_turn_token_llama_cpp_does_not_know_runs_every_reply_to_max_tokens(
     family_model: Callable[[str], Path], tmp_path: Path
 ) -> None:
