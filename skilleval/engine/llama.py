@@ -46,11 +46,19 @@ from skilleval.engine.greedy_grammar import (
     LOOP_GUARD,
     GrammarProcessor,
     GreedyGrammar,
+    LlamaGrammarJudge,
     closing_token,
     guards_loops,
 )
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
+from skilleval.engine.llama_adapter import (
+    clear_kv,
+    context_of,
+    drop_kv,
+    require_supported,
+    vocab_of,
+)
 from skilleval.engine.llama_batched import BatchedLlama
 from skilleval.engine.llama_checks import (
     GGUF_MAGIC,
@@ -241,6 +249,7 @@ class LlamaProvider:
         check_gguf(self.path)
         if importlib.util.find_spec("llama_cpp") is None:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
+        require_supported()
 
     def cache_salt(self, request: Request) -> str:
         """The runtime version and scoring method, which can change replies for the same file,
@@ -371,6 +380,7 @@ class LlamaProvider:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
+        require_supported()
 
         # n_ubatch == n_batch, so llama.cpp never splits a batch that _prefill has shaped.
         n_batch = max(2, self.config.n_batch)
@@ -393,6 +403,7 @@ class LlamaProvider:
                 f"corrupt ({one_line(exc)})"
             ) from None
         self.load_ms = (time.perf_counter() - start) * 1000.0
+        require_supported(llm)
 
         eos_id = int(llm.token_eos())
         bos_id = int(llm.token_bos())
@@ -496,10 +507,10 @@ class LlamaProvider:
         data = store.read(entry)
         if data is None:
             return 0
-        llm._ctx.kv_cache_clear()
+        clear_kv(llm)
         self._canonical = 0
-        if not restore_seq(llm._ctx.ctx, 0, data):
-            llm._ctx.kv_cache_clear()
+        if not restore_seq(context_of(llm), 0, data):
+            clear_kv(llm)
             llm.n_tokens = 0
             store.remove(entry)
             return 0
@@ -514,9 +525,9 @@ class LlamaProvider:
         store = self._prefixes()
         if store.has(prefix):
             return
-        llm._ctx.kv_cache_seq_rm(0, len(prefix), -1)
+        drop_kv(llm, 0, len(prefix))
         llm.n_tokens = len(prefix)
-        store.write(prefix, seq_state(llm._ctx.ctx, 0))
+        store.write(prefix, seq_state(context_of(llm), 0))
 
     # -- free and schema-constrained generation -----------------------------------------------
 
@@ -534,7 +545,8 @@ class LlamaProvider:
             from llama_cpp import LogitsProcessorList  # lazy: start-up time
 
             closing = closing_token(llm) if guards_loops(request) else None
-            road = GreedyGrammar(llm._model.vocab, grammar, int(llm.n_vocab()), closing)
+            judge = LlamaGrammarJudge(vocab_of(llm), grammar, int(llm.n_vocab()))
+            road = GreedyGrammar(judge, closing)
             processors = LogitsProcessorList([GrammarProcessor(road)])
             grammar = None
         start = time.perf_counter()
@@ -618,7 +630,7 @@ class LlamaProvider:
             from llama_cpp import llama_get_logits_ith  # lazy: start-up time
 
             return log_softmax(
-                np.ctypeslib.as_array(llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+                np.ctypeslib.as_array(llama_get_logits_ith(context_of(llm), -1), shape=(n_vocab,))
             )
 
         start = time.perf_counter()
