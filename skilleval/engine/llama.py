@@ -53,6 +53,7 @@ from skilleval.engine.greedy_grammar import (
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_adapter import (
+    check_installed,
     clear_kv,
     context_of,
     drop_kv,
@@ -243,13 +244,14 @@ class LlamaProvider:
         """Whether the model can be loaded at all, without loading it.
 
         Raises:
-            ProviderError: The embedded model or llama-cpp-python is not installed, or the
-                file is missing or is not a GGUF.
+            ProviderError: The embedded model or llama-cpp-python is not installed, the
+                installed llama-cpp-python lacks what the engine uses, or the file is missing
+                or is not a GGUF.
         """
         check_gguf(self.path)
         if importlib.util.find_spec("llama_cpp") is None:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
-        require_supported()
+        check_installed(self.memo_dir)
 
     def cache_salt(self, request: Request) -> str:
         """The runtime version and scoring method, which can change replies for the same file,

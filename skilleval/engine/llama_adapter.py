@@ -19,22 +19,30 @@ and in the rest of the engine, and an installed library that lacks one gets a on
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.util
 import inspect
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from skilleval.errors import ProviderError
+from skilleval.util.memo import read_memo, remember
 
 __all__ = [
     "FUNCTIONS",
+    "MEMO_FILE",
     "SUPPORTED",
     "TESTED",
     "add_grammar",
+    "check_installed",
     "clear_kv",
     "context_of",
     "drop_kv",
     "free_chain",
     "grammar_sampler",
     "grammar_text",
+    "installed_version",
     "missing_api",
     "model_of",
     "require_supported",
@@ -114,6 +122,11 @@ CHAIN_METHODS = (
 _SHOWN = 3
 """Missing names spelled out in the error; the rest are counted."""
 
+MEMO_FILE = "llama-api.json"
+"""Under the home: :func:`check_installed`'s verdict per installed llama-cpp-python."""
+
+_FINGERPRINTED = ("__init__.py", "llama_cpp.py", "_internals.py", "llama.py", "llama_grammar.py")
+
 
 @functools.cache
 def missing_api() -> tuple[str, ...]:
@@ -171,11 +184,42 @@ def require_supported(llm: Any = None) -> None:
     missing = list(missing_api())
     if llm is not None and not hasattr(llm, "_requires_eval"):
         missing.append("Llama._requires_eval (sampling from a prompt already evaluated)")
-    if not missing:
-        return
+    if missing:
+        _refuse(installed_version(), missing)
+
+
+def check_installed(home: Path) -> None:
+    """:func:`require_supported` without a model, its verdict remembered under ``home`` for
+    the installed library's files (:data:`MEMO_FILE`): a run checks its model before it
+    starts, and one answered wholly from the cache never imports llama-cpp-python.
+
+    Raises:
+        ProviderError: As :func:`require_supported`.
+    """
+    key = _fingerprint()
+    if key is None:
+        return  # not installed: the caller says so
+    memo = home / MEMO_FILE
+    entry = read_memo(memo).get(key)
+    if not (
+        isinstance(entry, dict)
+        and isinstance(entry.get("version"), str)
+        and isinstance(entry.get("missing"), list)
+    ):
+        entry = {"version": installed_version(), "missing": list(missing_api())}
+        remember(memo, key, entry)
+    if entry["missing"]:
+        _refuse(entry["version"], [str(name) for name in entry["missing"]])
+
+
+def installed_version() -> str:
+    """The version the imported llama-cpp-python says it is."""
     import llama_cpp  # lazy: start-up time
 
-    version = getattr(llama_cpp, "__version__", "(version unknown)")
+    return str(getattr(llama_cpp, "__version__", "(version unknown)"))
+
+
+def _refuse(version: str, missing: Sequence[str]) -> None:
     shown = ", ".join(missing[:_SHOWN])
     if len(missing) > _SHOWN:
         shown += f" and {len(missing) - _SHOWN} more"
@@ -183,6 +227,24 @@ def require_supported(llm: Any = None) -> None:
         f"llama-cpp-python {version} lacks {shown}; skilleval supports llama-cpp-python"
         f"{SUPPORTED}: pip install 'llama-cpp-python{SUPPORTED}'"
     )
+
+
+def _fingerprint() -> str | None:
+    """The installed llama-cpp-python's folder and its Python files' sizes and times, with
+    what this module looks for: a new install, or a new skilleval, is checked again."""
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent
+    parts = [str(folder), SUPPORTED, *FUNCTIONS, *CONTEXT_FIELDS, *CHAIN_METHODS]
+    for name in _FINGERPRINTED:
+        try:
+            stat = (folder / name).stat()
+        except OSError:
+            parts.append(f"{name}:-")
+        else:
+            parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
 # -- a loaded model ----------------------------------------------------------------------------

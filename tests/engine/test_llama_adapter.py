@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from skilleval.engine import llama_adapter
-from skilleval.engine.llama_adapter import SUPPORTED, TESTED, require_supported
+from skilleval.engine.llama_adapter import (
+    MEMO_FILE,
+    SUPPORTED,
+    TESTED,
+    check_installed,
+    require_supported,
+)
 from skilleval.errors import ProviderError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,6 +171,53 @@ def test_what_is_missing_is_one_line_naming_the_supported_range(
 
     with pytest.raises(ProviderError, match=r"lacks Llama\._requires_eval .*>=0\.3\.32"):
         require_supported(OldLlama())
+
+
+def test_the_verdict_is_remembered_per_installed_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
+    looked: list[str] = []
+
+    def lacking() -> tuple[str, ...]:
+        looked.append("once")
+        return ("llama_get_memory",)
+
+    monkeypatch.setattr(llama_adapter, "missing_api", lacking)
+    for _ in range(2):
+        with pytest.raises(ProviderError, match="lacks llama_get_memory;"):
+            check_installed(tmp_path)
+    assert looked == ["once"]
+    assert (tmp_path / MEMO_FILE).is_file()
+    # Other files (an upgrade, another environment) are looked at afresh.
+    monkeypatch.setattr(llama_adapter, "_fingerprint", lambda: "another library")
+    monkeypatch.setattr(llama_adapter, "missing_api", lambda: ())
+    check_installed(tmp_path)
+
+
+def test_a_remembered_verdict_does_not_import_the_library(tmp_path: Path) -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from skilleval.engine.llama_adapter import check_installed\n"
+        "check_installed(Path(sys.argv[1]))\n"
+        "print('llama_cpp' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    imported = [
+        subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=120,
+        ).stdout.strip()
+        for _ in range(2)
+    ]
+    assert imported == ["True", "False"]
 
 
 def fake_old_library(folder: Path, *, drop: str, version: str) -> Path:
