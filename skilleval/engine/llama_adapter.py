@@ -11,9 +11,10 @@ of llama-cpp-python's objects.
 
 :data:`SUPPORTED` is the range of versions this module is written and tested for (the
 ``llama`` extra in ``pyproject.toml`` declares the same). Rather than trust a version string,
-:func:`require_supported` looks, once, for every binding, field and private part used here
-and in the rest of the engine, and an installed library that lacks one gets a one-line
-:class:`~skilleval.errors.ProviderError` naming the range.
+it looks for every binding, field and private part used here and in the rest of the engine:
+:func:`check_installed` before a run, once per installed library (the verdict is remembered
+under the home), and :func:`require_supported` when a model loads. An installed library that
+lacks one gets a one-line :class:`~skilleval.errors.ProviderError` naming the range.
 """
 
 from __future__ import annotations
