@@ -237,7 +237,7 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
     max_tokens and the same JSON-schema grammar, through ``Llama.generate``, which is
     llama.cpp's decode and sampler with no completion bookkeeping around it.
     """
-    from llama_cpp import Llama, llama_token_is_eog
+    from llama_cpp import Llama, llama_model_get_vocab, llama_token_is_eog
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -299,7 +299,7 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
         original_eval(tokens)
 
     llm.eval = counting_eval  # type: ignore[method-assign]
-    vocab = llm._model.vocab
+    vocab = llama_model_get_vocab(llm.model)
     prompt_evaluated = 0
     generated = 0
     same = 0
@@ -379,7 +379,7 @@ def run_physical(requests: Path, report: Path, params: dict[str, Any], width: in
     cparams.n_batch = cparams.n_ubatch = params["n_batch"]
     cparams.n_threads = params["n_threads"]
     cparams.n_threads_batch = params["n_threads_batch"]
-    ctx = llama_cpp.llama_init_from_model(llm._model.model, cparams)
+    ctx = llama_cpp.llama_init_from_model(llm.model, cparams)
     memory = llama_cpp.llama_get_memory(ctx)
     batch = llama_cpp.llama_batch_init(max(params["n_batch"], width), 0, 1)
     greedy = llama_cpp.llama_sampler_init_greedy()

@@ -3,6 +3,7 @@ replies as one request at a time (docs/engine.md, "Batched decoding")."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,10 +95,23 @@ def test_a_batched_run_gives_the_same_bytes_twice_whatever_its_width_and_order(
     assert [key(a) for a in reverse] == first
 
 
+CHOICE = {
+    "type": "object",
+    "properties": {"verdict": {"enum": ["pass", "fail"]}},
+    "required": ["verdict"],
+    "additionalProperties": False,
+}
+"""A reply this schema admits is a few tokens long, then only the end of turn is allowed: it
+ends by the model's end-of-turn token well within 200 tokens, whatever the model writes."""
+
+
 def test_each_request_keeps_its_own_budget_and_stop(wide: LlamaProvider) -> None:
     budgets = [1, 2, 200]
     answers = wide.complete_batch(
-        [ask("Count from one to ten in words.", max_tokens=n) for n in budgets]
+        [
+            ask("Is 'Fix typo' a good commit subject?", max_tokens=n, json_schema=CHOICE)
+            for n in budgets
+        ]
     )
     assert all(isinstance(a, Completion) for a in answers)
     first, second, free = answers
@@ -110,6 +124,7 @@ def test_each_request_keeps_its_own_budget_and_stop(wide: LlamaProvider) -> None
     assert free.finish_reason == "stop"
     assert 2 < free.completion_tokens < 200
     assert "<|im_end|>" not in free.text
+    assert json.loads(free.text)["verdict"] in ("pass", "fail")
     assert free.text.startswith(second.text)
 
 

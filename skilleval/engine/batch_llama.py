@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from skilleval.engine.batch import Token
-from skilleval.engine.greedy_grammar import GreedyGrammar
+from skilleval.engine.greedy_grammar import GreedyGrammar, LlamaGrammarJudge
+from skilleval.engine.llama_adapter import (
+    free_chain,
+    model_of,
+    sample_chain,
+    sampler_chain,
+    vocab_of,
+)
 
 __all__ = ["LAST_N", "LlamaBackend", "LlamaSampler", "log_softmax", "restore_seq", "seq_state"]
 
@@ -68,49 +75,34 @@ class LlamaSampler:
         grammar: Any = None,
         closing: int | None = None,
     ) -> None:
-        import llama_cpp  # lazy: start-up time
-        from llama_cpp import _internals  # lazy: start-up time
-
-        self._lib = llama_cpp
         self._backend = backend
         self._ctx = backend.ctx
         self._chain: Any = None
         self._grammar: GreedyGrammar | None = None
         if grammar is not None and temperature == 0.0:
-            self._grammar = GreedyGrammar(backend.model.vocab, grammar, backend.n_vocab, closing)
+            judge = LlamaGrammarJudge(backend.vocab, grammar, backend.n_vocab)
+            self._grammar = GreedyGrammar(judge, closing)
             return
-        chain: Any = _internals.LlamaSampler()  # type: ignore[no-untyped-call]
-        chain.add_penalties(
+        self._chain = sampler_chain(
             n_vocab=backend.n_vocab,
             penalty_last_n=LAST_N,
-            penalty_repeat=1.0,
-            penalty_freq=0.0,
-            penalty_present=0.0,
+            temperature=temperature,
+            top_p=top_p,
+            seed=seed,
+            vocab=backend.vocab,
+            grammar=grammar,
         )
-        if grammar is not None:
-            chain.add_grammar(backend.model, grammar)
-        if temperature == 0.0:
-            chain.add_greedy()
-        else:
-            # Only temperature and top_p shape sampling; the other filters are neutral.
-            chain.add_top_k(0)
-            chain.add_typical(1.0, 1)
-            chain.add_top_p(top_p, 1)
-            chain.add_min_p(0.0, 1)
-            chain.add_temp(temperature)
-            chain.add_dist(seed)
-        self._chain = chain
 
     def sample(self, index: int) -> int:
         if self._grammar is None:
-            return int(self._lib.llama_sampler_sample(self._chain.sampler, self._ctx, index))
+            return sample_chain(self._chain, self._ctx, index)
         token = self._grammar.pick(self._backend.logits(index))
         self._grammar.accept(token)
         return token
 
     def close(self) -> None:
         if self._chain is not None:
-            self._chain.close()
+            free_chain(self._chain)
             self._chain = None
         if self._grammar is not None:
             self._grammar.close()
@@ -135,7 +127,6 @@ class LlamaBackend:
 
         self._lib = llama_cpp
         self.llm = llm
-        self.model = llm._model
         params = llama_cpp.llama_context_default_params()
         base = llm.context_params
         for name in ("type_k", "type_v", "flash_attn_type", "offload_kqv", "swa_full"):
@@ -149,13 +140,13 @@ class LlamaBackend:
         # The threads are llm's own, so both contexts run alike.
         params.n_threads = base.n_threads
         params.n_threads_batch = base.n_threads_batch
-        self.ctx = llama_cpp.llama_init_from_model(self.model.model, params)
+        self.ctx = llama_cpp.llama_init_from_model(model_of(llm), params)
         if not self.ctx:
             raise RuntimeError("llama.cpp could not create a batched context")
         self.threads = int(params.n_threads)
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.n_vocab = int(llm.n_vocab())
-        self._vocab = self.model.vocab
+        self.vocab = vocab_of(llm)
         self._capacity = max(n_batch, width)
         self._batch = llama_cpp.llama_batch_init(self._capacity, 0, 1)
 
@@ -179,7 +170,7 @@ class LlamaBackend:
         self._lib.llama_memory_seq_cp(self.memory, src, dst, -1, -1)
 
     def is_eog(self, token: int) -> bool:
-        return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
+        return bool(self._lib.llama_vocab_is_eog(self.vocab, token))
 
     def logits(self, index: int) -> Any:
         """Output ``index``'s raw logits, a float32 view valid until the next decode."""

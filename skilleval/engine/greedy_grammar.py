@@ -18,22 +18,29 @@ would make the reply's last tokens one cycle of at most :data:`LOOP_PERIOD` toke
 :data:`LOOP_REPEATS` times, the guard takes the closing token (``"``, which ends the text)
 if the grammar allows it there, else the best allowed token that breaks the cycle. Both paths
 see the same tokens, so they still agree.
+
+What the grammar allows is asked of a :class:`GrammarJudge`: llama.cpp's grammar sampler
+(:class:`LlamaGrammarJudge`) on a real model, a scripted grammar in the tests, which drive the
+guard and both paths with scripted logits on any machine.
 """
 
 from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from skilleval.engine.base import Request
+from skilleval.engine.llama_adapter import grammar_sampler
 
 __all__ = [
     "LOOP_GUARD",
     "LOOP_PERIOD",
     "LOOP_REPEATS",
+    "GrammarJudge",
     "GrammarProcessor",
     "GreedyGrammar",
+    "LlamaGrammarJudge",
     "closing_token",
     "continues_loop",
     "guards_loops",
@@ -72,69 +79,47 @@ def continues_loop(tokens: Sequence[int], token: int) -> bool:
     return False
 
 
-class GreedyGrammar:
-    """One request's grammar state, for greedy decoding.
+class GrammarJudge(Protocol):
+    """What a grammar says about the next token: llama.cpp's grammar sampler
+    (:class:`LlamaGrammarJudge`), or a scripted one in tests."""
+
+    def allows(self, token: int, logit: float) -> bool:
+        """Whether the grammar allows ``token`` next."""
+        ...
+
+    def best_allowed(self, logits: Any) -> int:
+        """The first highest-logit token the grammar allows next."""
+        ...
+
+    def accept(self, token: int) -> None:
+        """Advance the grammar past ``token``."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LlamaGrammarJudge:
+    """llama.cpp's grammar sampler for one request, asked about one token or all of them.
 
     Args:
-        vocab: The model's ``llama_vocab`` pointer.
-        grammar: A ``llama_cpp.LlamaGrammar`` (its GBNF text and root rule are used).
+        vocab: The model's ``llama_vocab`` pointer (:func:`~skilleval.engine.llama_adapter.vocab_of`).
+        grammar: A ``llama_cpp.LlamaGrammar``.
         n_vocab: The vocabulary's size.
-        closing: The token that ends a looping text (the loop guard is on when given).
     """
 
-    def __init__(self, vocab: Any, grammar: Any, n_vocab: int, closing: int | None = None) -> None:
+    def __init__(self, vocab: Any, grammar: Any, n_vocab: int) -> None:
         import llama_cpp  # lazy: start-up time
 
         self._lib = llama_cpp
         self.n_vocab = n_vocab
-        self._sampler: Any = llama_cpp.llama_sampler_init_grammar(
-            vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
-        )
+        self._sampler: Any = grammar_sampler(vocab, grammar)
         self._one_data = (llama_cpp.llama_token_data * 1)()
         self._one = llama_cpp.llama_token_data_array(
             data=ctypes.cast(self._one_data, llama_cpp.llama_token_data_p), size=1
         )
         self._all: Any = None
-        self._closing = closing
-        self._taken: list[int] = []
-        self.refused = 0
-        """How many picks had to judge the whole vocabulary."""
 
-    def pick(self, logits: Any) -> int:
-        """The first highest-logit token the grammar allows next (``logits``: float32 array
-        over the vocabulary, in token order). Does not advance the grammar: see
-        :meth:`accept`."""
-        token = int(logits.argmax())  # the first highest, as llama.cpp's greedy sampler picks
-        if self._closing is not None and continues_loop(self._taken, token):
-            return self._break_loop(logits, token, self._closing)
-        if self._allows(token, float(logits[token])):
-            return token
-        self.refused += 1
-        return self._best_allowed(logits)
-
-    def accept(self, token: int) -> None:
-        """Advance the grammar past ``token``."""
-        self._taken.append(token)
-        self._lib.llama_sampler_accept(self._sampler, token)
-
-    def _break_loop(self, logits: Any, token: int, closing: int) -> int:
-        """The closing token when the grammar allows it, else the best allowed token but
-        ``token`` (``token`` itself when nothing else is allowed)."""
-        import numpy as np  # lazy: start-up time
-
-        if closing != token and self._allows(closing, float(logits[closing])):
-            return closing
-        others = np.array(logits, dtype=np.float32, copy=True)
-        others[token] = -np.inf
-        picked = self._best_allowed(others)
-        return picked if np.isfinite(others[picked]) else token
-
-    def close(self) -> None:
-        if self._sampler is not None:
-            self._lib.llama_sampler_free(self._sampler)
-            self._sampler = None
-
-    def _allows(self, token: int, logit: float) -> bool:
+    def allows(self, token: int, logit: float) -> bool:
         entry: Any = self._one_data[0]
         entry.id, entry.logit, entry.p = token, logit, 0.0
         one: Any = self._one
@@ -145,7 +130,7 @@ class GreedyGrammar:
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(one))
         return bool(one.size == 1 and one.data[0].logit != float("-inf"))
 
-    def _best_allowed(self, logits: Any) -> int:
+    def best_allowed(self, logits: Any) -> int:
         import numpy as np  # lazy: start-up time
 
         if self._all is None:
@@ -162,6 +147,67 @@ class GreedyGrammar:
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(array))
         kept = np.ctypeslib.as_array(array.data, shape=(int(array.size),))
         return int(kept["id"][int(kept["logit"].argmax())])
+
+    def accept(self, token: int) -> None:
+        self._lib.llama_sampler_accept(self._sampler, token)
+
+    def close(self) -> None:
+        if self._sampler is not None:
+            self._lib.llama_sampler_free(self._sampler)
+            self._sampler = None
+
+
+class GreedyGrammar:
+    """One request's grammar state, for greedy decoding.
+
+    Args:
+        judge: The request's grammar (:class:`LlamaGrammarJudge` on a real model).
+        closing: The token that ends a looping text (the loop guard is on when given).
+    """
+
+    def __init__(self, judge: GrammarJudge, closing: int | None = None) -> None:
+        self.judge = judge
+        self._closing = closing
+        self._taken: list[int] = []
+        self.refused = 0
+        """How many picks had to judge the whole vocabulary."""
+
+    @property
+    def taken(self) -> Sequence[int]:
+        """The tokens accepted so far."""
+        return self._taken
+
+    def pick(self, logits: Any) -> int:
+        """The first highest-logit token the grammar allows next (``logits``: float32 array
+        over the vocabulary, in token order). Does not advance the grammar: see
+        :meth:`accept`."""
+        token = int(logits.argmax())  # the first highest, as llama.cpp's greedy sampler picks
+        if self._closing is not None and continues_loop(self._taken, token):
+            return self._break_loop(logits, token, self._closing)
+        if self.judge.allows(token, float(logits[token])):
+            return token
+        self.refused += 1
+        return self.judge.best_allowed(logits)
+
+    def accept(self, token: int) -> None:
+        """Advance the grammar past ``token``."""
+        self._taken.append(token)
+        self.judge.accept(token)
+
+    def _break_loop(self, logits: Any, token: int, closing: int) -> int:
+        """The closing token when the grammar allows it, else the best allowed token but
+        ``token`` (``token`` itself when nothing else is allowed)."""
+        import numpy as np  # lazy: start-up time
+
+        if closing != token and self.judge.allows(closing, float(logits[closing])):
+            return closing
+        others = np.array(logits, dtype=np.float32, copy=True)
+        others[token] = -np.inf
+        picked = self.judge.best_allowed(others)
+        return picked if np.isfinite(others[picked]) else token
+
+    def close(self) -> None:
+        self.judge.close()
 
 
 class GrammarProcessor:

@@ -46,11 +46,20 @@ from skilleval.engine.greedy_grammar import (
     LOOP_GUARD,
     GrammarProcessor,
     GreedyGrammar,
+    LlamaGrammarJudge,
     closing_token,
     guards_loops,
 )
 from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
+from skilleval.engine.llama_adapter import (
+    check_installed,
+    clear_kv,
+    context_of,
+    drop_kv,
+    require_supported,
+    vocab_of,
+)
 from skilleval.engine.llama_batched import BatchedLlama
 from skilleval.engine.llama_build import warn_without_gpu
 from skilleval.engine.llama_canary import Canary, canary, canary_model, ensure_runs
@@ -244,12 +253,14 @@ class LlamaProvider:
         """Whether the model can be loaded at all, without loading it.
 
         Raises:
-            ProviderError: The embedded model or llama-cpp-python is not installed, or the
-                file is missing or is not a GGUF.
+            ProviderError: The embedded model or llama-cpp-python is not installed, the
+                installed llama-cpp-python lacks what the engine uses, or the file is missing
+                or is not a GGUF.
         """
         check_gguf(self.path)
         if importlib.util.find_spec("llama_cpp") is None:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
+        check_installed(self.memo_dir)
         self._canary()
 
     def cache_salt(self, request: Request) -> str:
@@ -404,6 +415,7 @@ class LlamaProvider:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
+        require_supported()
 
         # n_ubatch == n_batch, so llama.cpp never splits a batch that _prefill has shaped.
         n_batch = max(2, self.config.n_batch)
@@ -427,6 +439,7 @@ class LlamaProvider:
                 f"corrupt ({one_line(exc)})"
             ) from None
         self.load_ms = (time.perf_counter() - start) * 1000.0
+        require_supported(llm)
 
         eos_id = int(llm.token_eos())
         bos_id = int(llm.token_bos())
@@ -545,10 +558,10 @@ class LlamaProvider:
         data = store.read(entry)
         if data is None:
             return 0
-        llm._ctx.kv_cache_clear()
+        clear_kv(llm)
         self._canonical = 0
-        if not restore_seq(llm._ctx.ctx, 0, data):
-            llm._ctx.kv_cache_clear()
+        if not restore_seq(context_of(llm), 0, data):
+            clear_kv(llm)
             llm.n_tokens = 0
             store.remove(entry)
             return 0
@@ -563,9 +576,9 @@ class LlamaProvider:
         store = self._prefixes()
         if store.has(prefix):
             return
-        llm._ctx.kv_cache_seq_rm(0, len(prefix), -1)
+        drop_kv(llm, 0, len(prefix))
         llm.n_tokens = len(prefix)
-        store.write(prefix, seq_state(llm._ctx.ctx, 0))
+        store.write(prefix, seq_state(context_of(llm), 0))
 
     # -- free and schema-constrained generation -----------------------------------------------
 
@@ -583,7 +596,8 @@ class LlamaProvider:
             from llama_cpp import LogitsProcessorList  # lazy: start-up time
 
             closing = closing_token(llm) if guards_loops(request) else None
-            road = GreedyGrammar(llm._model.vocab, grammar, int(llm.n_vocab()), closing)
+            judge = LlamaGrammarJudge(vocab_of(llm), grammar, int(llm.n_vocab()))
+            road = GreedyGrammar(judge, closing)
             processors = LogitsProcessorList([GrammarProcessor(road)])
             grammar = None
         start = time.perf_counter()
@@ -667,7 +681,7 @@ class LlamaProvider:
             from llama_cpp import llama_get_logits_ith  # lazy: start-up time
 
             return log_softmax(
-                np.ctypeslib.as_array(llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+                np.ctypeslib.as_array(llama_get_logits_ith(context_of(llm), -1), shape=(n_vocab,))
             )
 
         start = time.perf_counter()

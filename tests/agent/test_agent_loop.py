@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -306,20 +305,25 @@ def test_the_embedded_model_runs_a_two_step_agent(tmp_path: Path) -> None:
     assert run.error is None
     assert 1 <= len(run.steps) <= 2
     tools = {"read_file": read, "lookup": lookup}
-    for step in run.steps:
+    replies = [m.content for m in run.messages if m.role == "assistant"]
+    assert len(replies) == len(run.steps)
+    for step, reply in zip(run.steps, replies, strict=True):
+        if step.kind == "invalid":
+            # The thought is free text: on some machine the model may write past the
+            # budget. That is the one way a reply can fail the grammar's shape.
+            assert step.error == "reply was cut off at max_tokens (96)", step
+            assert step.completion_tokens == 96
+            continue
         # the grammar admits only a declared tool with well-formed arguments, or an answer
         assert step.kind in ("tool", "final"), step
         if step.kind == "tool":
             assert step.tool in tools
             assert argument_error(tools[step.tool], step.arguments) is None
             assert step.ran
-    replies = [m.content for m in run.messages if m.role == "assistant"]
-    assert all(isinstance(json.loads(r), Mapping) for r in replies)
-    assert [json.loads(r) for r in replies] == [
-        {"thought": s.thought, "action": {"tool": s.tool, "arguments": s.arguments}}
-        if s.kind == "tool"
-        else {"thought": s.thought, "action": {"final": s.answer}}
-        for s in run.steps
-    ]
+        assert json.loads(reply) == (
+            {"thought": step.thought, "action": {"tool": step.tool, "arguments": step.arguments}}
+            if step.kind == "tool"
+            else {"thought": step.thought, "action": {"final": step.answer}}
+        )
     assert {str(m.role) for m in run.messages} <= {"system", "user", "assistant"}
     assert isinstance(Message("user", "x"), Message)

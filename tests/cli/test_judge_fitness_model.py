@@ -9,6 +9,7 @@ second run takes is the one tested, and the subset is said in the reason ("on 3 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import textwrap
@@ -62,9 +63,15 @@ def test_the_embedded_judge_is_unqualified_in_every_report(
     judgefit.remember(home, key, measured)
 
     Path("suite.yaml").write_text(textwrap.dedent(SUITE).lstrip(), encoding="utf-8")
-    args = ["run", "suite.yaml", "-o", "r.md", "-o", "r.html", "-o", "r.xml"]
-    assert run_cli(args) == 0
-    err = capsys.readouterr().err
+    args = ["run", "suite.yaml", "-o", "r.md", "-o", "r.html", "-o", "r.xml", "--json"]
+    code = run_cli(args)
+    captured = capsys.readouterr()
+    err = captured.err
+    # The judge's one grade may be refused on some machine (a small judge can copy the
+    # prompt's worked example); the run then reports an error and exits 3, else it passes.
+    (record,) = json.loads(captured.out)["records"]
+    errored = any(a["status"] == "error" for a in record["asserts"])
+    assert code == (3 if errored else 0), err
     assert "judge fitness (measured before): unqualified judge" in err
     assert "[unqualified judge]" in err
     warning = next(x for x in err.splitlines() if x.startswith("warning: unqualified judge"))
