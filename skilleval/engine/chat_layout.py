@@ -25,7 +25,15 @@ from typing import Literal
 
 from skilleval.util.frozen import frozen
 
-__all__ = ["FOLD_SYSTEM", "MERGE_TURNS", "Layout", "Render", "lay_out", "learn_layout"]
+__all__ = [
+    "FOLD_SYSTEM",
+    "MERGE_TURNS",
+    "Layout",
+    "Render",
+    "lay_out",
+    "learn_layout",
+    "turn_end_text",
+]
 
 Adjustment = Literal["fold-system", "merge-turns"]
 FOLD_SYSTEM: Adjustment = "fold-system"
@@ -42,6 +50,7 @@ JOIN = "\n\n"
 _SYSTEM = "skilleval-layout-probe-system"
 _FIRST = "skilleval-layout-probe-first"
 _SECOND = "skilleval-layout-probe-second"
+_REPLY = "skilleval-layout-probe-reply"
 
 
 @frozen
@@ -129,3 +138,22 @@ def lay_out(
         else:
             out.append({"role": "user", "content": text})
     return out, tuple(applied)
+
+
+def turn_end_text(render: Render, layout: Layout) -> str | None:
+    """What the template writes right after an assistant turn's text: the model's
+    end-of-turn marker and whatever follows it (None when the template does not render the
+    probe). A choice is scored as its text followed by this marker's first token, so this is
+    learned from the template too: a model's end-of-sequence token is often not the token
+    that ends its turns (Gemma's ``<eos>`` against ``<end_of_turn>``)."""
+    probe, _ = lay_out(
+        [{"role": "user", "content": _FIRST}, {"role": "assistant", "content": _REPLY}], layout
+    )
+    try:
+        rendered = render(probe)
+    except Exception:
+        return None
+    at = rendered.find(_REPLY)
+    if at < 0:
+        return None
+    return rendered[at + len(_REPLY) :]

@@ -19,6 +19,7 @@ Nothing here writes to stdout: it is reserved for ``--json`` output.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
 import itertools
 import json
@@ -40,7 +41,13 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.batch import STORE_GAIN, Feed
 from skilleval.engine.batch_llama import log_softmax, restore_seq, seq_state
-from skilleval.engine.chat_layout import Adjustment, Layout, lay_out, learn_layout
+from skilleval.engine.chat_layout import (
+    Adjustment,
+    Layout,
+    lay_out,
+    learn_layout,
+    turn_end_text,
+)
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.greedy_grammar import (
     LOOP_GUARD,
@@ -57,6 +64,7 @@ from skilleval.engine.llama_adapter import (
     clear_kv,
     context_of,
     drop_kv,
+    is_control,
     require_supported,
     vocab_of,
 )
@@ -108,8 +116,19 @@ __all__ = [
 ]
 
 INSTALL_HINT = "install with pip install 'skilleval[llama]'"
-SCORING_VERSION = 1
-"""Part of the cache salt: bump when choice scoring changes so stale scores are not reused."""
+SCORING_VERSION = 2
+"""Part of the cache salt: bump when choice scoring changes so stale scores are not reused.
+2: an option is followed by the template's end-of-turn token, not the end-of-sequence one."""
+
+TEMPLATE_DATE = dt.datetime(2024, 7, 26)
+"""The date a chat template sees when it asks for today's (Llama 3.x's templates print it in
+every system turn): fixed, so that a prompt does not change from one day to the next. It is
+the date Llama 3.1's template falls back to when it is given none."""
+
+
+def _template_strftime(fmt: str) -> str:
+    return TEMPLATE_DATE.strftime(fmt)
+
 
 IN_FLIGHT = 2
 """Calls a batching provider takes at once, per slot."""
@@ -173,6 +192,7 @@ class LlamaProvider:
             grammar=self._grammar,
             stops=self._stops,
             store=self._prefixes,
+            turn_end=self.turn_end,
         )
         self._busy_s = 0.0
         self._generated = 0
@@ -185,6 +205,7 @@ class LlamaProvider:
         self._llm: Any = None
         self._formatter: Any = None
         self._layout = Layout()
+        self._turn_end = -1
         self._laid_out: set[Adjustment] = set()
         """What the layout changed in some conversation so far (``engine/chat_layout.py``)."""
         self._grammars: dict[str, Any] = {}
@@ -450,12 +471,18 @@ class LlamaProvider:
             bos_token=token_text(llm, bos_id),
             stop_token_ids=[eos_id],
         )
+        self._formatter.strftime_now = _template_strftime
         # The same formatter renders prompts for counting and scoring and for generation, so
         # the token counts reported are exactly those the model saw.
         llm.chat_handler = self._formatter.to_chat_handler()
         # What the template accepts, learned from the template (never from the model's name).
         formatter = self._formatter
-        self._layout = learn_layout(lambda messages: str(formatter(messages=messages).prompt))
+
+        def render(messages: list[dict[str, str]]) -> str:
+            return str(formatter(messages=messages).prompt)
+
+        self._layout = learn_layout(render)
+        self._turn_end = self._end_of_turn(llm, turn_end_text(render, self._layout), eos_id)
 
         original_eval = llm.eval
 
@@ -473,6 +500,20 @@ class LlamaProvider:
         """The canary's verdict for this llama.cpp build and CPU, decoding with the embedded
         model (or this one); raises :class:`~skilleval.errors.InstallationError` if it crashed."""
         return ensure_runs(self.memo_dir, canary_model(self.path), self.threads)
+
+    @staticmethod
+    def _end_of_turn(llm: Any, after_reply: str | None, eos: int) -> int:
+        """The token that ends the model's turn: the first token the template writes after an
+        assistant turn's text when it is a control token, else end-of-sequence."""
+        if not after_reply or not after_reply.strip():
+            return eos
+        tokens = llm.tokenize(after_reply.lstrip().encode("utf-8"), add_bos=False, special=True)
+        return int(tokens[0]) if tokens and is_control(llm, int(tokens[0])) else eos
+
+    def turn_end(self) -> int:
+        """The end-of-turn token choice scoring appends to every option (loads the model)."""
+        self._load()
+        return self._turn_end
 
     def _prefixes(self) -> PrefixStore:
         """The prompt prefixes evaluated by earlier runs of this model file on this runtime and
@@ -674,7 +715,7 @@ class LlamaProvider:
         import numpy as np  # lazy: start-up time
 
         assert request.choices is not None
-        eos = int(llm.token_eos())
+        eos = self._turn_end
         n_vocab = int(llm.n_vocab())
 
         def logprobs() -> Any:

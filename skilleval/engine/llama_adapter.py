@@ -45,6 +45,7 @@ __all__ = [
     "grammar_sampler",
     "grammar_text",
     "installed_version",
+    "is_control",
     "missing_api",
     "model_of",
     "require_supported",
@@ -77,6 +78,8 @@ FUNCTIONS = (
     "llama_memory_seq_cp",
     "llama_memory_seq_rm",
     "llama_model_get_vocab",
+    "llama_vocab_is_control",
+    "llama_vocab_is_eog",
     "llama_sampler_accept",
     "llama_sampler_apply",
     "llama_sampler_chain_add",
@@ -270,6 +273,16 @@ def vocab_of(llm: Any) -> Any:
     import llama_cpp  # lazy: start-up time
 
     return llama_cpp.llama_model_get_vocab(llm.model)
+
+
+def is_control(llm: Any, token: int) -> bool:
+    """Whether ``token`` is a control token of ``llm``'s vocabulary or ends generation."""
+    import llama_cpp  # lazy: start-up time
+
+    vocab = vocab_of(llm)
+    return bool(
+        llama_cpp.llama_vocab_is_eog(vocab, token) or llama_cpp.llama_vocab_is_control(vocab, token)
+    )
 
 
 def clear_kv(llm: Any) -> None:

@@ -58,6 +58,7 @@ class BatchedLlama:
         grammar: Callable[[Mapping[str, Any]], Any],
         stops: Callable[[], list[str]],
         store: Callable[[], PrefixStore | None] = lambda: None,
+        turn_end: Callable[[], int] | None = None,
     ) -> None:
         self.width = width
         self.n_ctx = n_ctx
@@ -67,6 +68,7 @@ class BatchedLlama:
         self._grammar = grammar
         self._stops = stops
         self._store = store
+        self._turn_end = turn_end
         self._backend: LlamaBackend | None = None
         self._decoder: BatchDecoder | None = None
         self._generated = 0
@@ -155,7 +157,7 @@ class BatchedLlama:
         """Score each choice request's options side by side; one answer per request."""
         batch = self._ready()
         llm = self._load()
-        eos = int(llm.token_eos())
+        eos = self._turn_end() if self._turn_end is not None else int(llm.token_eos())
         out: list[Answer] = []
         jobs: list[ScoreJob] = []
         placed: list[tuple[int, list[int], dict[str, int]]] = []

@@ -15,6 +15,7 @@ from skilleval.engine.chat_layout import (
     Render,
     lay_out,
     learn_layout,
+    turn_end_text,
 )
 
 
@@ -146,3 +147,26 @@ def test_a_system_turn_before_an_assistant_turn_becomes_a_user_turn_of_its_own()
         Layout(fold_system=True, merge_turns=True),
     )
     assert laid == [{"role": "user", "content": "S"}, {"role": "assistant", "content": "A"}]
+
+
+@pytest.mark.parametrize(
+    ("template", "starts"),
+    [
+        (PERMISSIVE, "<|end|>"),
+        (NO_SYSTEM_ALTERNATING, "<end_of_turn>\n"),
+        (ALTERNATING, "</s>"),
+    ],
+    ids=["permissive", "gemma-like", "alternating"],
+)
+def test_the_end_of_turn_marker_is_what_the_template_writes_after_a_reply(
+    template: str, starts: str
+) -> None:
+    render = _render(template)
+    after = turn_end_text(render, learn_layout(render))
+    assert after is not None
+    assert after.startswith(starts)
+
+
+def test_no_end_of_turn_marker_is_claimed_where_the_template_gives_none() -> None:
+    assert turn_end_text(_render(BROKEN), Layout()) is None
+    assert turn_end_text(_render("{{ messages[0].content }}"), Layout()) is None

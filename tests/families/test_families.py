@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 from family_fixtures import CONTROL, FAMILIES, TURN_END, Family
 
+from skilleval.engine.llama_adapter import vocab_of
+
 pytestmark = pytest.mark.model
 
 NAMES = [family.name for family in FAMILIES]
@@ -169,7 +171,7 @@ def test_fixture_carries_the_family_template_and_special_tokens(
             # above comes from the renamed control token, not from the text itself.
             as_text = llm.tokenize(markup.encode("utf-8"), add_bos=False, special=False)
             assert len(as_text) > 1, markup
-        vocab = llm._model.vocab
+        vocab = vocab_of(llm)
         assert llm.token_eos() == family.eos
         assert llama_cpp.llama_vocab_is_eog(vocab, TURN_END)
         if family.end_known_by == "eos":
@@ -277,3 +279,41 @@ def test_an_end_of_turn_token_llama_cpp_does_not_know_runs_every_reply_to_max_to
         llm.close()
     ended = replies(stop_run(model, 1, tmp_path), CONTROL)
     assert all(reason == "length" for _, _, reason, _ in ended), ended
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_choices_are_scored_up_to_the_template_s_end_of_turn_token(
+    name: str, family_model: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Learned from the template, whatever the end-of-sequence token is (Gemma's ``<eos>``
+    and Phi's ``<|endoftext|>`` are not the tokens that end their turns)."""
+    from skilleval.engine.llama import LlamaConfig, LlamaProvider
+
+    family = next(f for f in FAMILIES if f.name == name)
+    provider = LlamaProvider(LlamaConfig(path=str(family_model(name))), tmp_path)
+    try:
+        assert provider.turn_end() == TURN_END, family.end_token
+    finally:
+        provider.close()
+
+
+def test_a_template_that_prints_today_s_date_sees_a_fixed_one(
+    family_model: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Llama 3.x's template writes today's date into every system turn; a prompt must not
+    change from one day to the next, so the template sees :data:`TEMPLATE_DATE`."""
+    import datetime as dt
+
+    from skilleval.engine.base import Message
+    from skilleval.engine.llama import TEMPLATE_DATE, LlamaConfig, LlamaProvider
+
+    assert "strftime_now" in FAMILIES[0].template_text()
+    provider = LlamaProvider(LlamaConfig(path=str(family_model("llama3"))), tmp_path)
+    try:
+        llm = provider._load()
+        prompt = provider._prompt_tokens([Message("system", "S"), Message("user", "U")])
+        text = bytes(llm.detokenize(prompt, special=True)).decode("utf-8")
+    finally:
+        provider.close()
+    assert TEMPLATE_DATE.strftime("%d %b %Y") in text
+    assert dt.date.today().strftime("%d %b %Y") not in text
