@@ -281,8 +281,9 @@ class LlamaProvider:
         check_gguf(self.path)
         if importlib.util.find_spec("llama_cpp") is None:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}")
-        check_installed(self.memo_dir)
+        # A library that crashes is the deeper problem: say that first.
         self._canary()
+        check_installed(self.memo_dir)
 
     def cache_salt(self, request: Request) -> str:
         """The runtime version, the features its build was compiled with (docs/engine.md,

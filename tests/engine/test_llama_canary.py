@@ -189,11 +189,14 @@ def test_a_canary_that_decodes_lets_the_run_go_on_and_is_remembered(
 ) -> None:
     fake = make_fake_llama(tmp_path / "fake", "ok", AMX_INFO)
     home = tmp_path / "home"
-    # The stand-in has no real Llama for the run itself, so only the canary is checked here:
-    # the run gets past it and fails later, loading the model, as a model failure (exit 3).
+    # The stand-in lacks most of llama-cpp-python, so only the canary is checked here: the
+    # run gets past it, and the next check (engine/llama_adapter.py) refuses the stand-in in
+    # one line at the model line, as a mistake in what is installed (exit 4), not a crash.
     done = _run(fake, home, suite)
-    assert done.returncode == ExitCode.RUNTIME, done.stderr
+    assert done.returncode == ExitCode.INVALID, done.stderr
     assert "crashed" not in done.stderr
+    assert "llama-cpp-python 0.3.99 lacks" in done.stderr
+    assert "Traceback" not in done.stderr
     (entry,) = _memo(home).values()
     assert entry["verdict"] == "ok"
     assert features(str(entry["system_info"])) == (
