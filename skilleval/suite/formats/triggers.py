@@ -48,7 +48,7 @@ def detect(data: Any) -> str | None:
     if isinstance(queries, list) and any(_is_item(x) for x in queries):
         return "{skill_name, queries}" if "skill_name" in data else "{queries}"
     cases = data.get("cases")
-    if isinstance(cases, list) and cases and all(_is_item(x) for x in cases):
+    if isinstance(cases, list) and any(_is_item(x) for x in cases):
         return "{cases: [{expected: trigger | do_not_trigger}]}"
     return None
 

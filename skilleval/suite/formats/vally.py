@@ -233,7 +233,9 @@ def _grader(
         and kind not in ("exit-success", "prompt")
     ):
         reading.error(
-            [*at, "config"], f"this {kind} grader's `config` is empty: it would check nothing"
+            [*at, "config"],
+            f"this {kind} grader's `config` is empty: it would check nothing",
+            key=True,
         )
         return []
     origin = reading.origin(at, f"grader {kind}")

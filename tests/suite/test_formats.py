@@ -1,0 +1,330 @@
+"""Other tools' eval files, read as written: each format's variants, the folder, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skilleval.cli import run_cli
+from skilleval.errors import SuiteError
+from skilleval.suite.load import load_suite
+from tests.suite.formats_support import (
+    EVALS,
+    PAI_SUITE,
+    PAI_TASK,
+    PAI_TASK_NO_PROMPT,
+    TRIGGERS_CASES,
+    TRIGGERS_LIST,
+    TRIGGERS_QUERIES,
+    VALLY,
+    VALLY_OLD,
+    shape,
+    skill_folder,
+    write_json,
+    write_yaml,
+)
+
+
+def _errors(path: Path) -> list[str]:
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    return [str(d) for d in caught.value.diagnostics]
+
+
+# --- skill-creator evals --------------------------------------------------------------------
+
+
+def test_skill_creator_evals_give_one_test_per_eval_and_one_check_per_expectation(
+    tmp_path: Path,
+) -> None:
+    folder = skill_folder(tmp_path / "csv-summary")
+    path = write_json(folder / "evals" / "evals.json", EVALS)
+    suite, _ = load_suite(path)
+    assert suite.skill is not None
+    assert suite.skill.name == "csv-summary"
+    first, second = shape(suite)
+    assert first["id"] == "eval-1"
+    assert first["prompt"] == "How many rows are in people.csv?"
+    rubric, script = first["asserts"]
+    assert rubric[:2] == ("llm-rubric", "The reply says there are 2 rows")
+    assert rubric[5] == {"reference": "Two rows."}
+    assert script[0] == "unavailable"
+    assert "ran" in script[1]["reason"]
+    assert first["files"] == [("people.csv", "evals/files/people.csv")]
+    assert first["tools"] == ["read_file"]
+    assert second["prompt"] == "List the columns of a CSV with name and age."
+    assert [(a[0], a[1], a[4]) for a in second["asserts"]] == [
+        ("llm-rubric", "Names both columns", "cols"),
+        ("llm-rubric", "Is at most three sentences", "short"),
+        ("llm-rubric", "Mentions age", None),
+        ("regex", "name", None),
+        ("regex", "age", None),
+        ("not-regex", "(?i)error", None),
+    ]
+    assert second["files"] is None
+    detected = [n for n in suite.notes if "read as skill-creator evals" in n]
+    assert detected
+    assert "texts" in detected[0]
+    assert "{name, check}" in detected[0]
+
+
+def test_a_bare_list_of_evals_is_read_too(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    path = write_json(folder / "evals" / "evals.json", EVALS["evals"][1:])
+    suite, _ = load_suite(path)
+    assert len(suite.tests) == 1
+    assert any("a list of evals" in n for n in suite.notes)
+
+
+def test_an_eval_prompt_with_braces_is_sent_as_written(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    data = {"evals": [{"id": 1, "prompt": "Fill {{name}} in", "expectations": ["ok {% x"]}]}
+    suite, _ = load_suite(write_json(folder / "evals" / "evals.json", data))
+    from skilleval.suite import template
+
+    assert template.render(suite.tests[0].prompt.text or "", {}) == "Fill {{name}} in"
+
+
+def test_evals_json_mistakes_are_reported_at_their_line_and_column(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    path = folder / "evals" / "evals.json"
+    path.write_text(
+        '{"evals": [\n  {"id": 1, "prompt": "hi", "expectations": [3]},\n  {"id": 2}\n]}\n',
+        encoding="utf-8",
+    )
+    errors = _errors(path)
+    shown = path.as_posix()
+    assert any(e.startswith(f"{shown}:2:46: error: ") and "text" in e for e in errors), errors
+    assert any(e.startswith(f"{shown}:3:3: error: ") and "no `prompt`" in e for e in errors)
+
+
+def test_broken_json_is_a_positioned_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = skill_folder(tmp_path / "s")
+    path = folder / "evals" / "evals.json"
+    path.write_text('{"evals": [\n  {"id": 1, "prompt": "hi",, }\n]}\n', encoding="utf-8")
+    assert run_cli(["validate", str(path)]) == 4
+    err = capsys.readouterr().err
+    assert f"{path.as_posix()}:2:" in err
+    assert "Traceback" not in err
+
+
+def test_a_missing_input_file_is_an_error_at_its_entry(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    data = {"evals": [{"id": 1, "prompt": "hi", "files": ["nope.csv"], "expectations": ["x"]}]}
+    errors = _errors(write_json(folder / "evals" / "evals.json", data))
+    assert any(":7:9: error: input file not found: nope.csv" in e for e in errors), errors
+
+
+# --- trigger sets ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "variant"),
+    [
+        (TRIGGERS_LIST, "a list of queries"),
+        (TRIGGERS_QUERIES, "{skill_name, queries}"),
+        (TRIGGERS_CASES, "{cases: [{expected: trigger | do_not_trigger}]}"),
+    ],
+)
+def test_each_trigger_set_wrapping_gives_should_trigger_tests(
+    tmp_path: Path, data: object, variant: str
+) -> None:
+    folder = skill_folder(tmp_path / "s")
+    suite, _ = load_suite(write_json(folder / "evals" / "trigger_eval.json", data))
+    assert [(t["prompt"], t["should_trigger"]) for t in shape(suite)] == [
+        ("what columns does this csv have", True),
+        ("write me a poem about the sea", False),
+    ]
+    assert any(f"read as trigger set ({variant})" in n for n in suite.notes)
+
+
+def test_a_trigger_set_without_a_skill_beside_it_is_refused(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "a" / "b" / "c" / "triggers.json", TRIGGERS_LIST)
+    errors = _errors(path)
+    assert errors[0].startswith(f"{path.as_posix()}:1:1: error: ")
+    assert "no SKILL.md was found" in errors[0]
+
+
+def test_a_bad_trigger_label_is_reported_where_it_is(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    path = folder / "triggers.json"
+    path.write_text(
+        '{"cases": [\n {"query": "a", "expected": "trigger"},\n'
+        ' {"query": "b", "expected": "maybe"}]}\n',
+        encoding="utf-8",
+    )
+    errors = _errors(path)
+    assert errors == [
+        f"{path.as_posix()}:3:29: error: `expected` must be `trigger` or `do_not_trigger`"
+    ]
+
+
+def test_a_bad_should_trigger_value_is_positioned(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    path = folder / "triggers.json"
+    path.write_text(
+        '[\n {"query": "a", "should_trigger": true},\n {"query": "b", "should_trigger": "yes"}\n]\n',
+        encoding="utf-8",
+    )
+    errors = _errors(path)
+    assert errors == [f"{path.as_posix()}:3:35: error: `should_trigger` must be true or false"]
+
+
+# --- Vally ----------------------------------------------------------------------------------
+
+
+def test_a_vally_spec_maps_stimuli_graders_and_defaults(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    (folder / "fixtures").mkdir()
+    (folder / "fixtures" / "people.csv").write_text("name\nann\n", encoding="utf-8")
+    path = write_yaml(folder / "eval.yaml", VALLY)
+    suite, _ = load_suite(path)
+    assert suite.trials == 3
+    assert suite.type == "capability"
+    count, haiku = shape(suite)
+    assert [a[:2] for a in count["asserts"]] == [
+        ("contains", "rows"),
+        ("regex", "\\b2\\b"),
+        ("file-exists", "data/people.csv"),
+        ("finish-reason", "stop"),
+        ("llm-rubric", "States the row count"),
+        ("llm-rubric", "Does not invent columns"),
+        (
+            "unavailable",
+            {"text": "tool bash is called", "reason": count["asserts"][6][1]["reason"]},
+        ),
+    ]
+    assert count["files"] == [("people.csv", "data/people.csv")]
+    assert haiku["should_trigger"] is False
+    assert haiku["asserts"] == [("not-contains", "CSV", 1.0, None, None, {})]
+    notes = "\n".join(suite.notes)
+    assert "read as Vally spec (stimuli/graders, `defaults:`)" in notes
+    assert "`timeout` is not enforced" in notes
+    assert "side by side" in notes
+    assert "`reject_tools` is not checked" in notes
+
+
+def test_an_older_vally_spec_with_scenarios_and_config(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    suite, _ = load_suite(write_yaml(folder / "tests" / "eval.yaml", VALLY_OLD))
+    (test,) = shape(suite)
+    assert [a[:2] for a in test["asserts"]] == [
+        ("contains", "rows"),
+        ("finish-reason", "stop"),
+        ("llm-rubric", "States the row count"),
+    ]
+    (command,) = test["commands"]
+    assert command[4:] == ("people.csv", "name,age\nann,3\n")
+    assert any("scenarios/assertions (older), `config:`" in n for n in suite.notes)
+
+
+def test_vally_config_and_defaults_together_are_refused(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    path = write_yaml(folder / "eval.yaml", "defaults: {runs: 1}\n" + VALLY_OLD)
+    assert _errors(path) == [
+        f"{path.as_posix()}:1:1: error: `config:` and `defaults:` are the same block: keep one"
+    ]
+
+
+def test_a_vally_grader_with_no_config_is_an_error_not_a_silent_pass(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    text = "stimuli:\n  - prompt: hi\n    graders:\n      - type: output-matches\n        config:\n"
+    errors = _errors(write_yaml(folder / "eval.yaml", text))
+    assert errors == [
+        f"{(folder / 'eval.yaml').as_posix()}:5:9: error: this output-matches grader's "
+        "`config` is empty: it would check nothing"
+    ]
+
+
+def test_an_unknown_vally_grader_is_unavailable_and_linted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = skill_folder(tmp_path / "s")
+    text = "stimuli:\n  - prompt: hi\n    graders:\n      - type: screenshot-diff\n"
+    path = write_yaml(folder / "eval.yaml", text)
+    suite, _ = load_suite(path)
+    assert suite.tests[0].asserts[0].type == "unavailable"
+    run_cli(["lint", str(path)])
+    assert f"{path.as_posix()}:4:9: warning: 'screenshot-diff' cannot be checked" in (
+        capsys.readouterr().err
+    )
+
+
+# --- PAI ------------------------------------------------------------------------------------
+
+
+def test_a_pai_suite_maps_cases_graders_and_pass_threshold(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    suite, _ = load_suite(write_yaml(folder / "evals" / "suite.yaml", PAI_SUITE))
+    count, joke = shape(suite)
+    assert count["id"] == "count-rows"
+    assert count["threshold"] == 0.6
+    assert [(a[0], a[1], a[2]) for a in count["asserts"]] == [
+        ("llm-rubric", "Says there are two data rows", 0.6),
+        ("llm-assert", ["The reply gives a number"], 0.4),
+    ]
+    assert joke["should_trigger"] is False
+    assert [a[0] for a in joke["asserts"]] == ["contains", "unavailable", "unavailable"]
+    assert any("read as PAI suite (cases suite)" in n for n in suite.notes)
+
+
+def test_a_pai_task_file_with_a_prompt_runs_as_one_test(tmp_path: Path) -> None:
+    suite, _ = load_suite(write_yaml(tmp_path / "route-001.yaml", PAI_TASK))
+    (test,) = shape(suite)
+    assert test["prompt"] == "What are the columns of people.csv?"
+    assert test["threshold"] == 0.9
+    assert test["asserts"][0][:2] == ("llm-assert", ["The reply lists the columns"])
+
+
+def test_a_pai_task_file_with_no_prompt_is_refused_naming_the_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_yaml(tmp_path / "hook-001.yaml", PAI_TASK_NO_PROMPT)
+    assert run_cli(["validate", str(path)]) == 4
+    err = capsys.readouterr().err
+    assert f"{path.as_posix()}:2:3: error: task 'hook-001' has no prompt" in err
+    assert "Add `prompt: ...`" in err
+    assert "Traceback" not in err
+
+
+# --- a skill folder -------------------------------------------------------------------------
+
+
+def test_a_skill_folder_runs_every_eval_file_in_it_as_one_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = skill_folder(tmp_path / "csv-summary")
+    write_json(folder / "evals" / "evals.json", EVALS)
+    write_json(folder / "evals" / "trigger_eval.json", TRIGGERS_LIST)
+    (folder / "evals" / "notes.json").write_text('{"unrelated": true}\n', encoding="utf-8")
+    suite, _ = load_suite(folder)
+    assert [t.id for t in suite.tests][:2] == ["eval-1", "eval-2"]
+    assert [t.should_trigger for t in suite.tests] == [None, None, True, False]
+    assert run_cli(["validate", str(folder)]) == 0
+    err = capsys.readouterr().err
+    assert "read as skill-creator evals" in err
+    assert "read as trigger set" in err
+    assert "ok (4 tests)" in err
+
+
+def test_a_folder_without_a_skill_or_evals_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(["validate", str(tmp_path)]) == 4
+    assert "no SKILL.md in this folder" in capsys.readouterr().err
+    skill_folder(tmp_path / "s")
+    assert run_cli(["validate", str(tmp_path / "s")]) == 4
+    assert "no eval file found" in capsys.readouterr().err
+
+
+def test_a_skilleval_suite_is_not_mistaken_for_another_format(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        json.dumps({"version": 1, "model": "echo", "tests": [{"prompt": "hi"}]}), "utf-8"
+    )
+    suite, _ = load_suite(path)
+    assert not any("read as" in n for n in suite.notes)
