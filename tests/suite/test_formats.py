@@ -328,3 +328,31 @@ def test_a_skilleval_suite_is_not_mistaken_for_another_format(tmp_path: Path) ->
     )
     suite, _ = load_suite(path)
     assert not any("read as" in n for n in suite.notes)
+
+
+def test_a_check_the_local_run_cannot_make_is_an_error_verdict_with_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = skill_folder(tmp_path / "s")
+    data = {
+        "evals": [
+            {
+                "id": 1,
+                "prompt": "Count the rows of people.csv",
+                "expectations": ["Ran scripts/count.py on the file"],
+                "must_have": ["rows"],
+            }
+        ]
+    }
+    write_json(folder / "evals" / "evals.json", data)
+    out = tmp_path / "results.json"
+    assert run_cli(["run", str(folder), "--model", "echo", "-q", "-o", str(out)]) == 3
+    records = json.loads(out.read_text(encoding="utf-8"))["records"]
+    assert {r["arm"] for r in records} == {"off", "on"}
+    for record in records:
+        assert record["status"] == "error"
+        by_type = {a["type"]: a for a in record["asserts"]}
+        assert by_type["regex"]["status"] == "pass"
+        assert by_type["unavailable"]["status"] == "error"
+        assert "the judge sees only the reply" in by_type["unavailable"]["reason"]
