@@ -113,6 +113,7 @@ def _import_foreign(
         raise UsageError(f"{target} is the file itself; give another --output")
     if target.exists() and not force:
         raise UsageError(f"{target} exists; give --force to replace it, or another --output")
+    translated: formats.Translated | None
     if path.is_dir():
         translated = formats.read_folder(path)
     else:

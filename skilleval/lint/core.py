@@ -29,6 +29,7 @@ def lint_suite(path: Path, overrides: Overrides | None = None) -> list[Diagnosti
 def lint_findings(path: Path, overrides: Overrides | None = None) -> list[Finding]:
     """Every lint finding for the suite at ``path``, in file order."""
     base = path if path.is_dir() else path.parent
+    foreign: formats.Translated | None
     try:
         if path.is_dir():
             foreign = formats.read_folder(path)
