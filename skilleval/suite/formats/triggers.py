@@ -59,6 +59,12 @@ def read(reading: Reading, variant: str) -> Part:
     items = data if key is None else data[key]
     at: list[str | int] = [] if key is None else [key]
     part = Part(FORMAT, variant, needs_skill=True)
+    reading.warn(
+        [],
+        "skill-creator runs each query 3 times and counts a trigger rate of at least 0.5; "
+        "skilleval's router choice is greedy and scored, so each query is routed once (the "
+        "skill's margin over `none` is reported as an AUROC)",
+    )
     for i, item in enumerate(items):
         test = _query(reading, item, [*at, i])
         if test is not None:
