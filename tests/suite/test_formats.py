@@ -356,3 +356,38 @@ def test_a_check_the_local_run_cannot_make_is_an_error_verdict_with_its_reason(
         assert by_type["regex"]["status"] == "pass"
         assert by_type["unavailable"]["status"] == "error"
         assert "the judge sees only the reply" in by_type["unavailable"]["reason"]
+
+
+def test_a_negative_pai_case_without_a_skill_runs_with_a_warning(tmp_path: Path) -> None:
+    path = write_yaml(tmp_path / "suite.yaml", PAI_SUITE)
+    suite, _ = load_suite(path)
+    assert [t.should_trigger for t in suite.tests] == [None, None]
+    assert any(":19:5: warning: `negative: true` marks a case" in n for n in suite.notes)
+
+
+def test_a_skill_name_that_differs_from_the_skill_md_is_a_warning(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    data = {**EVALS, "skill_name": "other-skill"}
+    suite, _ = load_suite(write_json(folder / "evals" / "evals.json", data))
+    assert any("skill_name 'other-skill' differs" in n for n in suite.notes)
+
+
+def test_keys_a_format_does_not_use_are_warnings(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    path = write_yaml(folder / "eval.yaml", "moderation: {threshold: 1}\n" + VALLY_OLD)
+    suite, _ = load_suite(path)
+    assert any(":1:1: warning: `moderation` is not read" in n for n in suite.notes)
+
+
+def test_a_broken_file_in_a_skill_folder_is_reported_only_when_it_looks_like_evals(
+    tmp_path: Path,
+) -> None:
+    folder = skill_folder(tmp_path / "s")
+    write_json(folder / "evals" / "trigger_eval.json", TRIGGERS_LIST)
+    (folder / "notes.yaml").write_text("a: [unclosed\n", encoding="utf-8")
+    suite, _ = load_suite(folder)
+    assert len(suite.tests) == 2
+    (folder / "evals" / "more.json").write_text('{"evals": [,]}\n', encoding="utf-8")
+    errors = _errors(folder)
+    assert len(errors) == 1
+    assert errors[0].startswith(f"{(folder / 'evals' / 'more.json').as_posix()}:1:")

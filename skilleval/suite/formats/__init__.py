@@ -122,7 +122,7 @@ def read_folder(folder: Path) -> Translated:
         try:
             doc = load_yaml(path, strict=False)
         except DiagnosticsError as exc:
-            if path.suffix == ".json" or path.parent != folder:
+            if _named_like_evals(path, folder):
                 problems.extend(exc.diagnostics)
             continue
         found = detect(doc.data)
@@ -146,6 +146,13 @@ def read_folder(folder: Path) -> Translated:
             ]
         )
     return _finish(out, display, skill)
+
+
+def _named_like_evals(path: Path, folder: Path) -> bool:
+    """Whether a file that does not parse was meant as an eval file (then it is reported)."""
+    if path.parent != folder:
+        return True
+    return any(word in path.name.lower() for word in ("eval", "trigger", "quer", "case"))
 
 
 def _candidates(folder: Path) -> list[Path]:

@@ -129,9 +129,15 @@ def _case(
     if isinstance(label, str) and label.strip():
         test["description"] = label
     test["prompt"] = reading.wrap([*at, key], literal(prompt))
-    if case.get("negative") is True:
+    if case.get("negative") is True and reading.skill is None:
+        reading.warn(
+            [*at, "negative"],
+            "`negative: true` marks a case the skill should stay out of, and no SKILL.md was "
+            "found beside the file to route: the case runs without the label",
+            key=True,
+        )
+    elif case.get("negative") is True:
         test["should_trigger"] = reading.wrap([*at, "negative"], False)
-        part.needs_skill = True
     asserts: list[Any] = []
     for j, grader in enumerate(shared):
         asserts.extend(_grader(reading, grader, ["graders", j]))

@@ -22,18 +22,7 @@ from skilleval.suite.formats.tree import At
 
 FORMAT = "Vally spec"
 
-_TOP = {
-    "name",
-    "description",
-    "type",
-    "config",
-    "defaults",
-    "stimuli",
-    "scenarios",
-    "skill",
-    "tags",
-    "moderation",
-}
+_TOP = {"name", "description", "type", "config", "defaults", "stimuli", "scenarios", "tags"}
 _STIMULUS = {
     "name",
     "prompt",
@@ -157,9 +146,15 @@ def _stimulus(reading: Reading, item: Any, at: list[str | int], part: Part) -> A
     test["prompt"] = reading.wrap([*at, "prompt"], literal(prompt))
     if "expect_activation" in item:
         value = item["expect_activation"]
-        if isinstance(value, bool):
+        if isinstance(value, bool) and reading.skill is None:
+            reading.warn(
+                [*at, "expect_activation"],
+                "`expect_activation` needs the skill to route, and no SKILL.md was found "
+                "beside the spec: the stimulus runs without it",
+                key=True,
+            )
+        elif isinstance(value, bool):
             test["should_trigger"] = reading.wrap([*at, "expect_activation"], value)
-            part.needs_skill = True
         else:
             reading.error([*at, "expect_activation"], "`expect_activation` must be true or false")
     if "runs" in item:
