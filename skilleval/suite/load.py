@@ -121,6 +121,9 @@ def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     suite = _compile(loader, replace(doc, data=checked.usable))
     if loader.diags:
         raise SuiteError(loader.diags)
+    if path.is_dir():
+        # A skill folder stands for its suite: runs are named after it and resumed from it.
+        suite = replace(suite, path=path)
     return suite, loader.registry
 
 

@@ -44,6 +44,7 @@ def test_skill_creator_evals_give_one_test_per_eval_and_one_check_per_expectatio
     suite, _ = load_suite(path)
     assert suite.skill is not None
     assert suite.skill.name == "csv-summary"
+    assert suite.type == "capability"  # none of these tools gates on a pass rate
     first, second = shape(suite)
     assert first["id"] == "eval-1"
     assert first["prompt"] == "How many rows are in people.csv?"
@@ -277,6 +278,7 @@ def test_a_pai_task_file_with_a_prompt_runs_as_one_test(tmp_path: Path) -> None:
     (test,) = shape(suite)
     assert test["prompt"] == "What are the columns of people.csv?"
     assert test["threshold"] == 0.9
+    assert suite.type == "regression"
     assert test["asserts"][0][:2] == ("llm-assert", ["The reply lists the columns"])
 
 
@@ -304,6 +306,7 @@ def test_a_skill_folder_runs_every_eval_file_in_it_as_one_suite(
     suite, _ = load_suite(folder)
     assert [t.id for t in suite.tests][:2] == ["eval-1", "eval-2"]
     assert [t.should_trigger for t in suite.tests] == [None, None, True, False]
+    assert suite.path == folder  # runs are named after the folder, and resumed from it
     assert run_cli(["validate", str(folder)]) == 0
     err = capsys.readouterr().err
     assert "read as skill-creator evals" in err

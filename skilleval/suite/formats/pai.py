@@ -69,6 +69,8 @@ def read(reading: Reading, variant: str) -> Part:
     at: list[str | int] = ["task"] if "task" in data else []
     task = data["task"] if at else data
     part = Part(TASK, variant)
+    if isinstance(task, Mapping) and task.get("type") in ("capability", "regression"):
+        part.settings["type"] = task["type"]
     key = next((k for k in _PROMPT_KEYS if k in task), None)
     if key is None:
         name = task.get("id") or task.get("description") or reading.path.name
