@@ -101,6 +101,8 @@ def test_a_vally_spec_runs_with_a_verdict_per_grader(tmp_path: Path) -> None:
         contains, rubric = record["asserts"]
         assert (contains["type"], contains["negated"]) == ("not-contains", True)
         assert contains["status"] in ("pass", "fail")
-        assert rubric["type"] == "llm-rubric"
+        assert rubric["type"] == "side-by-side"
         assert rubric["status"] in ("pass", "fail", "error")
+        if rubric["status"] != "error":
+            assert len(rubric["details"]["items"][0]["calls"]) == 2
     assert "States how many rows there are" in (tmp_path / "report.html").read_text("utf-8")

@@ -192,11 +192,10 @@ def test_a_vally_spec_maps_stimuli_graders_and_defaults(tmp_path: Path) -> None:
         ("regex", "\\b2\\b"),
         ("file-exists", "data/people.csv"),
         ("finish-reason", "stop"),
-        ("llm-rubric", "States the row count"),
-        ("llm-rubric", "Does not invent columns"),
+        ("side-by-side", ["States the row count", "Does not invent columns"]),
         (
             "unavailable",
-            {"text": "tool bash is called", "reason": count["asserts"][6][1]["reason"]},
+            {"text": "tool bash is called", "reason": count["asserts"][5][1]["reason"]},
         ),
     ]
     assert count["files"] == [("people.csv", "data/people.csv")]
@@ -205,7 +204,6 @@ def test_a_vally_spec_maps_stimuli_graders_and_defaults(tmp_path: Path) -> None:
     notes = "\n".join(suite.notes)
     assert "read as Vally spec (stimuli/graders, `defaults:`)" in notes
     assert "`timeout` is not enforced" in notes
-    assert "side by side" in notes
     assert "`reject_tools` is not checked" in notes
 
 
@@ -216,11 +214,20 @@ def test_an_older_vally_spec_with_scenarios_and_config(tmp_path: Path) -> None:
     assert [a[:2] for a in test["asserts"]] == [
         ("contains", "rows"),
         ("finish-reason", "stop"),
-        ("llm-rubric", "States the row count"),
+        ("side-by-side", ["States the row count"]),
     ]
     (command,) = test["commands"]
     assert command[4:] == ("people.csv", "name,age\nann,3\n")
     assert any("scenarios/assertions (older), `config:`" in n for n in suite.notes)
+
+
+def test_a_vally_rubric_without_a_skill_is_judged_item_by_item_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    path = write_yaml(tmp_path / "eval.yaml", VALLY_OLD)
+    suite, _ = load_suite(path)
+    assert [a.type for a in suite.tests[0].asserts][-1] == "llm-rubric"
+    assert any(":17:7: warning: Vally judges the rubric side by side" in n for n in suite.notes)
 
 
 def test_vally_config_and_defaults_together_are_refused(tmp_path: Path) -> None:

@@ -102,4 +102,4 @@ def test_import_keeps_the_warnings_in_the_header(tmp_path: Path) -> None:
     assert run_cli(["import", "vally", str(path)]) == 0
     text = (folder / "suite.yaml").read_text(encoding="utf-8")
     assert "# Not kept as written: eval.yaml:" in text
-    assert "side by side" in text
+    assert "`timeout` is not enforced" in text

@@ -204,7 +204,7 @@ def _add(
     out.notes.append(
         Diagnostic(doc.at(), f"read as {part.format} ({part.variant})", severity="note")
     )
-    out.notes.extend(reading.notes)
+    out.notes.extend(sorted(reading.notes, key=lambda d: (d.where.line, d.where.col)))
     out.detected.append(f"{doc.display}: {part.format} ({part.variant})")
     out.files.append(path)
     out.tree["tests"].extend(part.tests)

@@ -7,8 +7,8 @@ forms), the file graders → the ``file-*`` types, ``run-command`` → ``run-com
 ``exit-success`` → ``run-command`` when it names a command, else the reply ending normally.
 ``environment.files`` (or the older ``setup.files`` with inline ``content``) become the
 test's workspace, ``expect_activation`` a ``should_trigger`` label, and ``constraints``'
-``expect_tools``/``reject_tools`` tool assertions. The ``rubric`` is graded item by item by
-the judge; Vally judges it side by side with the no-skill arm, and a warning says so.
+``expect_tools`` (the original agent's tools) checks the local run cannot make. The ``rubric`` is the ``side-by-side`` judge:
+the skill-on answer against the skill-off one, item by item, as Vally judges it.
 """
 
 from __future__ import annotations
@@ -301,10 +301,17 @@ def _rubric(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
     items = reading.texts(raw, at, "rubric")
     if not items:
         return []
+    texts = [literal(text) for text, _ in items]
+    if reading.skill is not None:
+        # Vally's own meaning: the skill's answer against the no-skill arm's, item by item.
+        value: Any = texts if items[0][1] >= 0 else texts[0]
+        return [
+            reading.wrap(at, {"type": "side-by-side", "value": value}, reading.origin(at, "rubric"))
+        ]
     reading.warn_once(
         at,
-        "Vally judges the rubric side by side against the no-skill arm; here the judge grades "
-        "each item on the skill's reply alone",
+        "Vally judges the rubric side by side against the no-skill arm, and no SKILL.md was "
+        "found beside the spec to make that arm: the judge grades each item on the reply alone",
     )
     out = []
     for text, i in items:
