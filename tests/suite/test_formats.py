@@ -401,3 +401,27 @@ def test_a_broken_file_in_a_skill_folder_is_reported_only_when_it_looks_like_eva
     errors = _errors(folder)
     assert len(errors) == 1
     assert errors[0].startswith(f"{(folder / 'evals' / 'more.json').as_posix()}:1:")
+
+
+@pytest.mark.parametrize(
+    ("text", "lacking"),
+    [
+        ("Used the script scripts/count.py", True),
+        ("Ran scripts/fill_form.py on the input", True),
+        ("Uses fill_form.py to fill the fields", True),
+        ("The agent executed the validation command", True),
+        ("Creates a file named summary.md", True),
+        ("Saved the result to report.csv", True),
+        ("The reply explains how to run the command", False),
+        ("The output mentions the file name", False),
+        ("Uses a table for the columns", False),
+        ("Lists the columns of the CSV file", False),
+        ("Produces a short summary", False),
+    ],
+)
+def test_an_expectation_about_what_the_agent_ran_or_wrote_is_not_judged(
+    text: str, lacking: bool
+) -> None:
+    from skilleval.suite.formats.reading import needs_more_than_reply
+
+    assert (needs_more_than_reply(text) is not None) == lacking

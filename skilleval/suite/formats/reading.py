@@ -7,6 +7,7 @@ the file's ``line:col``; where a tool's meaning cannot be kept, a note (a warnin
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -86,7 +87,6 @@ class Reading:
 
     def relative(self, target: Path) -> str:
         """``target`` written relative to the suite's folder."""
-        import os  # small, but only some readers need it
 
         return Path(os.path.relpath(target.resolve(), self.base.resolve())).as_posix()
 
@@ -114,14 +114,18 @@ def unavailable(reading: Reading, path: Sequence[str | int], text: str, why: str
     )
 
 
+_FILE_NAME = r"(?:scripts?/\S+|[\w./-]+\.(?:py|sh|js|ts|ps1|rb))"
 _RAN = re.compile(
-    r"\b(?:ran|runs?|running|used|uses?|using|invok\w*|call(?:s|ed)?|execut\w*)\b"
-    r"[^.;\n]{0,60}?\b(?:scripts?|tools?|commands?|scripts/\S+|\S+\.(?:py|sh|js|ts|ps1))\b",
+    # "ran the script", "executed a command", "used scripts/fill.py", "calls tools/x.sh"
+    r"\b(?:ran|executed|invoked|called|used)\b[^.;\n]{0,40}?\b(?:scripts?|tools?|commands?)\b"
+    rf"|\b(?:ran|runs?|running|executed|executes|invoked|invokes|called|calls|used|uses|using)"
+    rf"\b[^.;\n]{{0,30}}?{_FILE_NAME}",
     re.IGNORECASE,
 )
 _WROTE = re.compile(
-    r"\b(?:creat\w*|wr[io]te\w*|sav\w*|produc\w*|generat\w*|output\w*|export\w*)\b"
-    r"[^.;\n]{0,60}?(?:\bfiles?\b|\.(?:pdf|xlsx|docx|pptx|csv|png|jpg|svg|zip|json|md|txt|html)\b)",
+    # "creates a file", "saved output.pdf", "writes the results to report.csv"
+    r"\b(?:creat\w*|wr[io]te\w*|sav(?:e|es|ed|ing)|produc\w*|generat\w*|export\w*)\b"
+    r"[^.;\n]{0,30}?(?:\bfiles?\b|\b[\w-]+\.(?:pdf|xlsx|docx|pptx|csv|png|jpg|svg|zip|json|md|txt|html)\b)",
     re.IGNORECASE,
 )
 
