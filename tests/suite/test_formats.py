@@ -286,6 +286,8 @@ def test_a_pai_task_file_with_a_prompt_runs_as_one_test(tmp_path: Path) -> None:
     assert test["prompt"] == "What are the columns of people.csv?"
     assert test["threshold"] == 0.9
     assert suite.type == "regression"
+    assert suite.skill is None
+    assert any("no SKILL.md was found beside this file" in n for n in suite.notes)
     assert test["asserts"][0][:2] == ("llm-assert", ["The reply lists the columns"])
 
 
@@ -425,3 +427,16 @@ def test_an_expectation_about_what_the_agent_ran_or_wrote_is_not_judged(
     from skilleval.suite.formats.reading import needs_more_than_reply
 
     assert (needs_more_than_reply(text) is not None) == lacking
+
+
+def test_watch_runs_a_skill_folder_and_knows_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = skill_folder(tmp_path / "s")
+    write_json(folder / "evals" / "evals.json", {"evals": [{"prompt": "hi", "must_have": ["hi"]}]})
+    assert run_cli(["watch", "--once", str(folder), "--model", "echo"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    suite, _ = load_suite(folder)
+    # What watch re-runs on when saved: the eval file and the skill.
+    assert {p.name for p in suite.files} >= {"evals.json", "SKILL.md"}

@@ -96,6 +96,15 @@ def read_file(path: Path, doc: Document, only: str | None = None) -> Translated 
     skill = find_skill(path.parent)
     out = _start(path.parent, path, skill)
     _add(out, path, doc, found, skill)
+    if skill is None:
+        out.notes.append(
+            Diagnostic(
+                doc.at(),
+                "no SKILL.md was found beside this file (in its folder or the two above): the "
+                "tests run once, with no skill to compare against",
+                severity="warning",
+            )
+        )
     return _finish(out, doc.display, path)
 
 
