@@ -113,11 +113,28 @@ def test_broken_json_is_a_positioned_error_not_a_traceback(
     assert "Traceback" not in err
 
 
-def test_a_missing_input_file_is_an_error_at_its_entry(tmp_path: Path) -> None:
+def test_a_missing_input_file_makes_the_eval_an_error_not_the_file(tmp_path: Path) -> None:
     folder = skill_folder(tmp_path / "s")
     data = {"evals": [{"id": 1, "prompt": "hi", "files": ["nope.csv"], "expectations": ["x"]}]}
-    errors = _errors(write_json(folder / "evals" / "evals.json", data))
-    assert any(":7:9: error: input file not found: nope.csv" in e for e in errors), errors
+    path = write_json(folder / "evals" / "evals.json", data)
+    suite, _ = load_suite(path)
+    assert any(":7:9: warning: input file not found: nope.csv" in n for n in suite.notes)
+    assert [a.type for a in suite.tests[0].asserts] == ["llm-rubric", "unavailable"]
+    assert suite.tests[0].agent is None  # no workspace to set up
+
+
+def test_an_eval_with_only_an_expected_output_is_judged_against_it(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    data = {
+        "skill_name": "csv-summary",
+        "version": "0.1.0",
+        "description": "Sample prompts",
+        "evals": [{"id": 1, "prompt": "hi", "expected_output": "A greeting back."}],
+    }
+    suite, _ = load_suite(write_json(folder / "evals" / "evals.json", data))
+    assert suite.description == "Sample prompts"
+    ((kind, value, *_),) = shape(suite)[0]["asserts"]
+    assert (kind, value) == ("llm-rubric", "A greeting back.")
 
 
 # --- trigger sets ---------------------------------------------------------------------------

@@ -63,8 +63,8 @@ class Translated:
 
 def detect(data: Any, only: str | None = None) -> tuple[str, str] | None:
     """The format name and variant of ``data``, or None when it is none of them."""
-    if isinstance(data, dict) and ("version" in data or "tests" in data):
-        return None
+    if isinstance(data, dict) and ("tests" in data or data.get("version") == 1):
+        return None  # a skilleval suite (or a promptfoo config)
     for name in _ORDER if only is None else (only,):
         variant = FORMATS[name][0](data)
         if variant is not None:

@@ -48,7 +48,7 @@ _MODEL_ONLY = {
 
 def detect(data: Any) -> str | None:
     """``cases`` suite or ``task`` file, or None when ``data`` is neither."""
-    if not isinstance(data, Mapping) or "tests" in data or "version" in data:
+    if not isinstance(data, Mapping) or "tests" in data:
         return None
     cases = data.get("cases")
     listed = isinstance(cases, list) and bool(cases) and all(isinstance(c, Mapping) for c in cases)

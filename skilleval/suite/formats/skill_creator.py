@@ -80,6 +80,8 @@ def read(reading: Reading, variant: str) -> Part:
     shapes: set[str] = set()
     if isinstance(data, Mapping) and isinstance(data.get("skill_name"), str) and reading.skill:
         _check_name(reading, data["skill_name"])
+    if isinstance(data, Mapping) and isinstance(data.get("description"), str):
+        part.settings["description"] = data["description"]
     if not evals:
         reading.error(at, "`evals` is empty: there is nothing to run")
     for i, item in enumerate(evals):
@@ -149,11 +151,29 @@ def _eval(reading: Reading, item: Any, at: list[str | int], shapes: set[str]) ->
                     where, {"type": kind, "value": literal(pattern)}, reading.origin(where, name)
                 )
             )
+    if not asserts and reference:
+        # Nothing but the expected output: the judge holds the reply to it.
+        where = [*at, "expected_output"]
+        reading.warn(
+            where,
+            "this eval has no expectations: its expected_output is judged as its one rubric",
+            key=True,
+        )
+        asserts.append(
+            reading.wrap(
+                where,
+                {"type": "llm-rubric", "value": literal(reference), "threshold": 0},
+                reading.origin(where, "expected_output"),
+            )
+        )
     if not asserts:
         reading.warn(at, "this eval has no expectations: it is run, and only its reply is kept")
     else:
         test["assert"] = asserts
-    files = _files(reading, item.get("files"), [*at, "files"])
+    missing: list[Any] = []
+    files = _files(reading, item.get("files"), [*at, "files"], missing)
+    if missing:
+        test.setdefault("assert", []).extend(missing)
     if files:
         test["environment"] = {"files": files}
         test["tools"] = [dict(_READ_FILE_TOOL)]
@@ -207,14 +227,23 @@ def _expectation(
     return None, None
 
 
-def _files(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
+def _files(reading: Reading, raw: Any, at: list[str | int], missing: list[Any]) -> list[Any]:
+    """The workspace's files; each one not found adds an ``unavailable`` check to ``missing``."""
     if raw is None or raw == []:
         return []
     single = not isinstance(raw, list)
     if single:
         raw = [raw]
     out: list[Any] = []
-    roots = [r for r in (reading.skill.parent if reading.skill else None, reading.path.parent) if r]
+    roots = [
+        r
+        for r in (
+            reading.skill.parent if reading.skill else None,
+            reading.path.parent,
+            reading.path.parent.parent,
+        )
+        if r
+    ]
     for i, item in enumerate(raw):
         where = at if single else [*at, i]
         name = reading.text(item, where, "files")
@@ -222,10 +251,12 @@ def _files(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
             continue
         found = next((r / name for r in roots if (r / name).exists()), None)
         if found is None:
-            reading.error(
+            reading.warn(
                 where,
-                f"input file not found: {name} (looked beside the SKILL.md and beside this file)",
+                f"input file not found: {name} (looked beside the SKILL.md, beside this file "
+                "and in the folder above it); the eval's result will be an error",
             )
+            missing.append(unavailable(reading, where, f"input file {name}", "it is missing"))
             continue
         written = PurePosixPath(name)
         dest = (

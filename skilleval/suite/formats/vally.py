@@ -55,7 +55,7 @@ _FILE_GRADERS = {
 
 def detect(data: Any) -> str | None:
     """The variant of a Vally spec, or None when ``data`` is not one."""
-    if not isinstance(data, Mapping) or "tests" in data or "version" in data:
+    if not isinstance(data, Mapping) or "tests" in data:
         return None
     if isinstance(data.get("stimuli"), list):
         return "stimuli/graders"
@@ -169,7 +169,7 @@ def _stimulus(reading: Reading, item: Any, at: list[str | int], part: Part) -> A
     if "timeout" in item:
         _timeout_note(reading, [*at, "timeout"])
     asserts: list[Any] = []
-    setup = _environment(reading, item, at)
+    setup = _environment(reading, item, at, asserts)
     for key in ("graders", "assertions"):
         graders = item.get(key)
         if graders is None:
@@ -362,7 +362,11 @@ def _constraints(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
     return out
 
 
-def _environment(reading: Reading, item: Mapping[str, Any], at: list[str | int]) -> dict[str, Any]:
+def _environment(
+    reading: Reading, item: Mapping[str, Any], at: list[str | int], missing: list[Any]
+) -> dict[str, Any]:
+    """The stimulus's workspace; a fixture not found adds an ``unavailable`` check to
+    ``missing``."""
     env = item.get("environment")
     out: dict[str, Any] = {}
     if isinstance(env, Mapping) and isinstance(env.get("files"), list):
@@ -374,7 +378,15 @@ def _environment(reading: Reading, item: Mapping[str, Any], at: list[str | int])
                 continue
             src = reading.path.parent / entry["src"]
             if not src.exists():
-                reading.error([*where, "src"], f"fixture not found: {entry['src']}")
+                reading.warn(
+                    [*where, "src"],
+                    f"fixture not found: {entry['src']}; the stimulus's result will be an error",
+                )
+                missing.append(
+                    unavailable(
+                        reading, [*where, "src"], f"fixture {entry['src']}", "it is missing"
+                    )
+                )
                 continue
             dest = entry.get("dest") if isinstance(entry.get("dest"), str) else src.name
             files.append(reading.wrap(where, {"src": reading.relative(src), "dest": dest}))
