@@ -457,3 +457,42 @@ def test_watch_runs_a_skill_folder_and_knows_its_files(
     suite, _ = load_suite(folder)
     # What watch re-runs on when saved: the eval file and the skill.
     assert {p.name for p in suite.files} >= {"evals.json", "SKILL.md"}
+
+
+def test_an_older_vally_spec_copies_its_test_files_and_checks_globs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = skill_folder(tmp_path / "s")
+    (folder / "proj").mkdir()
+    (folder / "proj" / "app.csproj").write_text(
+        "<IsAotCompatible>true</IsAotCompatible>\n", "utf-8"
+    )
+    spec = """\
+    scenarios:
+      - name: Mark the project
+        prompt: Make the project AOT compatible.
+        setup:
+          copy_test_files: true
+          commands: ["touch made.txt"]
+        assertions:
+          - type: file_contains
+            path: "**/*.csproj"
+            value: IsAotCompatible
+          - type: file_exists
+            path: "**/*.md"
+          - type: file_exists
+            path: made.txt
+        expect_tools: [bash]
+    """
+    write_yaml(folder / "eval.yaml", spec)
+    out = tmp_path / "results.json"
+    run_cli(["run", str(folder / "eval.yaml"), "--model", "echo", "-q", "-o", str(out)])
+    record = json.loads(out.read_text(encoding="utf-8"))["records"][0]
+    statuses = [(a["type"], a["status"]) for a in record["asserts"]]
+    assert statuses == [
+        ("run-command", "pass"),  # some .csproj in the workspace holds the text
+        ("run-command", "fail"),  # no .md was copied: the skill and the spec stay out
+        ("file-exists", "pass"),  # made by the set-up command
+        ("unavailable", "error"),  # bash is the original agent's tool
+    ]

@@ -37,6 +37,8 @@ _STIMULUS = {
     "timeout",
     "tags",
     "description",
+    "expect_tools",
+    "reject_tools",
 }
 _TEXT_GRADERS = {
     "output-contains": ("contains", ("substring", "value", "text")),
@@ -180,6 +182,10 @@ def _stimulus(reading: Reading, item: Any, at: list[str | int], part: Part) -> A
         for j, grader in enumerate(graders):
             asserts.extend(_grader(reading, grader, [*at, key, j], item, at))
     asserts.extend(_constraints(reading, item.get("constraints"), [*at, "constraints"]))
+    # Older specs write the tool constraints on the scenario itself.
+    loose = {k: item[k] for k in ("expect_tools", "reject_tools") if k in item}
+    if loose:
+        asserts.extend(_constraints(reading, loose, at))
     if "rubric" in item and not any(_kind(g) == "prompt" for g in item.get("graders") or []):
         asserts.extend(_rubric(reading, item["rubric"], [*at, "rubric"]))
     if asserts:
@@ -286,6 +292,8 @@ def _file_grader(
         return reading.wrap(
             at, {"type": "unavailable", "value": {"text": target, "reason": "no path"}}
         )
+    if any(c in path for c in "*?["):
+        return reading.wrap(at, _glob_check(target, path, config), origin)
     if target in ("file-exists", "file-not-exists"):
         return reading.wrap(at, {"type": target, "value": path}, origin)
     if target == "file-matches":
@@ -295,6 +303,39 @@ def _file_grader(
         )
     text = config.get("substring", config.get("value", config.get("text", "")))
     return reading.wrap(at, {"type": target, "value": {"path": path, "value": str(text)}}, origin)
+
+
+_GLOB_SCRIPT = """\
+import glob, re, sys
+kind, pattern, needle = sys.argv[1:4]
+paths = [p for p in glob.glob(pattern, recursive=True) if kind.endswith("exists") or not p.endswith("/")]
+if kind.endswith("exists"):
+    found = bool(paths)
+else:
+    def text(p):
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+    test = (lambda t: re.search(needle, t, re.M)) if kind == "file-matches" else (lambda t: needle in t)
+    found = any(test(text(p)) for p in paths)
+negated = "-not-" in kind
+sys.exit(0 if found != negated else 1)
+"""
+
+
+def _glob_check(target: str, path: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """A file grader whose path is a glob (``**/*.csproj``): any matching file, as in Vally.
+
+    skilleval's file types take one path, so the check is a ``run-command`` of a short
+    Python script over the workspace."""
+    if target == "file-matches":
+        needle = config.get("pattern", config.get("regex", ""))
+    else:
+        needle = config.get("substring", config.get("value", config.get("text", "")))
+    command = ["python3", "-c", _GLOB_SCRIPT, target, path, str(needle)]
+    return {"type": "run-command", "value": {"command": command}}
 
 
 def _rubric(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
@@ -395,32 +436,67 @@ def _environment(
     elif env is not None:
         reading.error([*at, "environment"], "`environment` must be a mapping with `files:`")
     setup = item.get("setup")
-    if isinstance(setup, Mapping) and isinstance(setup.get("files"), list):
-        commands = []
-        for j, entry in enumerate(setup["files"]):
-            where = [*at, "setup", "files", j]
-            path = entry.get("path") if isinstance(entry, Mapping) else None
-            if not isinstance(path, str) or not _SAFE.match(path) or ".." in path.split("/"):
-                reading.error(where, "a setup file must be `{path, content}` with a relative path")
-                continue
-            content = entry.get("content", "")
-            commands.append(
-                reading.wrap(
-                    where,
-                    [
-                        "sh",
-                        "-c",
-                        'mkdir -p "$(dirname "$1")" && printf %s "$2" > "$1"',
-                        "sh",
-                        path,
-                        str(content),
-                    ],
-                )
+    if setup is None:
+        return out
+    if not isinstance(setup, Mapping):
+        reading.error([*at, "setup"], "`setup` must be a mapping (`files:`, `commands:` …)")
+        return out
+    for key in setup:
+        if key not in ("files", "commands", "copy_test_files"):
+            reading.warn([*at, "setup", key], f"setup `{key}` is not read", key=True)
+    if setup.get("copy_test_files") is True:
+        out.setdefault("files", []).extend(_test_files(reading, [*at, "setup", "copy_test_files"]))
+    commands: list[Any] = []
+    for j, entry in enumerate(setup.get("files") or []):
+        where = [*at, "setup", "files", j]
+        path = entry.get("path") if isinstance(entry, Mapping) else None
+        if not isinstance(path, str) or not _SAFE.match(path) or ".." in path.split("/"):
+            reading.error(where, "a setup file must be `{path, content}` with a relative path")
+            continue
+        content = entry.get("content", "")
+        commands.append(
+            reading.wrap(
+                where,
+                [
+                    "sh",
+                    "-c",
+                    'mkdir -p "$(dirname "$1")" && printf %s "$2" > "$1"',
+                    "sh",
+                    path,
+                    str(content),
+                ],
             )
-        if commands:
-            out["commands"] = commands
-    elif setup is not None:
-        reading.error([*at, "setup"], "`setup` must be a mapping with `files:`")
+        )
+    raw = setup.get("commands")
+    for j, command in enumerate(raw if isinstance(raw, list) else [] if raw is None else [raw]):
+        where = (
+            [*at, "setup", "commands"]
+            if not isinstance(raw, list)
+            else [*at, "setup", "commands", j]
+        )
+        text = reading.text(command, where, "command")
+        if text is not None:
+            commands.append(reading.wrap(where, text))
+    if commands:
+        out["commands"] = commands
+    return out
+
+
+_SPEC_NAMES = ("SKILL.md",)
+
+
+def _test_files(reading: Reading, at: list[str | int]) -> list[Any]:
+    """``copy_test_files: true``: everything beside the spec (but the spec and the skill)."""
+    folder = reading.path.parent
+    out = []
+    for entry in sorted(folder.iterdir()):
+        if entry.resolve() == reading.path.resolve() or entry.name in _SPEC_NAMES:
+            continue
+        if entry.name.startswith(".") or (
+            entry.suffix in (".yaml", ".yml") and "eval" in entry.name
+        ):
+            continue
+        out.append(reading.wrap(at, {"src": reading.relative(entry), "dest": entry.name}))
     return out
 
 
