@@ -496,3 +496,35 @@ def test_an_older_vally_spec_copies_its_test_files_and_checks_globs(
         ("file-exists", "pass"),  # made by the set-up command
         ("unavailable", "error"),  # bash is the original agent's tool
     ]
+
+
+def test_pai_graders_written_without_params_and_rubrics_in_files(tmp_path: Path) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "review.md").write_text("Names the missing check\n", "utf-8")
+    task = """\
+    task:
+      id: fix-auth
+      desc: Fix the empty-password bypass
+      prompt: Why does an empty password log in?
+      graders:
+        - type: llm_rubric
+          rubric: prompts/review.md
+          weight: 0.5
+        - type: llm_rubric
+          rubric: prompts/gone.md
+        - type: tool_calls
+          required:
+            - {tool: read_file, params: {path: "src/auth/*"}}
+          weight: 0.2
+      pass_threshold: 0.75
+    """
+    suite, _ = load_suite(write_yaml(tmp_path / "fix-auth.yaml", task))
+    (test,) = shape(suite)
+    assert [(a[0], a[1], a[2]) for a in test["asserts"]] == [
+        ("llm-rubric", "Names the missing check\n", 0.5),
+        ("unavailable", {"text": "rubric prompts/gone.md", "reason": "its file is missing"}, 1.0),
+        ("unavailable", test["asserts"][2][1], 1.0),
+    ]
+    assert "read_file" in test["asserts"][2][1]["text"]
+    assert suite.tests[0].description == "Fix the empty-password bypass"
+    assert any(":10:15: warning: rubric file not found" in n for n in suite.notes), suite.notes

@@ -14,10 +14,13 @@ prompt cannot be run, and is refused with a message that says so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from skilleval.errors import SkillevalError
 from skilleval.suite.formats.reading import Part, Reading, literal, slug, unavailable
+from skilleval.userfile import display_path, read_text
 
 SUITE = "PAI suite"
 TASK = "PAI task file"
@@ -28,6 +31,7 @@ _CASE_KNOWN = {
     "id",
     "name",
     "description",
+    "desc",
     "negative",
     "graders",
     "pass_threshold",
@@ -56,15 +60,15 @@ def detect(data: Any) -> str | None:
         return "cases suite"
     task = data.get("task")
     if isinstance(task, Mapping) and ("graders" in task or "id" in task):
-        return "task file (`task:`)"
+        return "`task:` mapping"
     if "graders" in data and isinstance(data.get("graders"), list) and "stimuli" not in data:
-        return "task file"
+        return "keys at the top"
     return None
 
 
 def read(reading: Reading, variant: str) -> Part:
     data: Mapping[str, Any] = reading.doc.data
-    if variant.startswith("cases"):
+    if variant == "cases suite":
         return _suite(reading, data, variant)
     at: list[str | int] = ["task"] if "task" in data else []
     task = data["task"] if at else data
@@ -127,7 +131,7 @@ def _case(
     test: dict[str, Any] = {}
     if isinstance(case.get("id"), (str, int)) and not isinstance(case.get("id"), bool):
         test["id"] = reading.wrap([*at, "id"], slug(str(case["id"])))
-    label = case.get("description") or case.get("name")
+    label = case.get("description") or case.get("desc") or case.get("name")
     if isinstance(label, str) and label.strip():
         test["description"] = label
     test["prompt"] = reading.wrap([*at, key], literal(prompt))
@@ -186,8 +190,17 @@ def _grader(reading: Reading, grader: Any, at: list[str | int]) -> list[Any]:
         return reading.wrap(at, {**body, **base}, origin)
 
     if kind == "llm_rubric":
-        rubric = params.get("rubric", params.get("criteria"))
-        items = reading.texts(rubric, [*at, "params", "rubric"], "rubric") if rubric else []
+        key = next((k for k in ("rubric", "criteria", "outcome_assertions") if k in params), None)
+        rubric = params.get(key) if key else None
+        where: list[str | int] = [*at, "params"] if params is not grader else [*at]
+        where.append(key or "type")
+        if isinstance(rubric, str) and _RUBRIC_FILE.match(rubric.strip()):
+            found = _rubric_file(reading, rubric.strip())
+            if found is None:
+                reading.warn(where, f"rubric file not found: {rubric}; the result will be an error")
+                return [unavailable(reading, where, f"rubric {rubric}", "its file is missing")]
+            rubric = found
+        items = reading.texts(rubric, where, "rubric") if rubric else []
         if not items:
             reading.error(at, "this llm_rubric grader has no `rubric`")
             return []
@@ -219,7 +232,7 @@ def _grader(reading: Reading, grader: Any, at: list[str | int]) -> list[Any]:
         return [entry({"type": target, "value": literal(t)}) for t, _ in items]
     if kind == "tool_calls":
         out = []
-        for name in _names(params.get("required")):
+        for name in _names(params.get("required", params.get("sequence"))):
             out.append(
                 unavailable(
                     reading,
@@ -243,8 +256,29 @@ def _grader(reading: Reading, grader: Any, at: list[str | int]) -> list[Any]:
 
 
 def _names(raw: Any) -> list[str]:
+    """Tool names written as texts or as ``{tool: NAME, params}`` mappings."""
     if isinstance(raw, str):
         return [raw]
-    if isinstance(raw, list):
-        return [str(x) for x in raw if isinstance(x, (str, int))]
-    return []
+    out: list[str] = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, Mapping):
+            item = item.get("tool", item.get("name"))
+        if isinstance(item, (str, int)) and not isinstance(item, bool):
+            out.append(str(item))
+    return out
+
+
+_RUBRIC_FILE = re.compile(r"^[\w./-]+\.(?:md|txt|markdown)$")
+
+
+def _rubric_file(reading: Reading, name: str) -> str | None:
+    """The text of a rubric written as a file name, looked up beside the file and the skill."""
+    roots = [reading.path.parent, *([reading.skill.parent] if reading.skill else [])]
+    for root in roots:
+        path = root / name
+        if path.is_file():
+            try:
+                return read_text(path, display_path(path))
+            except SkillevalError:
+                return None
+    return None
