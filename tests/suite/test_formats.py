@@ -528,3 +528,36 @@ def test_pai_graders_written_without_params_and_rubrics_in_files(tmp_path: Path)
     assert "read_file" in test["asserts"][2][1]["text"]
     assert suite.tests[0].description == "Fix the empty-password bypass"
     assert any(":10:15: warning: rubric file not found" in n for n in suite.notes), suite.notes
+
+
+def test_expect_and_fail_lists_are_checks_that_must_and_must_not_hold(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    data = [
+        {
+            "id": "count",
+            "prompt": "Count the rows",
+            "expect": ["Gives a number"],
+            "fail": ["Refuses to answer"],
+        }
+    ]
+    suite, _ = load_suite(write_json(folder / "evals" / "evals.json", data))
+    assert [(a.type, a.negated, a.value) for a in suite.tests[0].asserts] == [
+        ("llm-rubric", False, "Gives a number"),
+        ("not-llm-rubric", True, "Refuses to answer"),
+    ]
+    assert any("`fail` (must not happen)" in n for n in suite.notes)
+
+
+def test_a_skill_md_skilleval_cannot_read_leaves_the_evals_running_without_it(
+    tmp_path: Path,
+) -> None:
+    folder = skill_folder(tmp_path / "s")
+    (folder / "SKILL.md").write_text(
+        "---\nname: CSV-Summary\ndescription: Summarise a CSV.\n---\nCount rows.\n", "utf-8"
+    )
+    path = write_json(folder / "evals" / "evals.json", EVALS)
+    suite, _ = load_suite(path)
+    assert suite.skill is None
+    warning = next(n for n in suite.notes if "is not used as the skill under test" in n)
+    assert warning.startswith(f"{(folder / 'SKILL.md').as_posix()}:2:")
+    assert (folder / "SKILL.md").resolve() in suite.files  # watched, so a fix brings it in

@@ -82,6 +82,33 @@ def find_skill(start: Path) -> Path | None:
     return None
 
 
+def _usable(skill: Path | None) -> tuple[Path | None, list[Diagnostic]]:
+    """``skill`` when it reads as a skill; otherwise None, and a warning saying why.
+
+    Skills written for other tools do not always follow the SKILL.md rules skilleval checks
+    (a name in capitals, say): their evals still run, without the skill, rather than not at all.
+    """
+    if skill is None:
+        return None, []
+    from skilleval.suite.skills import load_skill  # only with a skill
+
+    try:
+        load_skill(skill, Location(display_path(skill), 1, 1))
+    except DiagnosticsError as exc:
+        first = exc.diagnostics[0] if exc.diagnostics else None
+        why = first.message if first is not None else "it cannot be read"
+        where = first.where if first is not None else Location(display_path(skill), 1, 1)
+        return None, [
+            Diagnostic(
+                where,
+                f"this SKILL.md is not used as the skill under test ({why}): the evals run "
+                "without it; fix it to compare with and without the skill",
+                severity="warning",
+            )
+        ]
+    return skill, []
+
+
 def read_file(path: Path, doc: Document, only: str | None = None) -> Translated | None:
     """The suite a foreign file stands for, or None when ``doc`` is a skilleval suite.
 
@@ -93,10 +120,14 @@ def read_file(path: Path, doc: Document, only: str | None = None) -> Translated 
     found = detect(doc.data, only)
     if found is None:
         return None
-    skill = find_skill(path.parent)
+    beside = find_skill(path.parent)
+    skill, unusable = _usable(beside)
     out = _start(path.parent, path, skill)
     _add(out, path, doc, found, skill)
-    if skill is None:
+    out.notes.extend(unusable)
+    if beside is not None and skill is None:
+        out.files.append(beside)  # watched: fixing it brings the skill in
+    if beside is None:
         out.notes.append(
             Diagnostic(
                 doc.at(),
@@ -125,7 +156,11 @@ def read_folder(folder: Path) -> Translated:
                 )
             ]
         )
-    out = _start(folder, skill, skill)
+    usable, unusable = _usable(skill)
+    out = _start(folder, skill, usable)
+    out.notes.extend(unusable)
+    if usable is None:
+        out.files.append(skill)  # watched: fixing it brings the skill in
     problems: list[Diagnostic] = []
     for path in _candidates(folder):
         try:
@@ -139,7 +174,7 @@ def read_folder(folder: Path) -> Translated:
             continue
         problems.extend(doc.problems)
         try:
-            _add(out, path, doc, found, skill)
+            _add(out, path, doc, found, usable)
         except DiagnosticsError as exc:
             problems.extend(exc.diagnostics)
     if problems:

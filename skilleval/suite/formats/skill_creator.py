@@ -32,7 +32,11 @@ from skilleval.suite.formats.reading import (
 
 FORMAT = "skill-creator evals"
 
-_EVAL_KEYS = {"prompt", "query", "expectations", "assertions", "expected_output"}
+_EVAL_KEYS = {"prompt", "query", "expectations", "assertions", "expected_output", "expect"}
+_POSITIVE = ("expectations", "assertions", "expect")
+"""Keys of the checks that must hold (``expect`` in some hand-written files)."""
+_NEGATIVE = ("fail", "must_not", "anti_expectations")
+"""Keys of behaviours that fail the eval when the reply shows them."""
 _KNOWN = {
     "id",
     "name",
@@ -45,6 +49,8 @@ _KNOWN = {
     "assertions",
     "must_have",
     "must_not_have",
+    *_POSITIVE,
+    *_NEGATIVE,
 }
 _READ_FILE_TOOL = {
     "name": "read_file",
@@ -66,7 +72,7 @@ def detect(data: Any) -> str | None:
         return None
     if any("should_trigger" in x for x in data):
         return None
-    graded = {"expectations", "assertions", "expected_output", "must_have"}
+    graded = {*_POSITIVE, *_NEGATIVE, "expected_output", "must_have"}
     if any(_EVAL_KEYS & set(x) for x in data) and any(graded & set(x) for x in data):
         return "a list of evals"
     return None
@@ -138,9 +144,15 @@ def _eval(reading: Reading, item: Any, at: list[str | int], shapes: set[str]) ->
         reading.error([*at, "expected_output"], "`expected_output` must be a text")
         reference = None
     asserts: list[Any] = []
-    for name in ("expectations", "assertions"):
+    for name in _POSITIVE:
         if name in item:
             asserts.extend(_expectations(reading, item[name], [*at, name], reference, shapes))
+    for name in _NEGATIVE:
+        if name in item:
+            shapes.add(f"`{name}` (must not happen)")
+            asserts.extend(
+                _expectations(reading, item[name], [*at, name], reference, shapes, negated=True)
+            )
     for name, kind in (("must_have", "regex"), ("must_not_have", "not-regex")):
         if name not in item:
             continue
@@ -181,8 +193,16 @@ def _eval(reading: Reading, item: Any, at: list[str | int], shapes: set[str]) ->
 
 
 def _expectations(
-    reading: Reading, raw: Any, at: list[str | int], reference: str | None, shapes: set[str]
+    reading: Reading,
+    raw: Any,
+    at: list[str | int],
+    reference: str | None,
+    shapes: set[str],
+    *,
+    negated: bool = False,
 ) -> list[Any]:
+    """One judged check per expectation; with ``negated``, each is a behaviour the reply must
+    not show (``not-llm-rubric``: it fails when the judge finds it)."""
     if not isinstance(raw, list):
         raw, single = [raw], True
     else:
@@ -197,7 +217,8 @@ def _expectations(
         if why is not None:
             out.append(unavailable(reading, where, text, why))
             continue
-        entry: dict[str, Any] = {"type": "llm-rubric", "value": literal(text), "threshold": 0}
+        kind = "not-llm-rubric" if negated else "llm-rubric"
+        entry: dict[str, Any] = {"type": kind, "value": literal(text), "threshold": 0}
         if reference:
             entry["reference"] = literal(reference)
         if name:
