@@ -561,3 +561,23 @@ def test_a_skill_md_skilleval_cannot_read_leaves_the_evals_running_without_it(
     warning = next(n for n in suite.notes if "is not used as the skill under test" in n)
     assert warning.startswith(f"{(folder / 'SKILL.md').as_posix()}:2:")
     assert (folder / "SKILL.md").resolve() in suite.files  # watched, so a fix brings it in
+
+
+def test_a_trigger_set_with_its_own_version_and_notes_is_still_a_trigger_set(
+    tmp_path: Path,
+) -> None:
+    folder = skill_folder(tmp_path / "s")
+    data = {
+        "version": 1,
+        "skill": "csv-summary",
+        "cases": [
+            {"id": "a", "prompt": "columns of this csv?", "should_trigger": True, "reason": "csv"},
+            {"id": "b", "prompt": "a poem", "should_trigger": False, "category": "negative"},
+        ],
+    }
+    suite, _ = load_suite(write_json(folder / "evals" / "triggers.json", data))
+    assert [(t.id, t.should_trigger) for t in suite.tests] == [
+        ("trigger-a", True),
+        ("trigger-b", False),
+    ]
+    assert not any("is not read" in n for n in suite.notes)  # notes for readers stay quiet

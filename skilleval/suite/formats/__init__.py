@@ -63,7 +63,7 @@ class Translated:
 
 def detect(data: Any, only: str | None = None) -> tuple[str, str] | None:
     """The format name and variant of ``data``, or None when it is none of them."""
-    if isinstance(data, dict) and ("tests" in data or data.get("version") == 1):
+    if isinstance(data, dict) and "tests" in data:
         return None  # a skilleval suite (or a promptfoo config)
     for name in _ORDER if only is None else (only,):
         variant = FORMATS[name][0](data)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skilleval.errors import SkillevalError
-from skilleval.suite.formats.reading import Part, Reading, literal, slug, unavailable
+from skilleval.suite.formats.reading import ANNOTATIONS, Part, Reading, literal, slug, unavailable
 from skilleval.userfile import display_path, read_text
 
 SUITE = "PAI suite"
@@ -119,7 +119,7 @@ def _case(
         reading.error(at, "a case must be a mapping with a `prompt` (or `input`)")
         return None
     for key in case:
-        if key not in _CASE_KNOWN and part.format == SUITE:
+        if key not in _CASE_KNOWN and key not in ANNOTATIONS and part.format == SUITE:
             reading.warn([*at, key], f"`{key}` is not read", key=True)
     key = next((k for k in _PROMPT_KEYS if k in case), None)
     if key is None:

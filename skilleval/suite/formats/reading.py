@@ -18,6 +18,11 @@ from skilleval.errors import Diagnostic, Location
 from skilleval.suite.formats.tree import At
 from skilleval.suite.yamldoc import Document
 
+ANNOTATIONS = frozenset(
+    {"category", "categories", "tags", "note", "notes", "reason", "rationale", "intent", "comment"}
+)
+"""Keys people write beside an eval, query, stimulus or case for readers: not read, not warned."""
+
 
 @dataclass
 class Reading:

@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skilleval.suite.formats.reading import (
+    ANNOTATIONS,
     Part,
     Reading,
     literal,
@@ -119,7 +120,7 @@ def _eval(reading: Reading, item: Any, at: list[str | int], shapes: set[str]) ->
         reading.error(at, "an eval must be a mapping with a `prompt`")
         return None
     for key in item:
-        if key not in _KNOWN:
+        if key not in _KNOWN and key not in ANNOTATIONS:
             reading.warn(
                 [*at, key], f"`{key}` is not read (skill-creator evals do not use it)", key=True
             )

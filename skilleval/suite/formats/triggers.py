@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skilleval.suite.formats.reading import Part, Reading, literal
+from skilleval.suite.formats.reading import ANNOTATIONS, Part, Reading, literal
 
 FORMAT = "trigger set"
 
@@ -77,7 +77,7 @@ def _query(reading: Reading, item: Any, at: list[str | int]) -> Any:
         reading.error(at, "a trigger query must be a mapping with `query` and `should_trigger`")
         return None
     for key in item:
-        if key not in _KNOWN:
+        if key not in _KNOWN and key not in ANNOTATIONS:
             reading.warn([*at, key], f"`{key}` is not read (trigger sets do not use it)", key=True)
     name = "query" if "query" in item else "prompt" if "prompt" in item else None
     if name is None:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skilleval.suite.formats.reading import Part, Reading, literal, unavailable
+from skilleval.suite.formats.reading import ANNOTATIONS, Part, Reading, literal, unavailable
 from skilleval.suite.formats.tree import At
 
 FORMAT = "Vally spec"
@@ -134,7 +134,7 @@ def _stimulus(reading: Reading, item: Any, at: list[str | int], part: Part) -> A
         reading.error(at, "a stimulus must be a mapping with a `prompt`")
         return None
     for key in item:
-        if key not in _STIMULUS:
+        if key not in _STIMULUS and key not in ANNOTATIONS:
             reading.warn([*at, key], f"`{key}` is not read", key=True)
     if "prompt" not in item:
         reading.error(at, "this stimulus has no `prompt`")
