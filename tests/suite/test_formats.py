@@ -189,7 +189,9 @@ def test_a_bad_should_trigger_value_is_positioned(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     errors = _errors(path)
-    assert errors == [f"{path.as_posix()}:3:35: error: `should_trigger` must be true or false"]
+    assert errors == [
+        f"{path.as_posix()}:3:35: error: `should_trigger` must be true or false (or a skill's name)"
+    ]
 
 
 # --- Vally ----------------------------------------------------------------------------------
@@ -581,3 +583,16 @@ def test_a_trigger_set_with_its_own_version_and_notes_is_still_a_trigger_set(
         ("trigger-b", False),
     ]
     assert not any("is not read" in n for n in suite.notes)  # notes for readers stay quiet
+
+
+def test_a_trigger_set_for_several_skills_labels_this_skills_queries(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path / "s")
+    data = {
+        "skills_tested": ["tools:csv-summary", "tools:chart"],
+        "evals": [
+            {"id": 1, "query": "columns of this csv?", "should_trigger": "tools:csv-summary"},
+            {"id": 2, "query": "draw a bar chart", "should_trigger": "tools:chart"},
+        ],
+    }
+    suite, _ = load_suite(write_json(folder / "evals" / "trigger-evals.json", data))
+    assert [t.should_trigger for t in suite.tests] == [True, False]

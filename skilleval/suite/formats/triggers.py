@@ -16,6 +16,8 @@ from skilleval.suite.formats.reading import ANNOTATIONS, Part, Reading, literal
 
 FORMAT = "trigger set"
 
+_WORDS = {"", "true", "false", "yes", "no", "y", "n", "1", "0"}
+"""Texts that mean a boolean written as a string: an error, never a skill's name."""
 _LABELS = {"trigger": True, "do_not_trigger": False, "no_trigger": False, "not_trigger": False}
 _KNOWN = {
     "query",
@@ -47,6 +49,9 @@ def detect(data: Any) -> str | None:
     queries = data.get("queries")
     if isinstance(queries, list) and any(_is_item(x) for x in queries):
         return "{skill_name, queries}" if "skill_name" in data else "{queries}"
+    evals = data.get("evals")
+    if isinstance(evals, list) and evals and all(_is_item(x) for x in evals):
+        return "{evals: [{query, should_trigger}]}"
     cases = data.get("cases")
     if isinstance(cases, list) and any(_is_item(x) for x in cases):
         return "{cases: [{expected: trigger | do_not_trigger}]}"
@@ -55,7 +60,9 @@ def detect(data: Any) -> str | None:
 
 def read(reading: Reading, variant: str) -> Part:
     data = reading.doc.data
-    key = None if isinstance(data, list) else "queries" if "queries" in data else "cases"
+    key = None
+    if not isinstance(data, list):
+        key = next(k for k in ("queries", "evals", "cases") if isinstance(data.get(k), list))
     items = data if key is None else data[key]
     at: list[str | int] = [] if key is None else [key]
     part = Part(FORMAT, variant, needs_skill=True)
@@ -103,7 +110,15 @@ def _label(reading: Reading, item: Mapping[str, Any], at: list[str | int]) -> bo
         value = item["should_trigger"]
         if isinstance(value, bool):
             return value
-        reading.error([*at, "should_trigger"], "`should_trigger` must be true or false")
+        name = _skill_name(reading)
+        named = isinstance(value, str) and value.strip().lower() not in _WORDS
+        if isinstance(value, str) and value.strip() and named and name is not None:
+            # A set for several skills names the one each query is for: this skill's own
+            # queries should trigger it, the others' should not.
+            return value == name or value.endswith((f":{name}", f"/{name}"))
+        reading.error(
+            [*at, "should_trigger"], "`should_trigger` must be true or false (or a skill's name)"
+        )
         return None
     raw = item.get("expected")
     label = _LABELS.get(str(raw).lower()) if isinstance(raw, str) else None
@@ -115,3 +130,16 @@ def _label(reading: Reading, item: Mapping[str, Any], at: list[str | int]) -> bo
             else "this trigger query has no `should_trigger` (or `expected`)",
         )
     return label
+
+
+def _skill_name(reading: Reading) -> str | None:
+    """The name of the skill beside the file, for sets that name a skill per query."""
+    if reading.skill is None:
+        return None
+    from skilleval.errors import DiagnosticsError
+    from skilleval.suite.skills import load_skill  # only for named sets
+
+    try:
+        return load_skill(reading.skill, reading.at()).name
+    except DiagnosticsError:
+        return None
