@@ -124,3 +124,37 @@ def test_every_report_gives_the_preference_with_its_sign_test(
     assert line in terminal
     assert line in md.read_text(encoding="utf-8")
     assert line in html.read_text(encoding="utf-8")
+
+
+class _ContentJudge:
+    """Prefers whichever answer holds the good output's text: a fit judge."""
+
+    def __init__(self, good: str) -> None:
+        self.good = good
+
+    def complete_json(self, messages: Any, schema: Any, max_tokens: int) -> Any:
+        text = messages[-1]["content"]
+        a = text.split("ANSWER A:\n", 1)[1].split("\n\nANSWER B:", 1)[0]
+        return {"reason": "compared", "better": "A" if a.strip() == self.good else "B"}
+
+
+def test_a_fit_judge_prefers_the_good_output_of_every_fitness_pair() -> None:
+    from skilleval.runner.judgecheck import load_pairs
+    from skilleval.runner.sidebyside_check import prefer
+
+    for pair in load_pairs()[:5]:
+        outcome = prefer(_ContentJudge(pair.good), pair)
+        assert (outcome.preferred, outcome.split) == ("good", False), pair.id
+
+
+def test_judge_check_side_by_side_shows_a_position_biased_judge_as_ties(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The echo judge answers a schema-held request with its first choice: always "A".
+    code = run_cli(
+        ["judge-check", "--judge-model", "echo", "--limit", "3", "--side-by-side", "--json"]
+    )
+    assert code == 0
+    side = json.loads(capsys.readouterr().out)["side_by_side"]
+    assert (side["good"], side["bad"], side["ties"], side["calls_disagreed"]) == (0, 0, 3, 3)
+    assert side["accuracy"] == 0.0
