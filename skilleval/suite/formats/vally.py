@@ -3,12 +3,13 @@
 Each stimulus (or scenario) becomes a test. ``config:`` or ``defaults:`` (never both, as in
 Vally) set ``runs`` (trials) and ``timeout``. Graders map to skilleval's assertion types:
 ``output-contains`` → ``contains``, ``output-matches`` → ``regex`` (and their ``not``
-forms), the file graders → the ``file-*`` types, ``run-command`` → ``run-command``, and
-``exit-success`` → ``run-command`` when it names a command, else the reply ending normally.
-``environment.files`` (or the older ``setup.files`` with inline ``content``) become the
-test's workspace, ``expect_activation`` a ``should_trigger`` label, and ``constraints``'
-``expect_tools`` (the original agent's tools) checks the local run cannot make. The ``rubric`` is the ``side-by-side`` judge:
-the skill-on answer against the skill-off one, item by item, as Vally judges it.
+forms), the file graders → the ``file-*`` types (a glob path → a ``run-command`` check),
+``run-command`` → ``run-command``, and ``exit-success`` → ``run-command`` when it names a
+command, else the reply ending normally. ``environment.files`` (or the older ``setup:`` with
+``files``, ``copy_test_files`` and ``commands``) set up the test's workspace,
+``expect_activation`` is a ``should_trigger`` label, and ``expect_tools`` (the original
+agent's tools) is a check the local run cannot make. The ``rubric`` is the ``side-by-side``
+judge: the skill-on answer against the skill-off one, item by item, as Vally judges it.
 """
 
 from __future__ import annotations
@@ -99,6 +100,13 @@ def read(reading: Reading, variant: str) -> Part:
         part.settings["decoding"] = {"mode": "distribution"}
     if defaults and "timeout" in defaults:
         _timeout_note(reading, [block or "", "timeout"])
+    for setting in defaults:
+        if setting not in ("runs", "timeout"):
+            reading.warn(
+                [block or "", setting],
+                f"`{setting}` is not read: skilleval runs the suite's own model and judge",
+                key=True,
+            )
     key = "stimuli" if "stimuli" in data else "scenarios"
     items = data.get(key)
     if not isinstance(items, list) or not items:
@@ -121,11 +129,10 @@ def _runs(reading: Reading, raw: Any, at: list[str | int]) -> int:
 
 
 def _timeout_note(reading: Reading, at: list[str | int]) -> None:
-    reading.warn(
+    reading.warn_once(
         at,
         "`timeout` is not enforced: a local model call has no per-test time limit "
         "(stop a run with Ctrl-C and --resume it)",
-        key=True,
     )
 
 
