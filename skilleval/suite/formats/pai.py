@@ -4,7 +4,8 @@ A case becomes a test; ``negative: true`` marks a should-not case (a ``should_tr
 false`` test when a skill is found). Graders map by type: ``llm_rubric`` → ``llm-rubric``
 (PAI's scale is normalised to 0–1, as the judge's 1–5 score is), ``natural_language_assert``
 → ``llm-assert``, ``string_match`` → ``contains``, ``regex_match`` → ``regex``,
-``tool_calls`` → tool assertions; each keeps its ``weight``. ``pass_threshold`` keeps PAI's
+``tool_calls`` → a check the local run cannot make (the agent's tools are not the local
+model's), and any other grader the same, naming it; each keeps its ``weight``. ``pass_threshold`` keeps PAI's
 meaning: the test passes when its mean weighted score reaches it (a test ``threshold:``).
 
 A task file (``task: {id, graders, …}``) is run as PAI's runner runs it: its prompt
@@ -43,8 +44,8 @@ _CASE_KNOWN = {
     "expected_output",
     "metadata",
 }
-_MODEL_ONLY = {
-    "pairwise_comparison": "it compares two outputs, and a case has one",
+_NO_LOCAL_EQUIVALENT = {
+    "pairwise_comparison": "it compares the output with PAI's stored reference output",
     "reference_comparison": "it needs PAI's reference store",
     "identity_consistency": "it needs PAI's identity files",
 }
@@ -251,7 +252,7 @@ def _grader(reading: Reading, grader: Any, at: list[str | int]) -> list[Any]:
         elif not out:
             reading.error(at, "this tool_calls grader names no `required` or `forbidden` tools")
         return out
-    why = _MODEL_ONLY.get(kind, f"PAI's `{kind}` grader has no equivalent in a local run")
+    why = _NO_LOCAL_EQUIVALENT.get(kind, f"PAI's `{kind}` grader has no equivalent in a local run")
     return [unavailable(reading, at, kind, why)]
 
 

@@ -9,6 +9,9 @@ Shapes read (``docs/formats.md`` has the mapping):
   ``{name, check}`` or ``{text}``: one ``llm-rubric`` each, judged pass or fail on its own,
   its reason being the evidence (as skill-creator's ``grading.json`` gives
   ``{text, passed, evidence}``);
+- ``expect`` as ``expectations``, and ``fail`` (``must_not``, ``anti_expectations``):
+  behaviours that fail the eval, one ``not-llm-rubric`` each;
+- an eval with only an ``expected_output``: that text is its one rubric;
 - ``must_have`` and ``must_not_have`` regex lists: ``regex`` and ``not-regex``.
 
 An expectation about what the agent ran or wrote cannot be judged from the reply, and is an
