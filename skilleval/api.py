@@ -189,10 +189,11 @@ class AssertionType:
     origin: str = "builtin"
     uses_threshold: bool = False
     """True when ``threshold:`` can stand in for ``value:`` (promptfoo's latency, levenshtein)."""
-    compares: bool = False
+    compares: bool | Literal["arms"] = False
     """True for a type that grades the outputs of one test under every prompt together
     (``select-best``): its function takes the list of their checks and returns one verdict
-    per check, in order."""
+    per check, in order. ``"arms"``: the same, over the outputs of one test and trial in each
+    arm (``side-by-side``), ordered by arm name."""
 
     @property
     def kind(self) -> Literal["assertion"]:
@@ -256,7 +257,7 @@ def assertion(
     check_value: ValueCheck | None = None,
     options: Mapping[str, Any] | None = None,
     uses_threshold: bool = False,
-    compares: bool = False,
+    compares: bool | Literal["arms"] = False,
 ) -> Callable[[_Marked], _Marked]:
     """Mark ``fn`` as the assertion type ``name``.
 
@@ -270,7 +271,8 @@ def assertion(
         uses_threshold: Accept ``threshold:`` in place of ``value:``.
         compares: The function grades the outputs of one test under every prompt at once: it
             takes a list of checks and returns a list of verdicts (see
-            :attr:`AssertionType.compares`).
+            :attr:`AssertionType.compares`); ``"arms"``: the outputs of one test in every
+            arm instead.
     """
 
     def mark(fn: _Marked) -> _Marked:

@@ -15,7 +15,7 @@ from skilleval.suite.yamlio import load_yaml
 
 @click.group("import")
 def import_group() -> None:
-    """Write another tool's config as a skilleval suite."""
+    """Write another tool's config or eval file as a skilleval suite."""
 
 
 @import_group.command("promptfoo")
@@ -69,3 +69,80 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
     for note in suite.notes:
         click.echo(note, err=True)
     click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)
+
+
+_FORMAT_HELP = {
+    "skill-creator": "skill-creator's evals/evals.json",
+    "triggers": "a trigger set ([{query, should_trigger}] and its wrappings)",
+    "vally": "a dotnet/skills Vally spec (eval.yaml)",
+    "pai": "a PAI suite (cases:) or task file (graders:)",
+    "skill": "a skill folder: its SKILL.md and every eval file in it",
+}
+
+
+def _foreign_command(name: str) -> click.Command:
+    @click.command(name, help=f"Write {_FORMAT_HELP[name]} as a skilleval suite, then validate it.")
+    @click.argument("path", metavar="PATH", type=click.Path(exists=True, path_type=Path))
+    @click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Where to write the suite (default: suite.yaml beside PATH).",
+    )
+    @click.option("--force", is_flag=True, help="Replace the output file if it exists.")
+    @click.pass_context
+    def command(ctx: click.Context, path: Path, output: Path | None, force: bool) -> None:
+        _import_foreign(ctx, name, path, output, force)
+
+    return command
+
+
+def _import_foreign(
+    ctx: click.Context, name: str, path: Path, output: Path | None, force: bool
+) -> None:
+    from skilleval.suite import formats  # lazy: start-up time
+    from skilleval.suite.formats.emit import write_suite  # lazy: start-up time
+
+    if name == "skill" and not path.is_dir():
+        raise UsageError(f"{path} is not a folder; `import skill` takes a skill folder")
+    if name != "skill" and path.is_dir():
+        raise UsageError(f"{path} is a folder; give the {name} file, or use `import skill`")
+    default = (path if path.is_dir() else path.parent) / "suite.yaml"
+    target = output or default
+    if target.exists() and target.resolve() == path.resolve():
+        raise UsageError(f"{target} is the file itself; give another --output")
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists; give --force to replace it, or another --output")
+    translated: formats.Translated | None
+    if path.is_dir():
+        translated = formats.read_folder(path)
+    else:
+        doc = load_yaml(path, strict=False)
+        if doc.problems:
+            raise SuiteError(doc.problems)
+        translated = formats.read_file(path, doc, only=name)
+        if translated is None:
+            found = formats.detect(doc.data)
+            seen = f"it reads as {found[0]} ({found[1]})" if found else "it matches no format"
+            raise UsageError(f"{path} is not {_FORMAT_HELP[name]}: {seen}")
+    command = f"skilleval import {name} {path.name}"
+    imported = write_suite(translated, target, command)
+    try:
+        target.write_text(imported.text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    for line in imported.detected:
+        click.echo(f"read {line}", err=True)
+    for warning in imported.warnings:
+        click.echo(warning, err=True)
+    click.echo(f"wrote {target}", err=True)
+    try:
+        suite, _ = load_suite(target, Overrides())
+    except DiagnosticsError as exc:
+        click.echo(str(exc), err=True)
+        ctx.exit(ExitCode.INVALID)
+    click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)
+
+
+for _name in _FORMAT_HELP:
+    import_group.add_command(_foreign_command(_name))

@@ -49,6 +49,12 @@ def judge_spec(raw: str, *, key: str = "judge", option: str = "--judge-model") -
 
 @click.command("judge-check")
 @fitness_options("judge", "Grade")
+@click.option(
+    "--side-by-side",
+    is_flag=True,
+    help="Also show each pair's good and bad outputs side by side (the side-by-side judge) "
+    "and report how often the good one is preferred.",
+)
 @json_option
 @click.pass_context
 def judge_check(
@@ -57,6 +63,7 @@ def judge_check(
     seed: int,
     limit: int | None,
     no_cache: bool,
+    side_by_side: bool,
     as_json: bool,
 ) -> None:
     """Grade the judge-fitness set; report accuracy, discrimination and errors.
@@ -83,12 +90,22 @@ def judge_check(
         if key is not None and fitness.status in ("qualified", "unqualified"):
             # A run with this judge then reads the measurement back instead of repeating it.
             judgefit.remember(home_dir(), key, fitness)
+        compared = None
+        if side_by_side and not report.aborted:
+            from skilleval.runner.sidebyside_check import (
+                run_side_by_side_check,
+            )  # lazy: start-up time
+
+            compared = run_side_by_side_check(client, pairs)
     finally:
         client.close()
     if as_json:
-        emit_json({**report.to_json(), "fitness": encode(fitness)})
+        extra = {} if compared is None else {"side_by_side": _side_json(compared)}
+        emit_json({**report.to_json(), "fitness": encode(fitness), **extra})
     else:
         _summary(report)
+        if compared is not None:
+            click.echo(compared.line(), err=True)
         if not report.aborted:
             click.echo(fitness.reason, err=True)
     ctx.exit(ExitCode.RUNTIME if report.aborted else ExitCode.OK)
@@ -144,3 +161,17 @@ def _summary(report: JudgeCheckReport) -> None:
         lines.append("note: the judge gave every output the same grade; it cannot tell them apart")
     click.echo("\n".join(lines), err=True)
     click.echo(f"{report.seconds:.1f}s", err=True)
+
+
+def _side_json(compared: Any) -> dict[str, Any]:
+    return {
+        "accuracy": compared.accuracy,
+        "good": compared.count("good"),
+        "bad": compared.count("bad"),
+        "ties": compared.count("tie"),
+        "errors": compared.count("error"),
+        "calls_disagreed": compared.split,
+        "pairs": [
+            {"id": o.pair.id, "preferred": o.preferred, "split": o.split} for o in compared.outcomes
+        ],
+    }

@@ -32,7 +32,7 @@ def _plural(n: int, word: str) -> str:
     metavar="SUITE...",
     nargs=-1,
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, path_type=Path),
 )
 @click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
 @plugin_options

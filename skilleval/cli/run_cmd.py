@@ -37,7 +37,7 @@ from skilleval.util.scrub import without_surrogates
     "suite_file",
     metavar="SUITE",
     required=False,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, path_type=Path),
 )
 @model_option(
     "--model",

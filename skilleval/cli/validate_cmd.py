@@ -21,7 +21,7 @@ from skilleval.util.pyfile import no_user_imports
     metavar="SUITE...",
     nargs=-1,
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, path_type=Path),
 )
 @click.option(
     "--no-plugins",

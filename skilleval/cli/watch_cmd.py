@@ -19,7 +19,7 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
     metavar="SUITE...",
     nargs=-1,
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, path_type=Path),
 )
 @model_option(
     "--model",

@@ -147,6 +147,26 @@ def select_schema(count: int) -> dict[str, Any]:
     )
 
 
+PREFERENCES: Final = ("A", "B", "tie")
+"""What a side-by-side judge may answer: answer A is better, answer B is, or neither."""
+
+
+def preference_schema() -> dict[str, Any]:
+    """``{reason, better}``: which of two answers better meets one rubric item, or a tie."""
+    return closed(
+        {
+            "reason": bounded_text(REASON_CHARS),
+            "better": {"type": "string", "enum": list(PREFERENCES)},
+        }
+    )
+
+
+def read_preference(reply: Any) -> tuple[str, str]:
+    """A side-by-side reply: ``A``, ``B`` or ``tie``, and the reason."""
+    body = _mapping(reply)
+    return str(_choice(body, "better", PREFERENCES)), _text(body, "reason")
+
+
 def verdict_budget() -> int:
     """``max_tokens`` for a ``{reason, <one word>}`` reply (factuality, closedqa, g-eval,
     select-best)."""

@@ -103,7 +103,7 @@ def assert_messages(
 def graded_messages(name: str, variables: Mapping[str, Any]) -> list[dict[str, str]]:
     """The conversation of one of the promptfoo-compatible graders, from ``templates/<name>.j2``
     (``factuality``, ``closedqa``, ``geval_steps``, ``geval_score``, ``questions``,
-    ``context_support``, ``context_needed``, ``select_best``)."""
+    ``context_support``, ``context_needed``, ``select_best``, ``side_by_side``)."""
     return _blocks(f"{name}.j2", variables)
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import shlex
+import shutil
 from collections.abc import Iterator
 from typing import Any, Literal
 
 from skilleval import expr
 from skilleval.errors import RegexError, RegexTimeoutError
-from skilleval.lint.checks import CANNOT_FAIL, CANNOT_PASS, UNSCORED_TEST
+from skilleval.lint.checks import CANNOT_FAIL, CANNOT_PASS, NOT_CHECKABLE, UNSCORED_TEST
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import LintAssert, LintTest, LintView
 from skilleval.util import saferegex
@@ -42,6 +44,10 @@ def check(view: LintView) -> Iterator[Finding]:
             if key in seen or entry.weight <= 0:
                 continue
             seen.add(key)
+            lacking = not_checkable(entry)
+            if lacking is not None:
+                yield Finding(NOT_CHECKABLE, entry.where, lacking)
+                continue
             found = always(entry)
             if found is None:
                 continue
@@ -59,6 +65,63 @@ def check(view: LintView) -> Iterator[Finding]:
                     entry.where,
                     f"{shown} cannot pass: {why}. It fails every result, with or without the skill",
                 )
+
+
+def not_checkable(entry: LintAssert) -> str | None:
+    """Why ``entry`` will be an ``error`` in a local run, or None.
+
+    An ``unavailable`` check (read from another tool's eval file) says so itself; a
+    ``run-command`` whose program is not installed here cannot run.
+    """
+    if entry.base == "unavailable" and isinstance(entry.value, dict):
+        return (
+            f"{entry.value.get('text', '')!r} cannot be checked in a local run: "
+            f"{entry.value.get('reason', '')}; it will be an `error` verdict"
+        )
+    if entry.base == "run-command":
+        command = entry.value.get("command") if isinstance(entry.value, dict) else entry.value
+        program = _program(command)
+        if program and shutil.which(program) is None:
+            return (
+                f"`{program}` is not installed here, so run-command `{program} …` cannot run; "
+                "it will be an `error` verdict"
+            )
+    return None
+
+
+def _program(command: Any) -> str | None:
+    """The program a command line or argv runs (None for anything the shell must decide)."""
+    if isinstance(command, list):
+        return str(command[0]) if command else None
+    if not isinstance(command, str):
+        return None
+    try:
+        first = shlex.split(command)[0] if command.strip() else ""
+    except ValueError:
+        return None
+    if not first or any(c in first for c in "$`=()|&;<>") or first in _SHELL_WORDS:
+        return None
+    return first
+
+
+_SHELL_WORDS = frozenset(
+    {
+        "cd",
+        "test",
+        "[",
+        "if",
+        "for",
+        "while",
+        "export",
+        "set",
+        "true",
+        "false",
+        "echo",
+        "printf",
+        "exit",
+        "!",
+    }
+)
 
 
 def _base_id(test: LintTest) -> str:

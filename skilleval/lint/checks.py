@@ -80,6 +80,12 @@ CANNOT_PASS = LintCheck(
 UNSCORED_TEST = LintCheck(
     "SE303", "unscored-test", "error", "a test has no assertion with weight > 0"
 )
+NOT_CHECKABLE = LintCheck(
+    "SE304",
+    "not-checkable-here",
+    "warning",
+    "a check needs something a local run lacks, and will be an `error` verdict",
+)
 INVALID_SUITE = LintCheck(
     "SE400",
     "invalid-suite",
@@ -115,6 +121,7 @@ CHECKS: tuple[LintCheck, ...] = (
     CANNOT_FAIL,
     CANNOT_PASS,
     UNSCORED_TEST,
+    NOT_CHECKABLE,
     INVALID_SUITE,
     MISSING_FILE,
     RUBRIC_CUT_BY_COMMENT,

@@ -12,6 +12,7 @@ from skilleval.lint.checks import BAD_IGNORE, INVALID_SUITE, MISSING_FILE, find_
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES, LintView, from_document, from_suite
 from skilleval.plugins.registry import Registry
+from skilleval.suite import formats
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.yamlio import Document, load_yaml
 
@@ -27,8 +28,18 @@ def lint_suite(path: Path, overrides: Overrides | None = None) -> list[Diagnosti
 
 def lint_findings(path: Path, overrides: Overrides | None = None) -> list[Finding]:
     """Every lint finding for the suite at ``path``, in file order."""
+    base = path if path.is_dir() else path.parent
+    foreign: formats.Translated | None
     try:
-        doc = load_yaml(path)
+        if path.is_dir():
+            foreign = formats.read_folder(path)
+            doc = foreign.doc
+        else:
+            doc = load_yaml(path)
+            foreign = formats.read_file(path, doc)
+        if foreign is not None:
+            # Another tool's eval file: the checks look at the suite it stands for.
+            doc, base = foreign.doc, foreign.base
     except DiagnosticsError as exc:
         return sorted((_from_loader(d) for d in exc.diagnostics), key=Finding.sort_key)
     findings: list[Finding] = []
@@ -40,7 +51,7 @@ def lint_findings(path: Path, overrides: Overrides | None = None) -> list[Findin
         view = from_document(path, doc, _builtin_tiers())
     else:
         view = from_suite(suite, doc, sorted(suite.files))
-    findings.extend(rawtext.missing_files(doc, path.parent))
+    findings.extend(rawtext.missing_files(doc, base))
     findings.extend(rawtext.rubric_cuts(doc))
     for extra in view.yaml_files:
         if extra.resolve() != path.resolve():

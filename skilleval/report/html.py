@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from skilleval.report import charts, trigger_view, view
+from skilleval.report import charts, preference_view, trigger_view, view
 from skilleval.report.history import History
 from skilleval.report.view import Row
 from skilleval.results.model import (
@@ -130,6 +130,7 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
         "arm_cards": _arm_cards(run),
         "multi_arm": len(view.arms(run)) > 1,
         "lift": charts.lift_view(run.lift),
+        "preference": _preference_line(run),
         "curves": charts.curves(run.reliability),
         "trigger": _trigger_view(run.trigger, skill_name),
         "overfit": _overfit_view(run.overfit),
@@ -540,3 +541,9 @@ def _decision(trigger: TriggerOutcome | None, skill: str | None) -> dict[str, An
         "scores": ranked,
         "other": {},
     }
+
+
+def _preference_line(run: Run) -> str | None:
+    """The side-by-side judge's preference with its sign test, when a test uses it."""
+    found = preference_view.preference(run)
+    return None if found is None else found.line()

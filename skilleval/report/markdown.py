@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from skilleval.report import trigger_view, view
+from skilleval.report import preference_view, trigger_view, view
 from skilleval.results.model import ArmSummary, Lift, Reliability, Run, Tally, Trigger
 
 MAX_FAILING = 25
@@ -179,6 +179,9 @@ def render_markdown(run: Run) -> str:
     extras: list[str] = []
     if run.lift:
         extras.append(_lift_line(run.lift))
+    preferred = preference_view.preference(run)
+    if preferred is not None:
+        extras.append(md(preferred.line(), 400))
     if run.trigger:
         extras.append(_trigger_line(run.trigger))
         extras.extend(_trigger_extras(run.trigger))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skilleval.report import view
+from skilleval.report import preference_view, view
 from skilleval.report.trigger_view import trigger_extra_lines
 from skilleval.results.model import Lift, Reliability, Run, Tally, TestRow, Trigger
 from skilleval.results.records import Record
@@ -164,6 +164,9 @@ def render_terminal(run: Run, *, color: bool = False) -> str:
             out.append("  metrics: " + ", ".join(f"{k} {v:.2f}" for k, v in s.metrics.items()))
     if run.lift:
         out.append(_lift_line(run.lift))
+    preferred = preference_view.preference(run)
+    if preferred is not None:
+        out.append(preferred.line())
     if run.trigger:
         out.extend(_trigger_lines(run.trigger))
     for arm, rel in (run.reliability or {}).items():

@@ -1,9 +1,12 @@
-"""Types that grade several outputs together (``select-best``): group the outputs, call once.
+"""Types that grade several outputs together (``select-best``, ``side-by-side``): group the
+outputs, call once.
 
 A suite with several ``prompts:`` turns each written test into one test per prompt. The
 outputs of those tests in the same arm and trial form a group; a type with
 :attr:`~skilleval.api.AssertionType.compares` set is called once per group, with one check
 per output, and its verdicts are handed to :func:`skilleval.runner.grade.grade` as given.
+A type that compares ``"arms"`` groups one test's outputs in each arm of the same trial
+instead (the skill-off and skill-on answers, side by side).
 """
 
 from __future__ import annotations
@@ -35,27 +38,35 @@ def group_key(test: TestCase, arm: str, trial: int) -> GroupKey:
     return (str(test.where), vars_, arm, trial)
 
 
+def arms_key(test: TestCase, trial: int) -> GroupKey:
+    """One test's outputs in every arm share this key (a type that compares the arms)."""
+    return (test.id, "", "", trial)
+
+
 def given_verdicts(
     done: Sequence[tuple[Job, Completion]],
     subject_of: Callable[[Job, Completion], grading.Subject],
     judge: Judge | None,
 ) -> Given:
     """The verdicts of every comparing assertion of ``done``, one call per group and assertion."""
-    groups: dict[GroupKey, list[tuple[Job, Completion]]] = {}
+    groups: dict[tuple[GroupKey, int], list[tuple[Job, Completion]]] = {}
     for job, completion in done:
-        if compares(job.test):
-            groups.setdefault(group_key(job.test, job.arm, job.trial), []).append((job, completion))
-    out: Given = {}
-    for members in groups.values():
-        # By test id, so the judge sees the outputs in the same order however they finished.
-        members.sort(key=lambda m: m[0].test.id)
-        first = members[0][0].test
-        for index, entry in enumerate(first.asserts):
+        for index, entry in enumerate(job.test.asserts):
             if not entry.spec.compares:
                 continue
-            verdicts = _grade_group(index, members, subject_of, judge)
-            for (job, _), verdict in zip(members, verdicts, strict=True):
-                out.setdefault(job.key, {})[index] = verdict
+            if entry.spec.compares == "arms":
+                key = arms_key(job.test, job.trial)
+            else:
+                key = group_key(job.test, job.arm, job.trial)
+            groups.setdefault((key, index), []).append((job, completion))
+    out: Given = {}
+    for (_, index), members in groups.items():
+        # By test id and arm, so the judge sees the outputs in the same order however they
+        # finished.
+        members.sort(key=lambda m: (m[0].test.id, m[0].arm))
+        verdicts = _grade_group(index, members, subject_of, judge)
+        for (job, _), verdict in zip(members, verdicts, strict=True):
+            out.setdefault(job.key, {})[index] = verdict
     return out
 
 

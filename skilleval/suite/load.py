@@ -27,7 +27,7 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
-from skilleval.suite import agentic
+from skilleval.suite import agentic, formats
 from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
@@ -81,9 +81,16 @@ def load_suite(path: Path, overrides: Overrides | None = None) -> tuple[Suite, R
 
 
 def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
-    loader = _Loader(path, overrides or Overrides())
-    doc = load_yaml(path, strict=False)
+    foreign = formats.read_folder(path) if path.is_dir() else None
+    doc = foreign.doc if foreign is not None else load_yaml(path, strict=False)
+    if foreign is None:
+        foreign = formats.read_file(path, doc)
+        doc = foreign.doc if foreign is not None else doc
+    loader = _Loader(foreign.anchor if foreign is not None else path, overrides or Overrides())
     loader.reader.files.add(path.resolve())
+    loader.foreign_notes = [] if foreign is None else [str(n) for n in foreign.notes]
+    for read in foreign.files if foreign is not None else ():
+        loader.reader.files.add(read.resolve())
     if doc.data is None or doc.data == {}:
         raise SuiteError(
             [
@@ -114,6 +121,9 @@ def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     suite = _compile(loader, replace(doc, data=checked.usable))
     if loader.diags:
         raise SuiteError(loader.diags)
+    if path.is_dir():
+        # A skill folder stands for its suite: runs are named after it and resumed from it.
+        suite = replace(suite, path=path)
     return suite, loader.registry
 
 
@@ -193,7 +203,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
-        notes=tuple(_promptfoo_notes(doc)) + tuple(models.notes),
+        notes=tuple(loader.foreign_notes) + tuple(_promptfoo_notes(doc)) + tuple(models.notes),
         derived_metrics=derived,
     )
 

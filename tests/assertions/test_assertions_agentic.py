@@ -380,3 +380,20 @@ def test_file_paths_are_checked_at_load() -> None:
 def test_run_command(ws: Path, value: Any, passed: bool, reason: str) -> None:
     verdict = check(workspace_checks.run_command, value, workspace=ws)
     assert (verdict.passed, verdict.reason) == (passed, reason)
+
+
+@pytest.mark.parametrize(
+    "value", [{"command": ["no-such-program-xyz"]}, "no-such-program-xyz --version"]
+)
+def test_run_command_of_a_program_not_installed_is_an_error(ws: Path, value: Any) -> None:
+    verdict = check(workspace_checks.run_command, value, workspace=ws)
+    assert verdict.error is not None
+    assert "could not run" in verdict.reason
+
+
+def test_run_command_expecting_127_still_passes_on_it(ws: Path) -> None:
+    verdict = check(
+        workspace_checks.run_command, {"command": "exit 127", "exit_code": 127}, workspace=ws
+    )
+    assert verdict.passed
+    assert verdict.error is None

@@ -179,7 +179,7 @@ def llm_rubric(check: Check) -> Verdict:
         passed=grade.passed,
         reason=_rubric_reason(grade),
         score=grade.score,
-        details=_rubric_details(grade, reply),
+        details={"rubric": listed or items[0], **_rubric_details(grade, reply)},
     )
 
 

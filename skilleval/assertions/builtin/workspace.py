@@ -294,9 +294,15 @@ def run_command(check: Check) -> Verdict:
     done = run_in(root, command, timeout_s=timeout, max_output=RUN_MAX_OUTPUT)
     shown = f"`{clip(label, 60)}`"
     if done.error is not None:
-        return Verdict.of(False, f"{shown} could not run: {done.error}")
+        # A program that is not installed here says nothing about the reply.
+        return Verdict.errored(f"{shown} could not run: {done.error}")
     if done.timed_out:
         return Verdict.of(False, f"{shown} timed out after {timeout:g} s and was killed")
+    if isinstance(command, str) and done.exit_code == 127 and expected != 127:
+        return Verdict.errored(
+            f"{shown} could not run: the shell found no such command "
+            f"({quote(done.stderr.strip(), 80)})"
+        )
     if done.exit_code != expected:
         failure = done.describe_failure(timeout)
         return Verdict.of(False, f"{shown} {failure}; expected exit code {expected}")
