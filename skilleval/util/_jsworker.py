@@ -19,6 +19,7 @@ and ``exports`` and the function is taken from its exports. A reply: ``{"ok": tr
 
 import contextlib
 import json
+import os
 import resource
 import sys
 import time
@@ -191,7 +192,22 @@ def handle(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return {"ok": True, "result": reply, "logs": _logs(ctx)}
 
 
+def die_with_parent() -> None:
+    """Ask the kernel to kill this process when skilleval ends, however it ends (even by
+    SIGKILL): a worker stuck in a backtracking regex would otherwise run on forever. The
+    parent's id comes as the first argument; if it is gone already, so is this worker."""
+    parent = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else None
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes  # only here: the one use
+
+        pr_set_pdeathsig, sigkill = 1, 9
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
+
+
 def main() -> None:
+    die_with_parent()
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     spare = fresh() if _quickjs is not None else None

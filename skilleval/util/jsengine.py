@@ -17,6 +17,12 @@ No JavaScript runs in skilleval's own process. Each call goes to a worker proces
   cannot interrupt a backtracking regular expression, so a pattern like ``/(a+)+$/`` on a long
   text ends there. A new worker is started for the next call.
 
+No worker outlives skilleval: each runs in a session of its own (a Ctrl-C to the terminal's
+process group reaches skilleval, not the worker) and asks the kernel to kill it when its parent
+dies (``PR_SET_PDEATHSIG``, so even ``kill -9`` of skilleval ends it); every worker started is
+kept in one registry, a call interrupted by Ctrl-C or SIGTERM kills its worker, and the rest
+are killed at exit.
+
 Every failure (a syntax error, a throw, a limit) is a :class:`JsFailure` with the line in the
 user's code, never an exception out of this module. The worker is found next to this file and
 started with the same interpreter; it imports nothing from skilleval.
@@ -189,15 +195,45 @@ def _last_statement_semicolon(code: str) -> int:
 # --- the worker pool ------------------------------------------------------------------------
 
 
+def _start_process() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*WORKER_COMMAND, str(WORKER), str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+_spawner: Any = None
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    """A new worker process, started by a thread that lives as long as skilleval does.
+
+    The kernel's parent-death signal follows the *thread* that started a process, so a
+    worker started by a grading thread would die when that thread's pool shuts down, perhaps
+    in the middle of another thread's call.
+    """
+    global _spawner
+    if threading.current_thread() is threading.main_thread():
+        return _start_process()
+    with _lock:
+        if _spawner is None:
+            from concurrent.futures import ThreadPoolExecutor  # lazy: start-up time
+
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skilleval-js")
+        spawner = _spawner
+    proc: subprocess.Popen[bytes] = spawner.submit(_start_process).result()
+    return proc
+
+
 class _Worker:
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [*WORKER_COMMAND, str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        self.proc = _spawn()
         self.buffer = b""
+        with _lock:
+            _live.add(self)
 
     def ask(self, request: Mapping[str, Any], deadline: float) -> dict[str, Any] | None:
         """The worker's reply, or None when it died or missed the deadline."""
@@ -226,9 +262,12 @@ class _Worker:
         return reply
 
     def close(self, *, kill: bool = False) -> None:
+        with _lock:
+            _live.discard(self)
         pipes: list[IO[bytes] | None] = [self.proc.stdin, self.proc.stdout]
         if kill:
-            self.proc.kill()
+            with contextlib.suppress(OSError):
+                self.proc.kill()
         for pipe in pipes:
             with contextlib.suppress(OSError):
                 if pipe is not None:
@@ -236,19 +275,27 @@ class _Worker:
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            with contextlib.suppress(OSError):
+                self.proc.kill()
             self.proc.wait()
 
 
 _idle: list[_Worker] = []
+_live: set[_Worker] = set()
+"""Every worker started and not yet closed, idle or busy."""
 _lock = threading.Lock()
 
 
 def _take() -> _Worker:
-    with _lock:
-        if _idle:
-            return _idle.pop()
-    return _Worker()
+    while True:
+        with _lock:
+            worker = _idle.pop() if _idle else None
+        if worker is None:
+            return _Worker()
+        if worker.proc.poll() is None:
+            return worker
+        # The kernel ended it with the thread that started it (PR_SET_PDEATHSIG).
+        worker.close(kill=True)
 
 
 def _give_back(worker: _Worker) -> None:
@@ -258,11 +305,12 @@ def _give_back(worker: _Worker) -> None:
 
 @atexit.register
 def _close_all() -> None:
+    """Kill every worker still running, idle or busy (a call cut short by Ctrl-C)."""
     with _lock:
-        workers = list(_idle)
+        workers = list(_live)
         _idle.clear()
     for worker in workers:
-        worker.close()
+        worker.close(kill=True)
 
 
 def _run(
@@ -285,7 +333,12 @@ def _run(
         worker = _take()
     except OSError as exc:
         return JsOutcome(failure=JsFailure("worker", f"the worker did not start ({exc})"))
-    reply = worker.ask(request, time.monotonic() + 3 * TIME_LIMIT_S + 1.0)
+    try:
+        reply = worker.ask(request, time.monotonic() + 3 * TIME_LIMIT_S + 1.0)
+    except BaseException:
+        # Ctrl-C or SIGTERM (KeyboardInterrupt) while the worker runs: it goes with the call.
+        worker.close(kill=True)
+        raise
     if reply is None:
         died = worker.proc.poll() is not None
         worker.close(kill=True)
