@@ -59,9 +59,9 @@ def workers_of(pid: int) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if any(a.endswith(b"_jsworker.py") for a in argv) and str(pid).encode() in argv:
-            if state != "Z":
-                found.append(int(entry.name))
+        ours = any(a.endswith(b"_jsworker.py") for a in argv) and str(pid).encode() in argv
+        if ours and state != "Z":
+            found.append(int(entry.name))
     return found
 
 
