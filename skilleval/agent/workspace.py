@@ -153,5 +153,3 @@ def _remove_leftovers() -> None:
 
 
 atexit.register(_remove_leftovers)
-
-
