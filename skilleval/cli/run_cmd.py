@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -24,6 +23,7 @@ from skilleval.report.outputs import (
 )
 from skilleval.report.progress import progress_reporter
 from skilleval.results.write import iter_run, matrix_json
+from skilleval.runner.resume import read_manifest
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
@@ -295,7 +295,7 @@ def _run_matrix(
 
 
 def _suite_of(run_dir: Path) -> Path:
-    manifest = run_dir / "run.json"
-    if not manifest.is_file():
-        raise click.UsageError(f"{run_dir} is not a skilleval run directory (no run.json)")
-    return Path(json.loads(manifest.read_text(encoding="utf-8"))["suite"])
+    try:
+        return Path(read_manifest(run_dir)["suite"])
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None

@@ -128,3 +128,57 @@ def test_a_reply_moved_under_another_key_is_a_miss(suite: Path) -> None:
     swapped, statuses, hits = run(suite)
     assert (swapped.code, statuses, hits) == (0, {"paris": "pass", "rome": "pass"}, 0)
     assert len(warnings_in(swapped)) == 1
+
+
+DEEP = "[" * 50_000 + "]" * 50_000
+
+
+@pytest.mark.parametrize("memo", ["platform.json", "installed.json"])
+@pytest.mark.parametrize(
+    "damage",
+    [DEEP, '{"a": ' * 50_000 + "1" + "}" * 50_000, '{"sha256": "x", "entries": {"k": NaN}}'],
+    ids=["deep list", "deep object", "NaN"],
+)
+def test_a_damaged_memo_is_absent_with_one_warning(suite: Path, memo: str, damage: str) -> None:
+    clean, statuses, _ = run(suite)
+    (home() / memo).write_text(damage, encoding="utf-8")
+    damaged, again, _ = run(suite)
+    assert (damaged.code, again) == (clean.code, statuses)
+    assert warnings_in(damaged) == [
+        f"warning: a memo in {home() / memo} is damaged and was not used; it is measured again"
+    ]
+    healed, _, _ = run(suite)
+    assert warnings_in(healed) == []
+
+
+def test_a_flipped_byte_in_a_memo_is_absent_with_one_warning(suite: Path) -> None:
+    run(suite)
+    memo = home() / "platform.json"
+    memo.write_text(memo.read_text().replace("Linux", "Linuy"), encoding="utf-8")
+    damaged, _, _ = run(suite)
+    assert len(warnings_in(damaged)) == 1
+    doc = json.loads((home() / "runs" / "latest" / "results.json").read_text())
+    assert "Linuy" not in json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [DEEP, "{not json", '{"suite": NaN}', "[1]", '{"suite": 3}', ""],
+    ids=["deep", "not json", "NaN", "list", "no suite", "empty"],
+)
+def test_a_damaged_run_manifest_refuses_resume_with_one_line(suite: Path, manifest: str) -> None:
+    run(suite)
+    run_dir = (home() / "runs" / "latest").resolve()
+    (run_dir / "run.json").write_text(manifest, encoding="utf-8")
+    for argv in (["run", "--resume", str(run_dir)], ["run", str(suite), "--resume", str(run_dir)]):
+        done = run_isolated(argv, suite.parent, time_limit=30)
+        assert not done.problems(), done.err
+        assert done.code == 2, done.err
+        lines = [
+            line
+            for line in done.err.splitlines()
+            if line.strip() and not line.startswith(("Usage:", "Try '"))
+        ]
+        assert len(lines) == 1, done.err
+        assert "run.json" in lines[0]
+        assert "cannot be resumed" in lines[0] or "not a skilleval run" in lines[0]
