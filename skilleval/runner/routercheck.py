@@ -401,7 +401,7 @@ def cached_fitness(home: Path, identity: ModelIdentity) -> RouterFitness | None:
         if body.get("identity") != identity.key():
             return None
         return decode(RouterFitness, body["fitness"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, DecodeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, DecodeError, RecursionError):
         return None
 
 
