@@ -60,6 +60,8 @@ class Loader:
     """``defaultTest`` assertions without templates, by index: compiled once, not per test."""
     agent_sources: AgentSources | None = None
     """What each test's agentic keys are read with, fixed once the shared tools are read."""
+    expanded: int = 0
+    """Tests made so far by expanding list vars (``suite/vars.py``), against the suite's limit."""
     default_templated: dict[int, AssertionEntry] = field(default_factory=dict)
     """``defaultTest`` assertions with templates, by index, compiled once without a problem:
     each further test checks only what depends on its vars
