@@ -48,6 +48,7 @@ from typing import IO, Any, Final, Literal
 
 from skilleval.errors import JavaScriptError
 from skilleval.util.frozen import frozen
+from skilleval.util.scrub import clip
 
 __all__ = [
     "MEMORY_LIMIT",
@@ -68,6 +69,9 @@ TIME_LIMIT_S: float = 1.0
 
 MEMORY_LIMIT: int = 64 * 1024 * 1024
 """Bytes of JavaScript heap one call may use."""
+
+MESSAGE_CHARS: int = 2_000
+"""The longest message a failure keeps (``throw 'R'.repeat(2e7)``); longer ones are cut."""
 
 WORKER: Final = Path(__file__).with_name("_jsworker.py")
 WORKER_COMMAND: list[str] = [sys.executable, "-I"]
@@ -232,6 +236,8 @@ class _Worker:
     def __init__(self) -> None:
         self.proc = _spawn()
         self.buffer = b""
+        self.ended = False
+        """The worker closed its end (it died), as opposed to missing the deadline."""
         with _lock:
             _live.add(self)
 
@@ -244,6 +250,7 @@ class _Worker:
             stdin.write(json.dumps(request).encode() + b"\n")
             stdin.flush()
         except OSError:
+            self.ended = True
             return None
         fd = stdout.fileno()
         while b"\n" not in self.buffer:
@@ -253,12 +260,19 @@ class _Worker:
             ready, _, _ = select.select([fd], [], [], remaining)
             if not ready:
                 return None
-            chunk = os.read(fd, 1 << 16)
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
             if not chunk:
+                self.ended = True
                 return None
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        reply: dict[str, Any] = json.loads(line)
+        try:
+            reply: dict[str, Any] = json.loads(line)
+        except (ValueError, RecursionError):
+            return {"ok": False, "kind": "worker", "error": "its reply is not JSON"}
         return reply
 
     def close(self, *, kill: bool = False) -> None:
@@ -340,10 +354,20 @@ def _run(
         worker.close(kill=True)
         raise
     if reply is None:
-        died = worker.proc.poll() is not None
+        died = worker.ended or worker.proc.poll() is not None
+        code = None
+        if died:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = worker.proc.wait(timeout=1)  # its own exit status, before any kill
         worker.close(kill=True)
         if died:
-            return JsOutcome(failure=JsFailure("worker", "the worker process ended unexpectedly"))
+            how = ""
+            if code is not None and code < 0:
+                how = f" (killed by signal {-code})"
+            elif code:
+                how = f" (exit status {code})"
+            message = f"the worker process ended unexpectedly{how}"
+            return JsOutcome(failure=JsFailure("worker", message))
         return JsOutcome(failure=JsFailure("timeout", "stopped at the wall-clock deadline"))
     _give_back(worker)
     outcome = _outcome(reply)
@@ -357,13 +381,21 @@ def _run(
     return outcome
 
 
-def _outcome(reply: Mapping[str, Any]) -> JsOutcome:
-    logs = tuple(str(x) for x in reply.get("logs") or ())
+def _outcome(reply: Any) -> JsOutcome:
+    """What the worker's reply says; a reply of any other shape is a failure, never an
+    exception (the user's code runs in the context that builds it)."""
+    if not isinstance(reply, dict):
+        return JsOutcome(failure=JsFailure("worker", "the worker's reply could not be read"))
+    raw_logs = reply.get("logs")
+    logs = tuple(str(x) for x in raw_logs) if isinstance(raw_logs, list) else ()
     if not reply.get("ok"):
         return JsOutcome(
             failure=_failure(str(reply.get("kind")), str(reply.get("error"))), logs=logs
         )
-    result = reply["result"]
+    result = reply.get("result")
+    if not isinstance(result, dict):
+        message = "gave a result skilleval could not read (was JSON.stringify or toJSON replaced?)"
+        return JsOutcome(failure=JsFailure("result", message), logs=logs)
     kind = result.get("kind")
     if kind == "value":
         return JsOutcome(value=result.get("value"), logs=logs)
@@ -371,7 +403,10 @@ def _outcome(reply: Mapping[str, Any]) -> JsOutcome:
         return JsOutcome(undefined=True, logs=logs)
     if kind == "nonfinite":
         text = str(result.get("text"))
-        return JsOutcome(value=float(text.replace("Infinity", "inf")), logs=logs)
+        try:
+            return JsOutcome(value=float(text.replace("Infinity", "inf")), logs=logs)
+        except ValueError:
+            return JsOutcome(failure=JsFailure("result", f"gave {text[:60]!r}"), logs=logs)
     if kind == "pending":
         message = "returned a promise that never settled (there are no timers or I/O)"
         return JsOutcome(failure=JsFailure("result", message), logs=logs)
@@ -389,6 +424,8 @@ _FRAME = re.compile(r"^\s*at (?:(\S+) \()?<input>:(\d+)\)?\s*$", re.MULTILINE)
 
 def _failure(kind: str, text: str) -> JsFailure:
     first, _, rest = text.partition("\n")
+    first = clip(first, MESSAGE_CHARS)
+    rest = rest[:MESSAGE_CHARS]  # the stack: its first frame is all that is read
     line = None
     for match in _FRAME.finditer(rest):
         if (match.group(1) or "").startswith("__skilleval"):
