@@ -29,7 +29,7 @@ from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
 from skilleval.util.collector import promote
-from skilleval.util.scrub import without_surrogates
+from skilleval.util.scrub import printable, without_surrogates
 
 
 @click.command()
@@ -178,9 +178,9 @@ def run(
                 progress=progress,
                 resume=resume,
                 force=force,
-                warn=lambda message: click.echo(f"warning: {message}", err=True),
+                warn=lambda message: click.echo(f"warning: {printable(message)}", err=True),
                 judge_check=not no_judge_check,
-                notice=None if quiet else lambda message: click.echo(message, err=True),
+                notice=None if quiet else lambda message: click.echo(printable(message), err=True),
             )
             outcome = run_suite(suite, options)
     except NoTestsSelected:
@@ -262,9 +262,9 @@ def _run_matrix(
                 jobs=jobs,
                 use_cache=not no_cache,
                 progress=progress,
-                warn=lambda message: click.echo(f"warning: {message}", err=True),
+                warn=lambda message: click.echo(f"warning: {printable(message)}", err=True),
                 judge_check=not no_judge_check,
-                notice=None if quiet else lambda message: click.echo(message, err=True),
+                notice=None if quiet else lambda message: click.echo(printable(message), err=True),
             )
             outcome = run_matrix(suite, options, started)
     except NoTestsSelected:

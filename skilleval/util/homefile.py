@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from skilleval.util.scrub import printable
+
 __all__ = [
     "MAGIC",
     "damaged",
@@ -46,7 +48,7 @@ _warned: set[tuple[str, str]] = set()
 
 def _stderr(message: str) -> None:
     with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"warning: {message}\n")
+        sys.stderr.write(f"warning: {printable(message)}\n")
         sys.stderr.flush()
 
 
