@@ -272,13 +272,60 @@ def _quiet() -> Iterator[None]:
 def _download(ref: HubRef, filename: str, revision: str | None, endpoint: str) -> Path:
     from huggingface_hub import hf_hub_download  # lazy: start-up time
 
+    # huggingface_hub retries a download it cannot even connect for with back-off (23 s with
+    # no network at all): when the hub cannot be reached, only the local cache is asked.
+    unreachable = _unreachable(endpoint)
     try:
-        local = hf_hub_download(ref.repo, filename, revision=revision, tqdm_class=_bar_class())
+        local = hf_hub_download(
+            ref.repo,
+            filename,
+            revision=revision,
+            tqdm_class=_bar_class(),
+            local_files_only=unreachable is not None,
+        )
     except Exception as exc:
+        if unreachable is not None and not _offline(_chain(exc)):
+            what = f"{filename} from {ref.repo}" + (f" at revision {revision}" if revision else "")
+            raise ModelDownloadError(
+                f"cannot fetch {ref}: cannot reach {endpoint} for {what}, and it is not in the"
+                f" local cache ({unreachable})"
+            ) from None
         # huggingface_hub raises its own errors, httpx2's, OSError and ValueError, from
         # several layers; each becomes one line naming the repository and the file.
         raise ModelDownloadError(_explain(exc, ref, filename, revision, endpoint)) from None
     return Path(str(local))
+
+
+PROBE_S = 3.0
+"""How long the hub may take to accept a connection before only the local cache is asked."""
+_probed: dict[str, str | None] = {}
+
+
+def _unreachable(endpoint: str) -> str | None:
+    """Why ``endpoint`` cannot be reached (no name resolution, no connection within
+    :data:`PROBE_S`), or None when it can, or when that is not ours to judge (offline mode is
+    set, or a proxy carries the traffic). Asked once per endpoint in a process."""
+    from huggingface_hub import constants  # lazy: start-up time
+
+    if constants.HF_HUB_OFFLINE or any(
+        os.environ.get(name)
+        for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")
+    ):
+        return None
+    if endpoint not in _probed:
+        import socket  # lazy: start-up time
+        from urllib.parse import urlsplit  # lazy: start-up time
+
+        parts = urlsplit(endpoint)
+        host = parts.hostname or ""
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            with socket.create_connection((host, port), timeout=PROBE_S):
+                reason = None
+        except (OSError, ValueError) as exc:
+            reason = _one_line(exc)
+        _probed[endpoint] = reason
+    return _probed[endpoint]
 
 
 def _bar_class() -> Any:
