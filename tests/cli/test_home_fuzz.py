@@ -117,7 +117,8 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, tuple[o
         again = run_isolated(["run", str(suite), "--json"], root, time_limit=30)
     finally:
         del os.environ["SKILLEVAL_HOME"]
-    assert not first.problems() and not again.problems(), first.err + again.err
+    assert not first.problems(), first.err
+    assert not again.problems(), again.err
     assert _outcome(first) == _outcome(again)
     # Fold the cache's write-ahead log into its file (a killed run leaves it there; SQLite
     # checks the log's frames itself), so that the damage lands in the pages that are read.
@@ -145,7 +146,8 @@ def test_a_damaged_home_gives_the_same_verdicts_or_one_line(
     target.write_bytes(DAMAGE[how](target.read_bytes(), rng))
     done = run_isolated(["run", str(suite), "--json"], suite.parent, time_limit=30)
     assert not done.problems(), f"{how} {target.name}: {done.err}"
-    assert done.code is not None and done.code >= 0, f"{how} {target.name}: crashed"
+    assert done.code is not None
+    assert done.code >= 0, f"{how} {target.name}: crashed"
     messages = [line for line in done.err.splitlines() if line.startswith(("warning:", "error:"))]
     if done.code in (0, 1) and done.out:
         assert _outcome(done) == expected, f"{how} {target.name}: {done.err}"

@@ -9,8 +9,10 @@ re-parented.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -140,3 +142,33 @@ def test_a_killed_run_leaves_no_worker(tmp_path: Path) -> None:
     send(proc, "SIGKILL")
     proc.wait(timeout=10)
     assert wait_for(lambda: not workers_of(pid), 3), f"workers left: {workers_of(pid)}"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_signal_at_a_random_moment_leaves_no_child(tmp_path: Path, seed: int) -> None:
+    """Any signal, any moment: while the suite loads (its JavaScript is compiled by workers
+    then), while checks run, while results are written. Whatever the exit, nothing stays."""
+    rng = random.Random(seed)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(textwrap.dedent(STUCK).lstrip(), encoding="utf-8")
+    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skilleval", "run", str(suite), "--json"],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+    pid = proc.pid
+    time.sleep(rng.uniform(0.0, 2.5))
+    how = rng.choice(["SIGINT", "SIGINT to the group", "SIGTERM", "double SIGINT"])
+    with contextlib.suppress(ProcessLookupError):
+        send(proc, how)
+    try:
+        proc.wait(timeout=25)
+    finally:
+        if proc.poll() is None:
+            os.killpg(pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode is not None
+    assert wait_for(lambda: not workers_of(pid), 3), f"{how}: workers left: {workers_of(pid)}"
