@@ -104,17 +104,15 @@ def _outcome(done: Finished) -> tuple[int | None, dict[str, str]]:
     return done.code, {r["test_id"]: r["status"] for r in doc["records"]}
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, tuple[object, ...]]:
-    """A suite, a home holding what a clean run stored, and that run's outcome."""
-    root = tmp_path_factory.mktemp("fuzz")
+def _clean_home(root: Path, text: str, args: list[str]) -> tuple[Path, Path, tuple[object, ...]]:
+    """A suite, a home holding what two clean runs stored, and their (equal) outcome."""
     suite = root / "suite.yaml"
-    suite.write_text(textwrap.dedent(SUITE).lstrip(), encoding="utf-8")
+    suite.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     home = root / "home"
     os.environ["SKILLEVAL_HOME"] = str(home)
     try:
-        first = run_isolated(["run", str(suite), "--json"], root, time_limit=30)
-        again = run_isolated(["run", str(suite), "--json"], root, time_limit=30)
+        first = run_isolated(["run", str(suite), "--json", *args], root, time_limit=120)
+        again = run_isolated(["run", str(suite), "--json", *args], root, time_limit=120)
     finally:
         del os.environ["SKILLEVAL_HOME"]
     assert not first.problems(), first.err
@@ -127,13 +125,15 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, tuple[o
     return suite, home, _outcome(first)
 
 
-@pytest.mark.parametrize("seed", range(CASES))
-def test_a_damaged_home_gives_the_same_verdicts_or_one_line(
+def _damaged_run(
     clean: tuple[Path, Path, tuple[object, ...]],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     seed: int,
+    args: list[str],
 ) -> None:
+    """Damage one stored file (chosen by ``seed``, as is the damage), run again, and check
+    the outcome against the clean one."""
     suite, stored, expected = clean
     home = tmp_path / "home"
     shutil.copytree(stored, home, symlinks=True)
@@ -144,12 +144,12 @@ def test_a_damaged_home_gives_the_same_verdicts_or_one_line(
     target = files[seed % len(files)]
     how = list(DAMAGE)[(seed // len(files)) % len(DAMAGE)]
     target.write_bytes(DAMAGE[how](target.read_bytes(), rng))
-    done = run_isolated(["run", str(suite), "--json"], suite.parent, time_limit=30)
+    done = run_isolated(["run", str(suite), "--json", *args], suite.parent, time_limit=120)
     assert not done.problems(), f"{how} {target.name}: {done.err}"
     assert done.code is not None
     assert done.code >= 0, f"{how} {target.name}: crashed"
     messages = [line for line in done.err.splitlines() if line.startswith(("warning:", "error:"))]
-    if done.code in (0, 1) and done.out:
+    if done.code in (0, 1, 3) and done.out:
         assert _outcome(done) == expected, f"{how} {target.name}: {done.err}"
         assert len(messages) <= 1, f"{how} {target.name}: {done.err}"
     else:
@@ -157,3 +157,62 @@ def test_a_damaged_home_gives_the_same_verdicts_or_one_line(
         lines = [line for line in done.err.splitlines() if line.strip()]
         assert len(lines) == 1, f"{how} {target.name}: {done.err}"
         assert lines[0].startswith("error: "), lines[0]
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, tuple[object, ...]]:
+    return _clean_home(tmp_path_factory.mktemp("fuzz"), SUITE, [])
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_a_damaged_home_gives_the_same_verdicts_or_one_line(
+    clean: tuple[Path, Path, tuple[object, ...]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+) -> None:
+    _damaged_run(clean, tmp_path, monkeypatch, seed, [])
+
+
+# On the embedded model, without the response cache: the model's hash memo and the prompt
+# prefixes kept under <home>/kv are read back too. Verdicts are compared with the clean run
+# on this machine, never with fixed text.
+MODEL_SUITE = """
+version: 1
+model: {path: default, n_ctx: 512}
+decoding: {max_tokens: 4}
+prompts:
+  - >-
+    You are a careful assistant who answers questions about the capitals of countries in
+    one word. Keep every answer short, plain and exact, with no punctuation and no extra
+    words. Question: what is the capital of {{country}}?
+tests:
+  - vars: {country: France}
+    assert: [{type: icontains, value: "a"}]
+  - vars: {country: Italy}
+    assert: [{type: icontains, value: "o"}]
+  - vars: {country: Spain}
+    assert: [{type: icontains, value: "e"}]
+"""
+MODEL_CASES = 12
+
+
+@pytest.fixture(scope="module")
+def clean_model(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Path, tuple[object, ...]]:
+    made = _clean_home(tmp_path_factory.mktemp("fuzz-model"), MODEL_SUITE, ["--no-cache"])
+    assert list(made[1].glob("kv/*/*.kv")), "no prompt prefix was kept"
+    assert (made[1] / "model-hashes.json").is_file()
+    return made
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("seed", range(MODEL_CASES))
+def test_a_damaged_model_home_gives_the_same_verdicts_or_one_line(
+    clean_model: tuple[Path, Path, tuple[object, ...]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+) -> None:
+    _damaged_run(clean_model, tmp_path, monkeypatch, seed, ["--no-cache"])
