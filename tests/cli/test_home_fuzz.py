@@ -4,7 +4,7 @@
 The re-run must give the clean run's verdicts, or stop with one line; never a traceback, a
 crash, a hang or a different verdict (docs/architecture.md, "Everything read back from the
 home is verified before use"). Bounded: a fixed number of seeded cases, each run in a
-forked child with a time limit.
+fresh interpreter with a time limit.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.isolated import Finished, run_isolated
+from tests.cli.fresh import run_fresh
+from tests.cli.isolated import Finished
 
 SUITE = """
 version: 1
@@ -111,8 +112,8 @@ def _clean_home(root: Path, text: str, args: list[str]) -> tuple[Path, Path, tup
     home = root / "home"
     os.environ["SKILLEVAL_HOME"] = str(home)
     try:
-        first = run_isolated(["run", str(suite), "--json", *args], root, time_limit=120)
-        again = run_isolated(["run", str(suite), "--json", *args], root, time_limit=120)
+        first = run_fresh(["run", str(suite), "--json", *args], root, time_limit=120)
+        again = run_fresh(["run", str(suite), "--json", *args], root, time_limit=120)
     finally:
         del os.environ["SKILLEVAL_HOME"]
     assert not first.problems(), first.err
@@ -144,7 +145,7 @@ def _damaged_run(
     target = files[seed % len(files)]
     how = list(DAMAGE)[(seed // len(files)) % len(DAMAGE)]
     target.write_bytes(DAMAGE[how](target.read_bytes(), rng))
-    done = run_isolated(["run", str(suite), "--json", *args], suite.parent, time_limit=120)
+    done = run_fresh(["run", str(suite), "--json", *args], suite.parent, time_limit=120)
     assert not done.problems(), f"{how} {target.name}: {done.err}"
     assert done.code is not None
     assert done.code >= 0, f"{how} {target.name}: crashed"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.isolated import Finished, run_isolated
+from tests.cli.fresh import run_fresh
+from tests.cli.isolated import Finished
 
 SUITE = """
 version: 1
@@ -55,7 +56,7 @@ def home() -> Path:
 
 def run(suite: Path) -> tuple[Finished, dict[str, str], int]:
     """Run the suite; its outcome, each test's status and the cache hits."""
-    done = run_isolated(["run", str(suite), "--json"], suite.parent, time_limit=30)
+    done = run_fresh(["run", str(suite), "--json"], suite.parent, time_limit=30)
     assert not done.problems(), done.err
     doc = json.loads(done.out)
     statuses = {r["test_id"]: r["status"] for r in doc["records"]}
@@ -171,7 +172,7 @@ def test_a_damaged_run_manifest_refuses_resume_with_one_line(suite: Path, manife
     run_dir = (home() / "runs" / "latest").resolve()
     (run_dir / "run.json").write_text(manifest, encoding="utf-8")
     for argv in (["run", "--resume", str(run_dir)], ["run", str(suite), "--resume", str(run_dir)]):
-        done = run_isolated(argv, suite.parent, time_limit=30)
+        done = run_fresh(argv, suite.parent, time_limit=30)
         assert not done.problems(), done.err
         assert done.code == 2, done.err
         lines = [
