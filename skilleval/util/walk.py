@@ -15,6 +15,8 @@ import fnmatch
 import glob
 import os
 
+from skilleval.errors import SkillevalError
+
 __all__ = ["MAX_MATCHES", "MAX_SCANNED", "GlobTooLarge", "bounded_glob"]
 
 MAX_SCANNED = 100_000
@@ -23,7 +25,7 @@ MAX_MATCHES = 10_000
 """Files one glob may name."""
 
 
-class GlobTooLarge(Exception):
+class GlobTooLarge(SkillevalError):
     """The glob looked at too many entries, or matched too many; the message says which."""
 
 
