@@ -27,8 +27,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from skilleval.engine.identity import file_identity
 from skilleval.errors import ModelDownloadError, ProviderError
 from skilleval.util.frozen import frozen
+from skilleval.util.home import home_dir
+from skilleval.util.homefile import damaged
 
 __all__ = ["PREFIX", "Fetched", "HubRef", "fetch", "is_hub_ref", "parse_ref", "pick_quant"]
 
@@ -236,7 +239,7 @@ def fetch(ref: HubRef) -> Fetched:
         first: Path | None = None
         commit = revision or ""
         for filename in wanted:
-            local = _download(ref, filename, revision, endpoint)
+            local = _verified(ref, filename, revision, endpoint)
             if first is None:
                 first = local
                 commit = _commit_of(local, filename) or commit
@@ -267,6 +270,45 @@ def _quiet() -> Iterator[None]:
         yield
     finally:
         hub_logging.set_verbosity(level)
+
+
+def _verified(ref: HubRef, filename: str, revision: str | None, endpoint: str) -> Path:
+    """The file, downloaded or found in the cache, checked against the SHA-256 its cached blob
+    is named by (a large file's name in huggingface_hub's cache is its digest). A cached copy
+    that does not match is said once, removed and downloaded again.
+
+    Raises:
+        ModelDownloadError: It cannot be fetched, or a fresh copy does not match either.
+    """
+    local = _download(ref, filename, revision, endpoint)
+    if _matches(local):
+        return local
+    blob = local.resolve()
+    damaged("a downloaded model", blob, "it is downloaded again")
+    with contextlib.suppress(OSError):
+        blob.unlink()
+    local = _download(ref, filename, revision, endpoint)
+    if not _matches(local):
+        raise ModelDownloadError(
+            f"cannot fetch {ref}: {filename} from {ref.repo} does not match its SHA-256"
+            " after downloading it again"
+        )
+    return local
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _matches(local: Path) -> bool:
+    """Whether ``local`` holds the bytes its blob's name says; True when the name is not a
+    digest (a small file is named by its git hash, which is not checked here)."""
+    name = local.resolve().name
+    if not _SHA256.fullmatch(name):
+        return True
+    try:
+        return file_identity(local, home_dir()).sha256 == name
+    except ProviderError:
+        return False
 
 
 def _download(ref: HubRef, filename: str, revision: str | None, endpoint: str) -> Path:

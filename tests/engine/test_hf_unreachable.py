@@ -51,3 +51,29 @@ def test_a_cached_file_is_used_when_the_hub_is_gone(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert again.stdout == first.stdout
     assert time.monotonic() - started < 10
+
+
+def test_a_damaged_download_in_the_cache_is_fetched_again_with_one_warning(
+    tmp_path: Path,
+) -> None:
+    tiny_gguf = tmp_path / "tiny.gguf"
+    tiny_gguf.write_bytes(b"GGUF" + bytes(range(256)) * 8)
+    ref = f"hf:{REPO}/Tiny-Q4_K_M.gguf"
+    with FakeHub({REPO: Repo({"Tiny-Q4_K_M.gguf": tiny_gguf})}) as served:
+        env = hub_env(tmp_path, served.url)
+        first = subprocess.run(
+            [sys.executable, "-c", FETCH, ref], capture_output=True, text=True, env=env
+        )
+        assert first.returncode == 0, first.stderr
+        blob = Path(first.stdout.strip()).resolve()
+        data = bytearray(blob.read_bytes())
+        data[100] ^= 1
+        blob.chmod(0o644)
+        blob.write_bytes(bytes(data))
+        again = subprocess.run(
+            [sys.executable, "-c", FETCH, ref], capture_output=True, text=True, env=env
+        )
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("warning: a downloaded model in") == 1, again.stderr
+    assert "is damaged and was not used; it is downloaded again" in again.stderr
+    assert Path(again.stdout.strip()).read_bytes() == tiny_gguf.read_bytes()
