@@ -317,6 +317,18 @@ def _give_back(worker: _Worker) -> None:
         _idle.append(worker)
 
 
+def _forget_inherited() -> None:
+    """In a forked child: the workers, the spawner's thread and the lock are the parent's."""
+    global _lock, _spawner
+    _lock = threading.Lock()
+    _idle.clear()
+    _live.clear()
+    _spawner = None
+
+
+os.register_at_fork(after_in_child=_forget_inherited)
+
+
 @atexit.register
 def _close_all() -> None:
     """Kill every worker still running, idle or busy (a call cut short by Ctrl-C)."""
