@@ -1,5 +1,10 @@
 """``python -m skilleval`` runs the command line."""
 
-from skilleval.cli import main
+import sys
+
+try:
+    from skilleval.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the command line is still being imported
+    sys.exit(130)
 
 main()

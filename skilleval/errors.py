@@ -133,6 +133,11 @@ class ModelDownloadError(ProviderError):
     network and no cached copy, or a failed download. A failure of the run, not of the suite."""
 
 
+class ServerUnreachable(ProviderError):
+    """A model server on this machine (``ollama:``, ``lmstudio:``, a loopback ``base_url``)
+    accepts no connection: found before the first test, a failure of the run, said once."""
+
+
 class TruncatedError(ProviderError):
     """The reply stopped at the token limit, so it is incomplete."""
 

@@ -4,6 +4,7 @@ prefix, per-request budgets and stop strings. The real model is in test_llama.py
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from skilleval.engine.batch import (
     common_prefix,
     prefill_chunks,
 )
-from skilleval.engine.prefix_store import PrefixStore
+from skilleval.engine.prefix_store import STATE_MAGIC, PrefixStore
 
 EOG = 0
 
@@ -74,13 +75,16 @@ class FakeBackend:
         return b"".join(PIECES.get(t, bytes([96 + t % 26])) for t in tokens)
 
     def state(self, seq: int) -> bytes:
-        return json.dumps(self.cells.get(seq, [])).encode()
+        # Laid out as llama.cpp lays out one sequence's state (the store checks the cell
+        # count), with the cells as JSON after the header.
+        cells = self.cells.get(seq, [])
+        return struct.pack("<IiII", STATE_MAGIC, seq, 1, len(cells)) + json.dumps(cells).encode()
 
     def restore(self, seq: int, data: bytes) -> bool:
         if self.refuse_restore:
             return False
         assert not self.cells.get(seq), "a state is restored into an empty sequence only"
-        self.cells[seq] = json.loads(data)
+        self.cells[seq] = json.loads(data[16:])
         self.restored += 1
         return True
 

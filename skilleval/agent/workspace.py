@@ -14,17 +14,16 @@ from __future__ import annotations
 import atexit
 import re
 import shutil
-import signal
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import TracebackType
 
 from skilleval.errors import PathEscape
 from skilleval.suite.agent_config import EnvironmentConfig, FileCopy
 from skilleval.util.process import ProcessResult, run_in
+from skilleval.util.signals import sigterm_as_interrupt as sigterm_as_interrupt
 from skilleval.util.workpath import resolve_inside
 
 SETUP_MAX_OUTPUT = 64_000
@@ -154,22 +153,3 @@ def _remove_leftovers() -> None:
 
 
 atexit.register(_remove_leftovers)
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def sigterm_as_interrupt() -> Callable[[], None]:
-    """Make SIGTERM unwind the run as Ctrl-C does, so workspaces are removed; returns the undo.
-
-    Only the main thread can install a handler; elsewhere this does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-
-    def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
-
-    return restore

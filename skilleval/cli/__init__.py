@@ -26,6 +26,7 @@ from skilleval.errors import (
 )
 from skilleval.exitcodes import ExitCode
 from skilleval.util.collector import paused
+from skilleval.util.scrub import printable
 from skilleval.version import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -132,7 +133,7 @@ def run_cli(argv: Sequence[str]) -> int:
         mapped = exit_code_for(exc)
         if mapped is None:
             raise
-        click.echo(_message(exc), err=True)
+        click.echo(printable(_message(exc)), err=True)
         return mapped
     return int(code or 0)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -24,12 +23,13 @@ from skilleval.report.outputs import (
 )
 from skilleval.report.progress import progress_reporter
 from skilleval.results.write import iter_run, matrix_json
+from skilleval.runner.resume import read_manifest
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
 from skilleval.util.collector import promote
-from skilleval.util.scrub import without_surrogates
+from skilleval.util.scrub import printable, without_surrogates
 
 
 @click.command()
@@ -178,9 +178,9 @@ def run(
                 progress=progress,
                 resume=resume,
                 force=force,
-                warn=lambda message: click.echo(f"warning: {message}", err=True),
+                warn=lambda message: click.echo(f"warning: {printable(message)}", err=True),
                 judge_check=not no_judge_check,
-                notice=None if quiet else lambda message: click.echo(message, err=True),
+                notice=None if quiet else lambda message: click.echo(printable(message), err=True),
             )
             outcome = run_suite(suite, options)
     except NoTestsSelected:
@@ -262,9 +262,9 @@ def _run_matrix(
                 jobs=jobs,
                 use_cache=not no_cache,
                 progress=progress,
-                warn=lambda message: click.echo(f"warning: {message}", err=True),
+                warn=lambda message: click.echo(f"warning: {printable(message)}", err=True),
                 judge_check=not no_judge_check,
-                notice=None if quiet else lambda message: click.echo(message, err=True),
+                notice=None if quiet else lambda message: click.echo(printable(message), err=True),
             )
             outcome = run_matrix(suite, options, started)
     except NoTestsSelected:
@@ -295,7 +295,7 @@ def _run_matrix(
 
 
 def _suite_of(run_dir: Path) -> Path:
-    manifest = run_dir / "run.json"
-    if not manifest.is_file():
-        raise click.UsageError(f"{run_dir} is not a skilleval run directory (no run.json)")
-    return Path(json.loads(manifest.read_text(encoding="utf-8"))["suite"])
+    try:
+        return Path(read_manifest(run_dir)["suite"])
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None

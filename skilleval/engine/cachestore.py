@@ -3,6 +3,11 @@
 The file is in WAL mode with a busy timeout, so two runs may read and write it at once. A
 file that is damaged, or that cannot be written, is a :class:`~skilleval.errors.CacheError`
 saying which, and what to do.
+
+Each body is sealed (:mod:`skilleval.util.homefile`): a SHA-256 over its key and its bytes is
+stored in front of it and checked on every read, so a body with a flipped bit, or one moved
+under another key, is a miss with one warning and is never served. Bodies written before
+sealing are misses too (silently), and the fresh reply replaces them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from skilleval.engine.base import Completion
 from skilleval.errors import CacheError
+from skilleval.util.homefile import damaged, is_sealed, seal, unseal
 from skilleval.util.scrub import without_surrogates
 
 __all__ = ["BUSY_TIMEOUT_MS", "CacheInfo", "ResponseCache", "open_cache"]
@@ -64,6 +70,11 @@ def _encode(completion: Completion) -> str:
         body["replaced"] = completion.replaced
     # A provider's reply is scrubbed of lone surrogates already; this guards a plugin's.
     return without_surrogates(json.dumps(body, ensure_ascii=False, sort_keys=True))
+
+
+def _sealed(key: str, body: str) -> str:
+    """``body`` as it is stored under ``key``: with the digest that :meth:`_payload` checks."""
+    return seal(body.encode("utf-8"), key.encode("utf-8")).decode("utf-8")
 
 
 def _decode(body: str) -> Completion:
@@ -175,11 +186,27 @@ class ResponseCache:
             row = self._one("SELECT body FROM responses WHERE key = ?", (key,))
         if row is None:
             return None
+        payload = self._payload(key, row[0])
+        if payload is None:
+            return None
         try:
-            # Read as bytes (text_factory), so a flipped byte is a decode error here.
-            return _decode(bytes(row[0]).decode("utf-8"))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            # A damaged row is a miss; the fresh answer overwrites it.
+            return _decode(payload)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            # Sealed but not a completion (a plugin's odd body): a miss, overwritten.
+            return None
+
+    def _payload(self, key: str, raw: object) -> str | None:
+        """The verified text of a stored body; None (a miss) when it fails its digest, with
+        one warning, or when it predates sealing."""
+        data = bytes(raw) if isinstance(raw, bytes | bytearray | memoryview) else b""
+        payload = unseal(data, key.encode("utf-8"))
+        if payload is None:
+            if is_sealed(data) or not data.startswith(b"{"):
+                damaged("a response cache entry", self.path, "the reply is computed again")
+            return None
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
             return None
 
     def put(
@@ -204,7 +231,7 @@ class ResponseCache:
         with self._lock:
             self._run(
                 "INSERT OR REPLACE INTO responses (key, model, body, created) VALUES (?, ?, ?, ?)",
-                (key, without_surrogates(model), _encode(completion), time.time()),
+                (key, without_surrogates(model), _sealed(key, _encode(completion)), time.time()),
             )
         return True
 
@@ -218,11 +245,14 @@ class ResponseCache:
             row = self._one("SELECT body FROM responses WHERE key = ?", (key,))
         if row is None:
             return None
+        payload = self._payload(key, row[0])
+        if payload is None:
+            return None
         try:
-            vector = json.loads(bytes(row[0]).decode("utf-8"))["embedding"]
+            vector = json.loads(payload)["embedding"]
             return [float(x) for x in vector]
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return None  # a damaged row is a miss
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return None
 
     def put_vector(self, key: str, vector: list[float], model: str = "") -> None:
         """Store an embedding under ``key``.
@@ -234,7 +264,7 @@ class ResponseCache:
         with self._lock:
             self._run(
                 "INSERT OR REPLACE INTO responses (key, model, body, created) VALUES (?, ?, ?, ?)",
-                (key, without_surrogates(model), body, time.time()),
+                (key, without_surrogates(model), _sealed(key, body), time.time()),
             )
 
     def info(self) -> CacheInfo:

@@ -11,6 +11,7 @@ from skilleval.errors import (
     ModelDownloadError,
     PluginError,
     ProviderError,
+    ServerUnreachable,
     SkillevalError,
     SuiteError,
 )
@@ -48,14 +49,16 @@ def create_provider(spec: ModelSpec, *, home: Path, jobs: int = 1) -> Provider:
 def check_model(provider: Provider, spec: ModelSpec) -> None:
     """Stop before a run if its model cannot load: a mistake in the suite, not in a test.
 
-    A missing file, a file that is not a model, or a runtime that is not installed would
-    otherwise make every test an error. Providers that cannot tell without loading (a server,
-    a plugin without ``check()``) are not asked; their failures stay per-call errors.
+    A missing file, a file that is not a model, a runtime that is not installed, or a server
+    on this machine that is not running would otherwise make every test an error. Providers
+    that cannot tell without loading (a remote server, a plugin without ``check()``) are not
+    asked; their failures stay per-call errors.
 
     Raises:
         SuiteError: At the ``model:`` (or ``judge:``) line, or ``command line`` for ``--model``.
         ModelDownloadError: A hub model could not be fetched: the run failed, not the suite;
             the message starts with the ``model:`` line.
+        ServerUnreachable: A local server accepts no connection (exit 3, likewise).
     """
     if not isinstance(provider, Checked):
         return
@@ -63,5 +66,7 @@ def check_model(provider: Provider, spec: ModelSpec) -> None:
         provider.check()
     except ModelDownloadError as exc:
         raise ModelDownloadError(f"{spec.where}: {exc}") from None
+    except ServerUnreachable as exc:
+        raise ServerUnreachable(f"{spec.where}: {exc}") from None
     except ProviderError as exc:
         raise SuiteError([Diagnostic(spec.where, str(exc))]) from None

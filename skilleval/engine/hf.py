@@ -27,8 +27,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from skilleval.engine.identity import file_identity
 from skilleval.errors import ModelDownloadError, ProviderError
 from skilleval.util.frozen import frozen
+from skilleval.util.home import home_dir
+from skilleval.util.homefile import damaged
 
 __all__ = ["PREFIX", "Fetched", "HubRef", "fetch", "is_hub_ref", "parse_ref", "pick_quant"]
 
@@ -236,7 +239,7 @@ def fetch(ref: HubRef) -> Fetched:
         first: Path | None = None
         commit = revision or ""
         for filename in wanted:
-            local = _download(ref, filename, revision, endpoint)
+            local = _verified(ref, filename, revision, endpoint)
             if first is None:
                 first = local
                 commit = _commit_of(local, filename) or commit
@@ -269,16 +272,102 @@ def _quiet() -> Iterator[None]:
         hub_logging.set_verbosity(level)
 
 
+def _verified(ref: HubRef, filename: str, revision: str | None, endpoint: str) -> Path:
+    """The file, downloaded or found in the cache, checked against the SHA-256 its cached blob
+    is named by (a large file's name in huggingface_hub's cache is its digest). A cached copy
+    that does not match is said once, removed and downloaded again.
+
+    Raises:
+        ModelDownloadError: It cannot be fetched, or a fresh copy does not match either.
+    """
+    local = _download(ref, filename, revision, endpoint)
+    if _matches(local):
+        return local
+    blob = local.resolve()
+    damaged("a downloaded model", blob, "it is downloaded again")
+    with contextlib.suppress(OSError):
+        blob.unlink()
+    local = _download(ref, filename, revision, endpoint)
+    if not _matches(local):
+        raise ModelDownloadError(
+            f"cannot fetch {ref}: {filename} from {ref.repo} does not match its SHA-256"
+            " after downloading it again"
+        )
+    return local
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _matches(local: Path) -> bool:
+    """Whether ``local`` holds the bytes its blob's name says; True when the name is not a
+    digest (a small file is named by its git hash, which is not checked here)."""
+    name = local.resolve().name
+    if not _SHA256.fullmatch(name):
+        return True
+    try:
+        return file_identity(local, home_dir()).sha256 == name
+    except ProviderError:
+        return False
+
+
 def _download(ref: HubRef, filename: str, revision: str | None, endpoint: str) -> Path:
     from huggingface_hub import hf_hub_download  # lazy: start-up time
 
+    # huggingface_hub retries a download it cannot even connect for with back-off (23 s with
+    # no network at all): when the hub cannot be reached, only the local cache is asked.
+    unreachable = _unreachable(endpoint)
     try:
-        local = hf_hub_download(ref.repo, filename, revision=revision, tqdm_class=_bar_class())
+        local = hf_hub_download(
+            ref.repo,
+            filename,
+            revision=revision,
+            tqdm_class=_bar_class(),
+            local_files_only=unreachable is not None,
+        )
     except Exception as exc:
+        if unreachable is not None and not _offline(_chain(exc)):
+            what = f"{filename} from {ref.repo}" + (f" at revision {revision}" if revision else "")
+            raise ModelDownloadError(
+                f"cannot fetch {ref}: cannot reach {endpoint} for {what}, and it is not in the"
+                f" local cache ({unreachable})"
+            ) from None
         # huggingface_hub raises its own errors, httpx2's, OSError and ValueError, from
         # several layers; each becomes one line naming the repository and the file.
         raise ModelDownloadError(_explain(exc, ref, filename, revision, endpoint)) from None
     return Path(str(local))
+
+
+PROBE_S = 3.0
+"""How long the hub may take to accept a connection before only the local cache is asked."""
+_probed: dict[str, str | None] = {}
+
+
+def _unreachable(endpoint: str) -> str | None:
+    """Why ``endpoint`` cannot be reached (no name resolution, no connection within
+    :data:`PROBE_S`), or None when it can, or when that is not ours to judge (offline mode is
+    set, or a proxy carries the traffic). Asked once per endpoint in a process."""
+    from huggingface_hub import constants  # lazy: start-up time
+
+    if constants.HF_HUB_OFFLINE or any(
+        os.environ.get(name)
+        for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")
+    ):
+        return None
+    if endpoint not in _probed:
+        import socket  # lazy: start-up time
+        from urllib.parse import urlsplit  # lazy: start-up time
+
+        parts = urlsplit(endpoint)
+        host = parts.hostname or ""
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            with socket.create_connection((host, port), timeout=PROBE_S):
+                reason = None
+        except (OSError, ValueError) as exc:
+            reason = _one_line(exc)
+        _probed[endpoint] = reason
+    return _probed[endpoint]
 
 
 def _bar_class() -> Any:

@@ -41,8 +41,11 @@ from skilleval.engine.openai_wire import (
     schema_name,
     snippet,
 )
-from skilleval.errors import CannotEmbed, InvalidReplyError, ProviderError
+from skilleval.errors import CannotEmbed, InvalidReplyError, ProviderError, ServerUnreachable
 from skilleval.version import __version__
+
+LOCAL_CONNECT_S = 2.0
+"""How long a server on this machine may take to accept a connection before a run starts."""
 
 __all__ = ["OpenAIProvider", "ResponseFormatStyle", "chat_completions_url"]
 
@@ -111,6 +114,7 @@ class OpenAIProvider:
             if not key.strip():
                 raise ProviderError(f"environment variable {spec.api_key_env} is empty")
             headers["Authorization"] = f"Bearer {key.strip()}"
+        self._transport = transport
         self._client = httpx.Client(
             headers=headers,
             # Waiting for a free pooled connection is queueing, not a server hang.
@@ -131,6 +135,32 @@ class OpenAIProvider:
     def response_format_style(self) -> Literal["json_schema", "json_object"]:
         """The response-format form currently sent with a schema."""
         return self._format
+
+    def check(self) -> None:
+        """Before a run: a server on this machine must accept a connection, or every test
+        would be the same error. A remote server is not probed (its failures stay per call).
+
+        Raises:
+            ServerUnreachable: Nothing listens at a loopback ``base_url``.
+        """
+        if self._transport is not None:
+            return
+        url = httpx.URL(self._base_url)
+        host = url.host
+        if host not in ("localhost", "::1") and not host.startswith("127."):
+            return
+        import socket  # lazy: start-up time
+
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            with socket.create_connection((host, port), timeout=LOCAL_CONNECT_S):
+                return
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+        raise ServerUnreachable(
+            f"cannot reach the model server at {self._base_url}: {reason.lower()}; "
+            "start the server (`ollama serve`, LM Studio's server) or fix base_url"
+        )
 
     def identity(self) -> ModelIdentity:
         """Name the model by server and model name; no network call."""

@@ -8,9 +8,12 @@ re-run after a skill edit evaluates the skill only from the edit on, and a rubri
 An entry is one sequence's state as llama.cpp serializes it (``llama_state_seq_get_data``),
 under the tokens it holds. A state restored into a sequence holds exactly the bytes the
 evaluation wrote, so the model's replies do not change (tests compare them). The folder is
-per model file, runtime version and KV layout (:func:`store_folder`); entries carry the
-SHA-256 of their bytes, checked before use, so a damaged file is a miss and is removed. The
-least recently used entries go when the folder passes :data:`LIMIT_BYTES`.
+per model file, runtime version and KV layout (:func:`store_folder`). Nothing read back is
+trusted (:mod:`skilleval.util.homefile`): an entry's SHA-256 covers its token list and its
+bytes together, its file name must be the digest of its tokens, the tokens must be token ids,
+and the state must hold one cell per token (:func:`state_cells`), all checked before llama.cpp
+sees the bytes. An entry that fails is a miss, is removed, and is reported once. The least
+recently used entries go when the folder passes :data:`LIMIT_BYTES`.
 
 Several runs may share a folder: entries are written to a temporary name and renamed, and an
 entry that vanishes or fails to read is a miss.
@@ -23,9 +26,12 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from skilleval.util.homefile import damaged, digest
 
 __all__ = [
     "LIMIT_BYTES",
@@ -35,6 +41,7 @@ __all__ = [
     "kept_prefixes",
     "remove_kept_prefixes",
     "shared_length",
+    "state_cells",
     "store_folder",
 ]
 
@@ -42,7 +49,15 @@ LIMIT_BYTES = 256 * 1024 * 1024
 """The most one folder keeps; the least recently used entries go first."""
 MIN_TOKENS = 32
 """Shorter prefixes are not worth a file: evaluating them costs about as much as reading."""
-FORMAT = 1
+FORMAT = 2
+"""2: the digest covers the tokens and the bytes together."""
+MAX_TOKEN = 2**31 - 1
+"""Token ids are llama.cpp's int32."""
+MAX_META_BYTES = 16 * 1024 * 1024
+"""A token list larger than this is not one the store wrote."""
+STATE_MAGIC = 0xAF143CD8
+"""What llama.cpp's sequence state starts with (``llama_state_seq_get_data``)."""
+WHAT = "a stored prompt prefix"
 
 
 def store_folder(home: Path, *parts: str) -> Path:
@@ -92,14 +107,16 @@ class PrefixStore:
 
     def read(self, entry: StoredPrefix) -> bytes | None:
         """The entry's bytes, or None when they are gone or damaged (a damaged entry is
-        removed)."""
+        removed, and reported once): they must match the digest over the tokens and the
+        bytes, and hold one cell per token."""
         path = self.folder / f"{entry.name}.kv"
         try:
             data = path.read_bytes()
         except OSError:
             self._forget(entry)
             return None
-        if hashlib.sha256(data).hexdigest() != entry.sha256:
+        if _digest(entry.tokens, data) != entry.sha256 or state_cells(data) != len(entry.tokens):
+            damaged(WHAT, self.folder, "the prompt is evaluated again")
             self.remove(entry)
             return None
         with contextlib.suppress(OSError):
@@ -111,8 +128,10 @@ class PrefixStore:
         """Keep ``data`` as the cells of ``tokens``; a failure to write is ignored (the store
         only saves time)."""
         key = tuple(tokens)
-        name = hashlib.sha256(json.dumps(key).encode("ascii")).hexdigest()[:32]
-        entry = StoredPrefix(name, key, hashlib.sha256(data).hexdigest())
+        if state_cells(data) != len(key):
+            return  # a state that is not one cell per token (a sliding window) is not kept
+        entry = StoredPrefix(_name(key), key, _digest(key, data))
+        name = entry.name
         meta = json.dumps({"tokens": list(key), "sha256": entry.sha256})
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -141,11 +160,16 @@ class PrefixStore:
             entries: dict[tuple[int, ...], StoredPrefix] = {}
             for meta in sorted(self.folder.glob("*.json")):
                 try:
-                    raw = json.loads(meta.read_text("ascii"))
-                    tokens = tuple(int(t) for t in raw["tokens"])
-                    entries[tokens] = StoredPrefix(meta.stem, tokens, str(raw["sha256"]))
-                except (OSError, ValueError, KeyError, TypeError):
-                    continue  # another run is writing it, or it is damaged: not an entry
+                    if meta.stat().st_size > MAX_META_BYTES:
+                        raise ValueError("too large")
+                    entry = _entry(meta.stem, json.loads(meta.read_text("ascii")))
+                except OSError:
+                    continue  # removed by another run meanwhile
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    damaged(WHAT, self.folder, "the prompt is evaluated again")
+                    self.remove(StoredPrefix(meta.stem, (), ""))
+                    continue
+                entries[entry.tokens] = entry
             self._entries = entries
         return self._entries
 
@@ -164,6 +188,56 @@ class PrefixStore:
                 break
             self.remove(entry)
             total -= size
+
+
+def _name(tokens: tuple[int, ...]) -> str:
+    return hashlib.sha256(json.dumps(tokens).encode("ascii")).hexdigest()[:32]
+
+
+def _digest(tokens: tuple[int, ...], data: bytes) -> str:
+    """The SHA-256 over an entry's tokens and its bytes together."""
+    return digest(data, json.dumps(tokens).encode("ascii"))
+
+
+def _entry(name: str, raw: object) -> StoredPrefix:
+    """The entry a token-list file describes.
+
+    Raises:
+        ValueError: It is not a list of token ids under a digest, or its name is not the
+            digest of its tokens (the list was edited).
+    """
+    if not isinstance(raw, dict) or not isinstance(raw.get("tokens"), list):
+        raise ValueError("not an entry")
+    tokens = raw["tokens"]
+    if not all(type(t) is int and 0 <= t <= MAX_TOKEN for t in tokens):
+        raise ValueError("not token ids")
+    sha = raw.get("sha256")
+    key = tuple(tokens)
+    if not isinstance(sha, str) or len(sha) != 64 or _name(key) != name:
+        raise ValueError("not the entry its name says")
+    return StoredPrefix(name, key, sha)
+
+
+def state_cells(data: bytes) -> int | None:
+    """How many KV cells llama.cpp's serialized sequence state ``data`` holds; None when it
+    is not laid out as one (magic, sequence id, stream count, then each stream's cell count
+    with that stream's cells after it; only one stream may hold cells)."""
+    header = struct.Struct("<IiI")
+    if len(data) < header.size + 4:
+        return None
+    magic, _seq, streams = header.unpack_from(data)
+    if magic != STATE_MAGIC or not 0 < streams <= 4096:
+        return None
+    offset = header.size
+    for _ in range(streams):
+        if offset + 4 > len(data):
+            return None
+        (count,) = struct.unpack_from("<I", data, offset)
+        if count:
+            # The cells of a non-empty stream follow; it is the only one a sequence fills.
+            return int(count)
+        offset += 4
+    return 0
 
 
 def shared_length(a: Sequence[int], b: Sequence[int]) -> int:

@@ -24,6 +24,7 @@ from skilleval.suite.yamlio import Document, PathKey, display_path
 from skilleval.userfile import lookup_problem
 from skilleval.util import fileref
 from skilleval.util.fileref import PREFIX, is_ref
+from skilleval.util.walk import GlobTooLarge, bounded_glob
 
 RUBRIC_KEYS = frozenset({"rubric", "rubricPrompt"})
 """Keys whose string values are rubric text wherever they appear."""
@@ -139,7 +140,11 @@ def missing_files(doc: Document, base: Path) -> Iterator[Finding]:
         if problem is not None:
             yield Finding(MISSING_FILE, where, problem)
         elif glob.has_magic(raw):
-            if not glob.glob(str(target), recursive=True):
+            try:
+                matched = bool(bounded_glob(str(target)))
+            except GlobTooLarge:
+                matched = True  # too wide a glob is the loader's error to give
+            if not matched:
                 yield Finding(MISSING_FILE, where, f"no file matches {value}")
         elif not target.exists():
             yield Finding(

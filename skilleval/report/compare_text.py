@@ -8,6 +8,7 @@ from tabulate import tabulate
 
 from skilleval.report import view
 from skilleval.report.compare_model import Comparison, Delta
+from skilleval.util.scrub import printable
 
 __all__ = ["render_text"]
 
@@ -88,4 +89,4 @@ def render_text(c: Comparison) -> str:
         out.append("REGRESSION" + tail + ": " + "; ".join(c.regressions))
     else:
         out.append("no regression")
-    return "\n".join(out)
+    return printable("\n".join(out))

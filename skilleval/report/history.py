@@ -24,6 +24,7 @@ from skilleval.results.load import JSON_NAME, JSONL_NAME, parse_run
 from skilleval.results.model import Run
 from skilleval.runner.rundir import new_run_id
 from skilleval.util.frozen import frozen
+from skilleval.util.scrub import printable
 
 SATURATION_RUNS = 3
 """Consecutive runs with pass^k = 1 after which a capability test counts as saturated."""
@@ -302,7 +303,7 @@ def render_text(history: History) -> str:
         tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True),
     ]
     out += saturated_lines(history)
-    return "\n".join(out)
+    return printable("\n".join(out))
 
 
 def saturated_lines(history: History) -> list[str]:

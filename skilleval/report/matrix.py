@@ -17,6 +17,7 @@ from skilleval.results.blocks import TestRow
 from skilleval.results.matrix import Column, Matrix
 from skilleval.results.records import Tier
 from skilleval.util.frozen import frozen
+from skilleval.util.scrub import printable
 
 if TYPE_CHECKING:
     import jinja2
@@ -85,7 +86,7 @@ def render_matrix_terminal(matrix: Matrix) -> str:
         where = column.run_dir or f"not run: {column.error}"
         out.append(f"{column.label}: {where}")
     out.append(v.verdict)
-    return "\n".join(out)
+    return printable("\n".join(out))
 
 
 def render_matrix_markdown(matrix: Matrix) -> str:

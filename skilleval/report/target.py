@@ -18,7 +18,8 @@ def check_target(path: Path) -> None:
     """Refuse a path that can never be written, before any work is done.
 
     Raises:
-        UsageError: ``path`` is a folder, or one of its parents is a file.
+        UsageError: ``path`` is a folder, one of its parents is a file, or its nearest
+            existing folder does not take new files (read-only, or a read-only file system).
     """
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder; give a file name")
@@ -26,7 +27,23 @@ def check_target(path: Path) -> None:
         if parent.exists():
             if not parent.is_dir():
                 raise UsageError(f"cannot write {path}: {parent} is a file, not a folder")
+            _probe(path, parent)
             break
+
+
+def _probe(path: Path, folder: Path) -> None:
+    """Create and remove a file in ``folder``, the nearest existing folder of ``path``: a
+    read-only folder or file system is found before the run, not after it."""
+    probe = folder / f".skilleval-probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # another check of ours, at this moment: the folder takes files
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        probe.unlink()
 
 
 def write_target(path: Path, text: str) -> None:

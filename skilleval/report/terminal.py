@@ -8,6 +8,7 @@ from skilleval.report import preference_view, view
 from skilleval.report.trigger_view import trigger_extra_lines
 from skilleval.results.model import Lift, Reliability, Run, Tally, TestRow, Trigger
 from skilleval.results.records import Record
+from skilleval.util.scrub import printable
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
 
@@ -152,9 +153,12 @@ def render_terminal(run: Run, *, color: bool = False) -> str:
     out = [tabulate(rows, headers=headers, tablefmt="simple")] if rows else []
     out.append("")
     multi_arm = len(run.arms) > 1
+    styled: set[int] = set()
+    """Lines that hold this renderer's own ANSI codes, their untrusted parts escaped already."""
     for arm, s in run.summary.arms.items():
-        label = f"[{arm}] " if multi_arm else ""
+        label = printable(f"[{arm}] ") if multi_arm else ""
         det, mod = s.tier("deterministic"), s.tier("model")
+        styled.add(len(out))
         out.append(
             f"{label}pass rate {s.passed}/{s.passed + s.failed} ({_pct(s.pass_rate)})"
             f" · deterministic tier {_pct(det.pass_rate)} ({det.passed}/{det.passed + det.failed})"
@@ -194,7 +198,9 @@ def render_terminal(run: Run, *, color: bool = False) -> str:
             )
         )
     out.append(headline(run))
-    return "\n".join(out)
+    # Test ids, reasons (a model's reply may be quoted in one), metric names: a terminal must
+    # show them, never act on them.
+    return "\n".join(line if i in styled else printable(line) for i, line in enumerate(out))
 
 
 def headline(run: Run) -> str:
@@ -202,10 +208,10 @@ def headline(run: Run) -> str:
     verdict = view.verdict(run)
     gate = run.gate
     if gate is None:
-        return f"run {verdict.label}: {verdict.detail}"
+        return printable(f"run {verdict.label}: {verdict.detail}")
     shown = verdict.headline if verdict.note else f"{gate.type} gate {verdict.label}"
     facts = "".join(f" · {f.text}" for f in view.headline_facts(run))
-    return shown + facts + (f": {verdict.detail}" if verdict.detail else "")
+    return printable(shown + facts + (f": {verdict.detail}" if verdict.detail else ""))
 
 
 def _reliability_line(arm: str, rel: Reliability) -> str:

@@ -37,7 +37,11 @@ from skilleval.suite.model import AssertionEntry, TestCase, Transform
 from skilleval.trajectory import Step
 from skilleval.util.frozen import frozen
 from skilleval.util.jsontext import loads_or_none
+from skilleval.util.scrub import clip
 from skilleval.util.usercode import call_limited, raised_at
+
+MAX_REASON_CHARS = 10_000
+"""The longest reason or error message one check may record; longer ones are cut, saying so."""
 
 TIME_LIMIT: Final = 60.0
 """Seconds one call of a user's deterministic check may take before it is an ``error``."""
@@ -324,10 +328,10 @@ def to_result(entry: AssertionEntry, verdict: Verdict) -> AssertionResult:
         tier=entry.tier,
         status=status,
         score=score,
-        reason=reason,
+        reason=clip(reason, MAX_REASON_CHARS),
         weight=entry.weight,
         metric=entry.metric,
-        error=verdict.error,
+        error=None if verdict.error is None else clip(verdict.error, MAX_REASON_CHARS),
         where=str(entry.where),
         from_default=entry.from_default,
         details=verdict.details,

@@ -233,8 +233,10 @@ def recall(home: Path, key: str) -> JudgeFitness | None:
 def _shipped() -> dict[str, Any]:
     try:
         data = json.loads(suite_text(SHIPPED_MEMO))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
+    if isinstance(data, dict) and isinstance(data.get("entries"), dict):
+        data = data["entries"]  # copied from a home's memo, digest and all
     return data if isinstance(data, dict) else {}
 
 

@@ -70,17 +70,41 @@ def manifest(suite: Suite, filters: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def check_manifest(run_dir: RunDir, current: dict[str, Any], *, force: bool) -> None:
-    """Refuse to resume a run of another suite, or of this suite after it changed."""
-    path = run_dir.root / "run.json"
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024
+"""A run manifest larger than this is not one skilleval wrote."""
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """A run directory's ``run.json``, checked: a mapping naming its suite.
+
+    Raises:
+        UsageError: It is missing, unreadable, damaged (not JSON, nested past any sense,
+            too large) or not a run manifest; one line saying the run cannot be resumed.
+    """
+    path = root / "run.json"
     if not path.is_file():
-        raise UsageError(f"{run_dir.root} is not a skilleval run directory (no run.json)")
+        raise UsageError(f"{root} is not a skilleval run directory (no run.json)")
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path} cannot be read, so the run cannot be resumed: {exc}") from None
-    if not isinstance(saved, dict):
+        if path.stat().st_size > MANIFEST_MAX_BYTES:
+            raise ValueError("larger than any run manifest")
+        saved = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constants)
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        reason = " ".join(reason.split())[:200]
+        raise UsageError(f"{path} cannot be read, so the run cannot be resumed: {reason}") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("suite"), str):
         raise UsageError(f"{path} is not a run manifest, so the run cannot be resumed")
+    return saved
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check_manifest(run_dir: RunDir, current: dict[str, Any], *, force: bool) -> None:
+    """Refuse to resume a run of another suite, or of this suite after it changed, or one
+    whose manifest is damaged."""
+    saved = read_manifest(run_dir.root)
     if force:
         return
     if saved.get("suite") != current["suite"]:

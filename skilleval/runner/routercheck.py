@@ -46,6 +46,7 @@ from skilleval.shipped import suite_text
 from skilleval.suite.fitness import ItemReader, check_unique, raise_if, read_items
 from skilleval.suite.yamlio import Document
 from skilleval.util.frozen import frozen
+from skilleval.util.homefile import read_sealed, write_sealed
 
 DATA_FILE = "router-fitness.yaml"
 """The router-fitness set, inside the shipped ``suites/``."""
@@ -384,24 +385,25 @@ def store_fitness(home: Path, identity: ModelIdentity, report: RouterCheckReport
     different model file, is a new router.
     """
     path = _fitness_file(home, identity)
-    path.parent.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     body = {"identity": identity.key(), "fitness": encode(report.fitness(stamp))}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    # Sealed like everything kept under the home: read back only when its digest matches.
+    write_sealed(path, (json.dumps(body, indent=1) + "\n").encode("utf-8"))
     return path
 
 
 def cached_fitness(home: Path, identity: ModelIdentity) -> RouterFitness | None:
     """The kept verdict for ``identity``; None when it was never checked (or the file is unreadable)."""
     path = _fitness_file(home, identity)
+    payload = read_sealed(path, "a router-fitness verdict")
+    if payload is None:
+        return None
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        body = json.loads(payload.decode("utf-8"))
         if body.get("identity") != identity.key():
             return None
         return decode(RouterFitness, body["fitness"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, DecodeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, DecodeError, RecursionError):
         return None
 
 

@@ -34,6 +34,7 @@ from skilleval.runner.rundir import RunDir
 from skilleval.runner.schedule import run_jobs
 from skilleval.suite.model import Suite, TestCase
 from skilleval.util.installed import keep_pending
+from skilleval.util.signals import sigterm_as_interrupt
 
 __all__ = ["NoTestsSelected", "Progress", "RunOptions", "RunOutcome", "run_suite"]
 
@@ -87,14 +88,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         if options.progress:
             options.progress(record, len(records), total)
 
-    # SIGTERM unwinds an agentic run as Ctrl-C does, so its workspaces are removed.
-    agentic_suite = any(t.agent is not None for t in tests)
-    restore = None
-    if agentic_suite:
-        # lazy: start-up time (the agent runtime: its loop, tool kinds and workspaces)
-        from skilleval.runner.agentic import sigterm_as_interrupt
-
-        restore = sigterm_as_interrupt()
+    # SIGTERM unwinds every run as Ctrl-C does: workspaces and JavaScript workers go, what
+    # finished is written, and the run ends INTERRUPTED (130).
+    restore = sigterm_as_interrupt()
     try:
         triggers = _measure_triggers(suite, tests, provider)
         if suite.trigger.calibrate and triggers:
@@ -122,8 +118,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         interrupted = True
     finally:
         run_dir.close()
-        if restore is not None:
-            restore()
+        restore()
     ordered = [records[j.key] for j in jobs if j.key in records]
     overfit = None
     if suite.skill is not None and suite.judge is not None and not interrupted:

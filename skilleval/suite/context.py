@@ -62,6 +62,8 @@ class Loader:
     """What each test's agentic keys are read with, fixed once the shared tools are read."""
     foreign_notes: list[str] = field(default_factory=list)
     """For another tool's eval file: the format read and where its meaning is not kept."""
+    expanded: int = 0
+    """Tests made so far by expanding list vars (``suite/vars.py``), against the suite's limit."""
     default_templated: dict[int, AssertionEntry] = field(default_factory=dict)
     """``defaultTest`` assertions with templates, by index, compiled once without a problem:
     each further test checks only what depends on its vars

@@ -16,6 +16,7 @@ from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists,
 from skilleval.util import fileref
 from skilleval.util.fileref import is_ref
 from skilleval.util.frozen import frozen
+from skilleval.util.walk import GlobTooLarge, bounded_glob
 
 TypeCheck = Callable[[str], bool]
 DATA_SUFFIXES = {".json", ".yaml", ".yml"}
@@ -33,7 +34,10 @@ class Reader:
         raw = fileref.parse(ref).path
         target = fileref.resolve(raw, base)
         if glob.has_magic(raw):
-            found = sorted(Path(p) for p in glob.glob(str(target), recursive=True))
+            try:
+                found = sorted(Path(p) for p in bounded_glob(str(target)))
+            except GlobTooLarge as exc:
+                raise SuiteError([Diagnostic(where, f"{ref} is too wide a glob: {exc}")]) from None
             if not found:
                 raise SuiteError([missing_file(where, f"no file matches {ref}", str(target))])
             self.files.update(p.resolve() for p in found)

@@ -288,6 +288,21 @@ def _tests(
     else:
         globs = vars_mod.globbed(default.get("vars")) - set(own or {})
         globs |= vars_mod.globbed(doc.data.get("vars"))
+        # Counted before anything is built: the product can be far past what fits in memory.
+        count = vars_mod.combinations(vars_, globs)
+        made = count * max(1, len(prompts))
+        if count > 1:
+            loader.expanded += made
+        where = doc.at(["vars"]) if "vars" in doc.data else doc.at()
+        what = f"these vars expand to {count:,} combinations × {len(prompts)} prompt(s)"
+        if made > vars_mod.MAX_EXPANDED:
+            loader.error(where, vars_mod.too_many(what, made))
+            return []
+        if loader.expanded > vars_mod.MAX_EXPANDED_TOTAL:
+            what = f"{what}, and the suite's list vars so far"
+            limit = vars_mod.MAX_EXPANDED_TOTAL
+            loader.error(where, vars_mod.too_many(what, loader.expanded, limit))
+            return []
         combos = list(vars_mod.expand(vars_, globs))
     out: list[TestCase] = []
     for n, combo in enumerate(combos):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from skilleval.api import NEGATION_PREFIX
@@ -11,6 +12,7 @@ from skilleval.plugins.registry import UNSUPPORTED
 from skilleval.suite import files as filerefs
 from skilleval.suite.context import Loader
 from skilleval.suite.schema import validate
+from skilleval.suite.vars import MAX_EXPANDED, too_many
 from skilleval.suite.yamlio import Document, PathKey
 from skilleval.util import fileref
 
@@ -78,8 +80,21 @@ def scenario_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
     scenarios = doc.data.get("scenarios")
     if not isinstance(scenarios, list):
         return []
-    positions = _positions(doc, "scenarios")
     out: list[filerefs.RawTest] = []
+    counted = 0
+    for si, scenario in enumerate(scenarios):
+        if ("scenarios", si) in loader.skipped or not isinstance(scenario, dict):
+            continue
+        tests = scenario.get("tests") or [{}]
+        configs = scenario.get("config") or []
+        # Counted before anything is built: the product can be far past what fits in memory.
+        count = len(configs) * len(tests) if isinstance(configs, list) else 0
+        counted += count
+        if counted > MAX_EXPANDED:
+            what = f"the scenarios cross {len(configs):,} configs with {len(tests):,} tests here"
+            loader.error(doc.at(["scenarios", si]), too_many(what, counted))
+            return out
+    positions = _positions(doc, "scenarios")
     for si, scenario in enumerate(scenarios):
         if ("scenarios", si) in loader.skipped or not isinstance(scenario, dict):
             continue
@@ -135,24 +150,31 @@ def _merge_scenario(config: dict[str, Any], test: dict[str, Any]) -> dict[str, A
     return merged
 
 
-Positions = tuple[list[tuple[PathKey, Location]], list[tuple[PathKey, Location]]]
+_Under = dict[PathKey, list[tuple[PathKey, Location]]]
+Positions = tuple[_Under, _Under]
+"""The positions recorded under each path (values, keys), each as (the rest of its path,
+where it is): a graft looks its origin up instead of scanning every position."""
 
 
 def _positions(doc: Document, top: str) -> Positions:
-    """The positions recorded under ``top`` (values, keys): the ones a graft copies."""
-    return (
-        [(p, loc) for p, loc in doc.values.items() if p[:1] == (top,)],
-        [(p, loc) for p, loc in doc.keys.items() if p[:1] == (top,)],
-    )
+    """The positions recorded under ``top``, indexed by every leading part of their path."""
+
+    def index(found: Mapping[PathKey, Location]) -> _Under:
+        under: _Under = {}
+        for path, loc in found.items():
+            if path[:1] != (top,):
+                continue
+            for n in range(1, len(path) + 1):
+                under.setdefault(path[:n], []).append((path[n:], loc))
+        return under
+
+    return index(doc.values), index(doc.keys)
 
 
 def _graft(doc: Document, positions: Positions, origin: PathKey, dest: PathKey) -> None:
     """Give the nodes under ``dest`` the positions of those under ``origin``."""
-    n = len(origin)
     values, keys = positions
-    for path, loc in values:
-        if path[:n] == origin:
-            doc.values[dest + path[n:]] = loc
-    for path, loc in keys:
-        if path[:n] == origin:
-            doc.keys[dest + path[n:]] = loc
+    for rest, loc in values.get(origin, ()):
+        doc.values[dest + rest] = loc
+    for rest, loc in keys.get(origin, ()):
+        doc.keys[dest + rest] = loc

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import glob
 import itertools
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,39 @@ def globbed(raw: Any) -> set[str]:
     }
 
 
+MAX_EXPANDED = 10_000
+"""The most tests one expansion (one test's list vars across its prompts, a suite's
+scenarios) may make; the count is taken before anything is built."""
+MAX_EXPANDED_TOTAL = 100_000
+"""The most tests the list-var expansions of one suite may make together."""
+
+
+def too_many(what: str, count: int, limit: int = MAX_EXPANDED) -> str:
+    """The message for an expansion past its limit: what, the count and the limit."""
+    return (
+        f"{what}: {count:,} tests, more than the limit of {limit:,}; "
+        "split the suite or list fewer values"
+    )
+
+
+def _choices(vars_: Mapping[str, Any], globs: set[str]) -> list[list[Any]]:
+    choices: list[list[Any]] = []
+    for key, value in vars_.items():
+        listed = isinstance(value, list) and bool(value)
+        if listed and (key in globs or isinstance(value[0], str)):
+            choices.append(list(value))
+        else:
+            choices.append([value])
+    return choices
+
+
+def combinations(vars_: Mapping[str, Any], globs: set[str]) -> int:
+    """How many sets of vars :func:`expand` would make, without making them."""
+    if not any(isinstance(v, list) for v in vars_.values()):
+        return 1
+    return math.prod(len(c) for c in _choices(vars_, globs))
+
+
 def expand(vars_: Mapping[str, Any], globs: set[str]) -> list[dict[str, Any]]:
     """promptfoo's var expansion: one set of vars per combination of the listed values.
 
@@ -70,11 +104,5 @@ def expand(vars_: Mapping[str, Any], globs: set[str]) -> list[dict[str, Any]]:
     """
     if not any(isinstance(v, list) for v in vars_.values()):
         return [dict(vars_)]
-    choices: list[list[Any]] = []
-    for key, value in vars_.items():
-        listed = isinstance(value, list) and bool(value)
-        if listed and (key in globs or isinstance(value[0], str)):
-            choices.append(list(value))
-        else:
-            choices.append([value])
+    choices = _choices(vars_, globs)
     return [dict(zip(vars_, combo, strict=True)) for combo in itertools.product(*choices)]

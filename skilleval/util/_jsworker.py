@@ -19,6 +19,7 @@ and ``exports`` and the function is taken from its exports. A reply: ``{"ok": tr
 
 import contextlib
 import json
+import os
 import resource
 import sys
 import time
@@ -38,6 +39,7 @@ ADDRESS_SPACE = 1 << 30
 # few ES2022-2023 methods this QuickJS lacks and promptfoo configs use, and the driver.
 PRELUDE = r"""
 var __skilleval_logs = [];
+var __skilleval_keep = {stringify: JSON.stringify, string: String};
 (function () {
   var kept = 0;
   function text(v) {
@@ -116,45 +118,70 @@ function __skilleval_run(params, body, call, name, args) {
   }
 }
 function __skilleval_reply() {
+  // Built by hand with the functions kept before the user's code ran: code that replaces
+  // JSON.stringify or String, or adds a toJSON to Object.prototype, cannot change the reply's
+  // shape (a primitive string never consults toJSON).
+  var q = __skilleval_keep.stringify, str = __skilleval_keep.string;
+  function reply(kind, fields) {
+    var out = '{"kind":' + q(kind);
+    for (var k in fields) {
+      if (Object.prototype.hasOwnProperty.call(fields, k)) out += ',' + q(k) + ':' + q(str(fields[k]));
+    }
+    return out + '}';
+  }
   var s = __skilleval_state;
-  if (!s.settled) return JSON.stringify({kind: 'pending'});
-  if (s.bad) return JSON.stringify({kind: 'bad', message: s.bad});
+  if (!s.settled) return reply('pending', {});
+  if (s.bad) return reply('bad', {message: s.bad});
   if (s.compile) {
-    return JSON.stringify({kind: 'compile', message: String(s.compile.message || s.compile),
-                           stack: String(s.compile.stack || '')});
+    return reply('compile', {message: s.compile.message || s.compile, stack: s.compile.stack || ''});
   }
   if ('error' in s) {
     var e = s.error;
-    return JSON.stringify({kind: 'rejected', message: String(e && e.name ? e.name + ': ' + e.message : e),
-                           stack: e && e.stack ? String(e.stack) : ''});
+    var message = e && e.name ? e.name + ': ' + e.message : e;
+    return reply('rejected', {message: message, stack: e && e.stack ? e.stack : ''});
   }
   var v = s.value;
-  if (v === undefined) return JSON.stringify({kind: 'undefined'});
-  if (typeof v === 'number' && !isFinite(v)) return JSON.stringify({kind: 'nonfinite', text: String(v)});
-  if (typeof v === 'bigint') return JSON.stringify({kind: 'value', value: Number(v)});
-  if (typeof v === 'function' || typeof v === 'symbol') return JSON.stringify({kind: 'bad', message: 'returned a ' + typeof v});
+  if (v === undefined) return reply('undefined', {});
+  if (typeof v === 'number' && !isFinite(v)) return reply('nonfinite', {text: v});
+  if (typeof v === 'bigint') return '{"kind":"value","value":' + q(Number(v)) + '}';
+  if (typeof v === 'function' || typeof v === 'symbol') return reply('bad', {message: 'returned a ' + typeof v});
+  var text;
   try {
-    return JSON.stringify({kind: 'value', value: v});
+    text = q(v);
   } catch (e) {
-    return JSON.stringify({kind: 'bad', message: 'returned a value that cannot be written as JSON (' + e.message + ')'});
+    return reply('bad', {message: 'returned a value that cannot be written as JSON (' + (e && e.message) + ')'});
   }
+  if (typeof text !== 'string') return reply('bad', {message: 'returned a value that cannot be written as JSON'});
+  return '{"kind":"value","value":' + text + '}';
 }
 """
 
 
-def _kind_of(exc: BaseException, text: str) -> str:
+def _kind_of(exc: BaseException, text: str, ctx: Any, limit: int) -> str:
     if isinstance(exc, _quickjs.StackOverflow) or "stack overflow" in text:
         return "stack"
     if text.startswith("InternalError: interrupted"):
         return "timeout"
-    if "out of memory" in text or text.strip() in ("", "null"):
+    if "out of memory" in text:
+        return "memory"
+    # With no memory left QuickJS cannot build an error and throws null; so does `throw null`.
+    # Only a heap at its limit tells the two apart.
+    if text.strip() in ("", "null") and _near_limit(ctx, limit):
         return "memory"
     return "throw"
 
 
+def _near_limit(ctx: Any, limit: int) -> bool:
+    try:
+        return bool(ctx.memory()["malloc_size"] > 0.9 * limit)
+    except Exception:
+        return False
+
+
 def _logs(ctx: Any) -> list[str]:
     try:
-        return [str(x) for x in json.loads(ctx.eval("JSON.stringify(__skilleval_logs)"))]
+        text = ctx.eval("__skilleval_keep.stringify(__skilleval_logs)")
+        return [str(x)[:2000] for x in json.loads(text)][:100]
     except Exception:
         return []
 
@@ -187,11 +214,27 @@ def handle(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
         reply = json.loads(ctx.eval("__skilleval_reply()"))
     except Exception as exc:
         text = str(exc)
-        return {"ok": False, "kind": _kind_of(exc, text), "error": text, "logs": _logs(ctx)}
+        kind = _kind_of(exc, text, ctx, int(request["memory"]))
+        return {"ok": False, "kind": kind, "error": text, "logs": _logs(ctx)}
     return {"ok": True, "result": reply, "logs": _logs(ctx)}
 
 
+def die_with_parent() -> None:
+    """Ask the kernel to kill this process when skilleval ends, however it ends (even by
+    SIGKILL): a worker stuck in a backtracking regex would otherwise run on forever. The
+    parent's id comes as the first argument; if it is gone already, so is this worker."""
+    parent = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else None
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes  # only here: the one use
+
+        pr_set_pdeathsig, sigkill = 1, 9
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
+
+
 def main() -> None:
+    die_with_parent()
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     spare = fresh() if _quickjs is not None else None

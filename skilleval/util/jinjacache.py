@@ -3,21 +3,24 @@
 Compiling a template costs more than rendering it for a small run, and a cached re-run does
 little else: the HTML report's template and the judge's prompt templates are compiled once
 and read back after that. Jinja checks the template's checksum and its own version when it
-reads a file back, so an edited template or another Jinja compiles afresh. The home is looked
-up at each use (it can change between runs in one process), and a home that cannot be
+reads a file back, so an edited template or another Jinja compiles afresh. The compiled code
+is marshal data, which CPython loads without checking (damaged bytes can crash the
+interpreter), so each file is sealed (:mod:`skilleval.util.homefile`) and its digest checked
+before Jinja sees a byte of it; a damaged file is a warning and a fresh compile. The home is
+looked up at each use (it can change between runs in one process), and a home that cannot be
 written only means compiling again next time.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
+import io
 import pickle
 from pathlib import Path
 
 import jinja2
 
 from skilleval.util.home import home_dir
+from skilleval.util.homefile import read_sealed, write_sealed
 from skilleval.version import __version__
 
 TEMPLATE_CACHE = "templates"
@@ -34,20 +37,17 @@ class HomeBytecodeCache(jinja2.BytecodeCache):
         return home_dir() / TEMPLATE_CACHE / f"{self.prefix}-{__version__}-{bucket.key}.bin"
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        target = self._file(bucket)
+        payload = read_sealed(target, "a compiled template", bucket.key.encode("utf-8"))
+        if payload is None:
+            bucket.reset()  # missing or damaged: compile it again
+            return
         try:
-            with self._file(bucket).open("rb") as fh:
-                bucket.load_bytecode(fh)
-        except (OSError, ValueError, EOFError, TypeError, pickle.UnpicklingError):
-            bucket.reset()  # missing, unreadable or damaged: compile it again
+            bucket.load_bytecode(io.BytesIO(payload))
+        except (ValueError, EOFError, TypeError, pickle.UnpicklingError):
+            bucket.reset()
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        target = self._file(bucket)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with partial.open("wb") as fh:
-                bucket.write_bytecode(fh)
-            os.replace(partial, target)
-        except OSError:
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
+        buffer = io.BytesIO()
+        bucket.write_bytecode(buffer)
+        write_sealed(self._file(bucket), buffer.getvalue(), bucket.key.encode("utf-8"))

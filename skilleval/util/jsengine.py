@@ -17,6 +17,12 @@ No JavaScript runs in skilleval's own process. Each call goes to a worker proces
   cannot interrupt a backtracking regular expression, so a pattern like ``/(a+)+$/`` on a long
   text ends there. A new worker is started for the next call.
 
+No worker outlives skilleval: each runs in a session of its own (a Ctrl-C to the terminal's
+process group reaches skilleval, not the worker) and asks the kernel to kill it when its parent
+dies (``PR_SET_PDEATHSIG``, so even ``kill -9`` of skilleval ends it); every worker started is
+kept in one registry, a call interrupted by Ctrl-C or SIGTERM kills its worker, and the rest
+are killed at exit.
+
 Every failure (a syntax error, a throw, a limit) is a :class:`JsFailure` with the line in the
 user's code, never an exception out of this module. The worker is found next to this file and
 started with the same interpreter; it imports nothing from skilleval.
@@ -42,6 +48,7 @@ from typing import IO, Any, Final, Literal
 
 from skilleval.errors import JavaScriptError
 from skilleval.util.frozen import frozen
+from skilleval.util.scrub import clip
 
 __all__ = [
     "MEMORY_LIMIT",
@@ -62,6 +69,9 @@ TIME_LIMIT_S: float = 1.0
 
 MEMORY_LIMIT: int = 64 * 1024 * 1024
 """Bytes of JavaScript heap one call may use."""
+
+MESSAGE_CHARS: int = 2_000
+"""The longest message a failure keeps (``throw 'R'.repeat(2e7)``); longer ones are cut."""
 
 WORKER: Final = Path(__file__).with_name("_jsworker.py")
 WORKER_COMMAND: list[str] = [sys.executable, "-I"]
@@ -189,15 +199,47 @@ def _last_statement_semicolon(code: str) -> int:
 # --- the worker pool ------------------------------------------------------------------------
 
 
+def _start_process() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*WORKER_COMMAND, str(WORKER), str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+_spawner: Any = None
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    """A new worker process, started by a thread that lives as long as skilleval does.
+
+    The kernel's parent-death signal follows the *thread* that started a process, so a
+    worker started by a grading thread would die when that thread's pool shuts down, perhaps
+    in the middle of another thread's call.
+    """
+    global _spawner
+    if threading.current_thread() is threading.main_thread():
+        return _start_process()
+    with _lock:
+        if _spawner is None:
+            from concurrent.futures import ThreadPoolExecutor  # lazy: start-up time
+
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skilleval-js")
+        spawner = _spawner
+    proc: subprocess.Popen[bytes] = spawner.submit(_start_process).result()
+    return proc
+
+
 class _Worker:
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [*WORKER_COMMAND, str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        self.proc = _spawn()
         self.buffer = b""
+        self.ended = False
+        """The worker closed its end (it died), as opposed to missing the deadline."""
+        with _lock:
+            _live.add(self)
 
     def ask(self, request: Mapping[str, Any], deadline: float) -> dict[str, Any] | None:
         """The worker's reply, or None when it died or missed the deadline."""
@@ -208,6 +250,7 @@ class _Worker:
             stdin.write(json.dumps(request).encode() + b"\n")
             stdin.flush()
         except OSError:
+            self.ended = True
             return None
         fd = stdout.fileno()
         while b"\n" not in self.buffer:
@@ -217,18 +260,28 @@ class _Worker:
             ready, _, _ = select.select([fd], [], [], remaining)
             if not ready:
                 return None
-            chunk = os.read(fd, 1 << 16)
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
             if not chunk:
+                self.ended = True
                 return None
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        reply: dict[str, Any] = json.loads(line)
+        try:
+            reply: dict[str, Any] = json.loads(line)
+        except (ValueError, RecursionError):
+            return {"ok": False, "kind": "worker", "error": "its reply is not JSON"}
         return reply
 
     def close(self, *, kill: bool = False) -> None:
+        with _lock:
+            _live.discard(self)
         pipes: list[IO[bytes] | None] = [self.proc.stdin, self.proc.stdout]
         if kill:
-            self.proc.kill()
+            with contextlib.suppress(OSError):
+                self.proc.kill()
         for pipe in pipes:
             with contextlib.suppress(OSError):
                 if pipe is not None:
@@ -236,19 +289,27 @@ class _Worker:
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            with contextlib.suppress(OSError):
+                self.proc.kill()
             self.proc.wait()
 
 
 _idle: list[_Worker] = []
+_live: set[_Worker] = set()
+"""Every worker started and not yet closed, idle or busy."""
 _lock = threading.Lock()
 
 
 def _take() -> _Worker:
-    with _lock:
-        if _idle:
-            return _idle.pop()
-    return _Worker()
+    while True:
+        with _lock:
+            worker = _idle.pop() if _idle else None
+        if worker is None:
+            return _Worker()
+        if worker.proc.poll() is None:
+            return worker
+        # The kernel ended it with the thread that started it (PR_SET_PDEATHSIG).
+        worker.close(kill=True)
 
 
 def _give_back(worker: _Worker) -> None:
@@ -256,13 +317,26 @@ def _give_back(worker: _Worker) -> None:
         _idle.append(worker)
 
 
+def _forget_inherited() -> None:
+    """In a forked child: the workers, the spawner's thread and the lock are the parent's."""
+    global _lock, _spawner
+    _lock = threading.Lock()
+    _idle.clear()
+    _live.clear()
+    _spawner = None
+
+
+os.register_at_fork(after_in_child=_forget_inherited)
+
+
 @atexit.register
 def _close_all() -> None:
+    """Kill every worker still running, idle or busy (a call cut short by Ctrl-C)."""
     with _lock:
-        workers = list(_idle)
+        workers = list(_live)
         _idle.clear()
     for worker in workers:
-        worker.close()
+        worker.close(kill=True)
 
 
 def _run(
@@ -285,12 +359,27 @@ def _run(
         worker = _take()
     except OSError as exc:
         return JsOutcome(failure=JsFailure("worker", f"the worker did not start ({exc})"))
-    reply = worker.ask(request, time.monotonic() + 3 * TIME_LIMIT_S + 1.0)
+    try:
+        reply = worker.ask(request, time.monotonic() + 3 * TIME_LIMIT_S + 1.0)
+    except BaseException:
+        # Ctrl-C or SIGTERM (KeyboardInterrupt) while the worker runs: it goes with the call.
+        worker.close(kill=True)
+        raise
     if reply is None:
-        died = worker.proc.poll() is not None
+        died = worker.ended or worker.proc.poll() is not None
+        code = None
+        if died:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = worker.proc.wait(timeout=1)  # its own exit status, before any kill
         worker.close(kill=True)
         if died:
-            return JsOutcome(failure=JsFailure("worker", "the worker process ended unexpectedly"))
+            how = ""
+            if code is not None and code < 0:
+                how = f" (killed by signal {-code})"
+            elif code:
+                how = f" (exit status {code})"
+            message = f"the worker process ended unexpectedly{how}"
+            return JsOutcome(failure=JsFailure("worker", message))
         return JsOutcome(failure=JsFailure("timeout", "stopped at the wall-clock deadline"))
     _give_back(worker)
     outcome = _outcome(reply)
@@ -304,13 +393,21 @@ def _run(
     return outcome
 
 
-def _outcome(reply: Mapping[str, Any]) -> JsOutcome:
-    logs = tuple(str(x) for x in reply.get("logs") or ())
+def _outcome(reply: Any) -> JsOutcome:
+    """What the worker's reply says; a reply of any other shape is a failure, never an
+    exception (the user's code runs in the context that builds it)."""
+    if not isinstance(reply, dict):
+        return JsOutcome(failure=JsFailure("worker", "the worker's reply could not be read"))
+    raw_logs = reply.get("logs")
+    logs = tuple(str(x) for x in raw_logs) if isinstance(raw_logs, list) else ()
     if not reply.get("ok"):
         return JsOutcome(
             failure=_failure(str(reply.get("kind")), str(reply.get("error"))), logs=logs
         )
-    result = reply["result"]
+    result = reply.get("result")
+    if not isinstance(result, dict):
+        message = "gave a result skilleval could not read (was JSON.stringify or toJSON replaced?)"
+        return JsOutcome(failure=JsFailure("result", message), logs=logs)
     kind = result.get("kind")
     if kind == "value":
         return JsOutcome(value=result.get("value"), logs=logs)
@@ -318,7 +415,10 @@ def _outcome(reply: Mapping[str, Any]) -> JsOutcome:
         return JsOutcome(undefined=True, logs=logs)
     if kind == "nonfinite":
         text = str(result.get("text"))
-        return JsOutcome(value=float(text.replace("Infinity", "inf")), logs=logs)
+        try:
+            return JsOutcome(value=float(text.replace("Infinity", "inf")), logs=logs)
+        except ValueError:
+            return JsOutcome(failure=JsFailure("result", f"gave {text[:60]!r}"), logs=logs)
     if kind == "pending":
         message = "returned a promise that never settled (there are no timers or I/O)"
         return JsOutcome(failure=JsFailure("result", message), logs=logs)
@@ -336,6 +436,8 @@ _FRAME = re.compile(r"^\s*at (?:(\S+) \()?<input>:(\d+)\)?\s*$", re.MULTILINE)
 
 def _failure(kind: str, text: str) -> JsFailure:
     first, _, rest = text.partition("\n")
+    first = clip(first, MESSAGE_CHARS)
+    rest = rest[:MESSAGE_CHARS]  # the stack: its first frame is all that is read
     line = None
     for match in _FRAME.finditer(rest):
         if (match.group(1) or "").startswith("__skilleval"):

@@ -8,6 +8,7 @@ file check resolve through :func:`resolve_inside` at run time.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path, PurePosixPath
 
@@ -16,12 +17,22 @@ from skilleval.errors import PathEscape
 __all__ = ["PathEscape", "path_problem", "resolve_inside"]
 
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+NAME_MAX = 255
+"""The longest file name, in bytes, the common file systems take."""
 
 
 def path_problem(rel: str) -> str | None:
     """Why ``rel`` can never be a workspace path, judged from its text alone; None if it can."""
     if not rel.strip():
         return "path is empty"
+    if "\0" in rel:
+        return f"{rel!r} holds a NUL character, which no file name can"
+    try:
+        encoded = os.fsencode(rel)
+    except UnicodeError:
+        return f"{rel!r} cannot be written as a file name on this system"
+    if any(len(part) > NAME_MAX for part in encoded.split(b"/")):
+        return f"{rel!r} has a part longer than {NAME_MAX} bytes, more than a file name may be"
     if rel.startswith(("/", "\\", "~")) or _DRIVE.match(rel):
         return f"{rel!r} is absolute; workspace paths are relative to the workspace"
     depth = 0

@@ -8,6 +8,7 @@ both ordinary tests are still graded. ``semantics.yaml`` pins promptfoo's verdic
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,31 @@ def test_a_javascript_transform_error_errs_the_assertions(
     assert reason.startswith("transform failed: JavaScript at ")
     assert "SyntaxError" in reason
     assert code == 3
+
+
+def test_checks_that_attack_the_reply_or_return_endless_text_are_reported_as_they_are(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, doc = run_suite("edges.yaml", capsys)
+    assert code == 3  # one check is an error; the run finished and reported
+    results = [(a["status"], a["reason"]) for a in doc["records"][0]["asserts"]]
+    assert results[0] == ("pass", "output contains 'hello' (ignoring case)")
+    assert results[1] == ("pass", "javascript returned true")  # JSON.stringify replaced
+    assert results[2][0] == "error"  # toJSON on every object: the value is what it gives
+    assert results[3][0] == "error"
+    assert results[3][1].endswith("edges.yaml:26:16 threw null")  # not "ran out of memory"
+    status, reason = results[4]
+    assert status == "pass"
+    assert reason.endswith("R… [cut: 20,000,000 characters in all]")
+    assert len(reason) < 20_000
+    status, reason = results[5]
+    assert status == "error"
+    assert reason.endswith("T… [cut: 3,000,000 characters in all]")
+    assert doc["summary"]["arms"]["default"]["metrics"] == {
+        "greets": 1.0,
+        "share": 1.0,
+        "other": 1.0,
+    }
+    run = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / "latest"
+    assert (run / "results.json").stat().st_size < 1_000_000
+    assert (run / "report.html").is_file()

@@ -11,6 +11,7 @@ import pytest
 from skilleval.cli import run_cli
 from skilleval.runner.arms import NONE
 from skilleval.runner.routercheck import load_router_set
+from skilleval.util.homefile import unseal
 
 # --- the command ---------------------------------------------------------------------------------
 
@@ -52,7 +53,9 @@ def test_a_full_check_is_kept_and_a_limited_one_is_not(
     assert "AUROC           n/a  (the router gives no scores to rank by)" in err
     assert "UNQUALIFIED: the accuracy interval [0.38, 0.62] reaches the chance level 0.50" in err
     (verdict,) = kept.iterdir()
-    fitness = json.loads(verdict.read_text(encoding="utf-8"))["fitness"]
+    payload = unseal(verdict.read_bytes())  # sealed, like everything kept under the home
+    assert payload is not None
+    fitness = json.loads(payload)["fitness"]
     assert (fitness["qualified"], fitness["auroc"], fitness["cases"]) == (False, None, 64)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from skilleval.cli import run_cli
-from skilleval.engine.prefix_store import PrefixStore, store_folder
+from skilleval.engine.prefix_store import STATE_MAGIC, PrefixStore, store_folder
 from skilleval.errors import Location, PluginError
 from skilleval.plugins.registry import Registry, default_registry
 from skilleval.runner.rundir import home_dir
@@ -142,7 +143,9 @@ def test_cache_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_cache_commands_count_and_clear_the_kept_prompt_prefixes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    PrefixStore(store_folder(home_dir(), "gguf:x")).write(range(40), b"cells")
+    # Laid out as llama.cpp's state of one sequence holding 40 cells (one per token).
+    cells = struct.pack("<IiII", STATE_MAGIC, 0, 1, 40) + b"cells"
+    PrefixStore(store_folder(home_dir(), "gguf:x")).write(range(40), cells)
     assert run_cli(["cache", "info", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["prefixes"]["entries"] == 1
     assert run_cli(["cache", "clear", "--json"]) == 0

@@ -218,13 +218,17 @@ def test_no_judge_warning_when_another_model_judges(capsys: pytest.CaptureFixtur
 
 
 def test_the_same_endpoint_spelled_another_way_is_the_generator(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`judge:` names the model's own endpoint with a trailing slash: the model grades itself.
 
-    Nothing listens on 127.0.0.1:9, so generation is an error; the identities (endpoint and
-    model name) are read without a call.
+    Nothing listens on 127.0.0.1:9, so generation is an error (the up-front check that would
+    stop the run is switched off here); the identities (endpoint and model name) are read
+    without a call.
     """
+    from skilleval.engine.openai import OpenAIProvider
+
+    monkeypatch.setattr(OpenAIProvider, "check", lambda self: None)
     endpoint = "{provider: openai, base_url: 'http://127.0.0.1:9/v1%s', model: m}"
     ran = Ran(plain_suite(endpoint % "", endpoint % "/"), capsys)
     assert ran.code == 3

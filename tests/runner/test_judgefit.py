@@ -22,6 +22,7 @@ from skilleval.runner.judgecheck import load_pairs
 from skilleval.runner.options import RunOptions
 from skilleval.runner.run import run_suite
 from skilleval.suite.load import Overrides, load_suite
+from skilleval.util.memo import read_memo
 
 GOOD = frozenset(p.good for p in load_pairs())
 PAIRS = len(load_pairs())
@@ -72,7 +73,7 @@ def test_the_memo_is_keyed_by_judge_identity_and_serves_a_greedy_judge_at_any_se
     other_seed = oracle("a")
     judgefit.judge_fitness(JudgeClient(other_seed), home(), seed=1)
     assert other_seed.requests == []
-    memo = json.loads((home() / judgefit.MEMO_FILE).read_text(encoding="utf-8"))
+    memo = read_memo(home() / judgefit.MEMO_FILE)
     assert len(memo) == 2
     assert all(key.startswith("fake:") and "|greedy|" in key for key in memo)
 
@@ -133,7 +134,7 @@ def test_a_damaged_memo_costs_a_measurement_not_a_failure() -> None:
     (home() / judgefit.MEMO_FILE).write_text("{not json", encoding="utf-8")
     fitness = judgefit.judge_fitness(JudgeClient(oracle()), home(), seed=0)
     assert fitness.status == "qualified"
-    assert json.loads((home() / judgefit.MEMO_FILE).read_text(encoding="utf-8"))
+    assert read_memo(home() / judgefit.MEMO_FILE)
 
 
 def test_measuring_does_not_count_in_the_run_s_calls() -> None:
@@ -260,7 +261,7 @@ def test_judge_check_of_the_whole_set_is_remembered_for_runs(
     assert run_cli(["judge-check", "--judge-model", "echo", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["fitness"]["status"] == "unqualified"
-    (key,) = json.loads((home() / judgefit.MEMO_FILE).read_text(encoding="utf-8"))
+    (key,) = read_memo(home() / judgefit.MEMO_FILE)
     assert key.startswith("echo:echo:|greedy|")
     path = suite_file(tmp_path)
     path.write_text(path.read_text(encoding="utf-8") + "judge: echo\n", encoding="utf-8")

@@ -4,7 +4,6 @@ removed, and never when it could give a different answer from a scan."""
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from skilleval.util.installed import (
     path_fingerprint,
     version_of,
 )
+from skilleval.util.memo import read_memo
 
 GROUPS = ("skilleval.plugins", "skilleval.assertions")
 
@@ -70,7 +70,7 @@ def test_none_installed_is_remembered_and_the_next_scan_skipped(
 ) -> None:
     assert entry_points_in(GROUPS, tmp_path) == []
     assert scans == list(GROUPS)
-    memo = json.loads((tmp_path / MEMO_NAME).read_text())
+    memo = read_memo(tmp_path / MEMO_NAME)
     assert memo["no-entry-points"] == {path_fingerprint(): True}
     assert entry_points_in(GROUPS, tmp_path) == []
     assert scans == list(GROUPS)  # not scanned again
@@ -86,9 +86,7 @@ def test_a_package_installed_after_the_memo_is_found(
         ("skilleval.assertions", "shout", "shoutpkg")
     ]
     # Found entry points are never remembered as none: every later start scans.
-    assert (
-        path_fingerprint() not in json.loads((tmp_path / MEMO_NAME).read_text())["no-entry-points"]
-    )
+    assert path_fingerprint() not in read_memo(tmp_path / MEMO_NAME)["no-entry-points"]
     entry_points_in(GROUPS, tmp_path)
     assert scans == list(GROUPS) * 3
 
@@ -106,7 +104,7 @@ def test_each_way_of_starting_keeps_its_own_answer(
         sys.path.remove(str(other))
     entry_points_in(GROUPS, tmp_path)
     assert scans == list(GROUPS) * 2
-    assert len(json.loads((tmp_path / MEMO_NAME).read_text())["no-entry-points"]) == 2
+    assert len(read_memo(tmp_path / MEMO_NAME)["no-entry-points"]) == 2
 
 
 def test_other_files_in_a_path_folder_leave_the_fingerprint_alone(site: Path) -> None:

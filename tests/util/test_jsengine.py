@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import sys
 
 import pytest
 
@@ -292,3 +293,46 @@ def test_without_quickjs_each_call_says_how_to_install_it(monkeypatch: pytest.Mo
         "JavaScript at check.js could not run: the quickjs package is not installed"
         " (pip install quickjs)"
     )
+
+
+def _with_worker(monkeypatch: pytest.MonkeyPatch, code: str) -> jsengine.JsOutcome:
+    """Call through a worker that runs ``code`` instead of the real one."""
+    jsengine._close_all()
+    monkeypatch.setattr(jsengine, "WORKER_COMMAND", [sys.executable, "-c", code])
+    try:
+        return jsengine.call_inline("1", [])
+    finally:
+        jsengine._close_all()
+
+
+def test_a_worker_that_dies_is_reported_as_dying_not_as_a_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It closes its output first and dies a moment later, as a worker the kernel's
+    # out-of-memory killer takes does: no reply, and no exit status yet when the pipe ends.
+    slow = "import os, signal, time; os.close(1); time.sleep(0.3); os.kill(os.getpid(), 9)"
+    failure = _with_worker(monkeypatch, slow).failure
+    assert failure is not None
+    assert (failure.kind, failure.message) == (
+        "worker",
+        "the worker process ended unexpectedly (killed by signal 9)",
+    )
+    failure = _with_worker(monkeypatch, "import sys; sys.exit(3)").failure
+    assert failure is not None
+    assert failure.message == "the worker process ended unexpectedly (exit status 3)"
+
+
+def test_a_reply_of_the_wrong_shape_is_a_failure_not_an_exception() -> None:
+    for reply in ({"ok": True, "result": "x"}, {"ok": True, "result": [1]}, [1], "x", None):
+        outcome = jsengine._outcome(reply)
+        assert outcome.failure is not None
+
+
+def test_throw_null_is_a_throw_and_a_full_heap_is_out_of_memory(short_limits: None) -> None:
+    thrown = jsengine.call_inline("var x = 1;\nthrow null", ["out"])
+    assert thrown.failure is not None
+    assert (thrown.failure.kind, thrown.failure.message) == ("throw", "null")
+    bomb = "var a = [];\nwhile (true) a.push(new Array(100000).fill(1));"
+    full = jsengine.call_inline(bomb, ["out"])
+    assert full.failure is not None
+    assert full.failure.kind == "memory"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import platform
 from pathlib import Path
 
 import pytest
 
+from skilleval.util.memo import read_memo
 from skilleval.util.platform_name import MEMO_FILE, platform_name
 
 
@@ -16,9 +16,7 @@ def test_the_name_is_platforms_and_is_asked_once(
 ) -> None:
     expected = platform.platform(terse=True)
     assert platform_name(tmp_path) == expected
-    assert list(json.loads((tmp_path / MEMO_FILE).read_text(encoding="utf-8")).values()) == [
-        expected
-    ]
+    assert list(read_memo(tmp_path / MEMO_FILE).values()) == [expected]
 
     def asked(**_: object) -> str:
         raise AssertionError("asked again")
