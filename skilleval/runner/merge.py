@@ -76,13 +76,47 @@ def read_part(root: Path) -> Part:
         raise UsageError(f"{root} is not a run directory")
     manifest = read_manifest(root)
     shard = manifest.get("shard")
-    if not isinstance(shard, dict) or not all(
-        isinstance(shard.get(k), int) for k in ("index", "count")
-    ):
+    if not isinstance(shard, dict):
         raise UsageError(f"{root} is not a shard's run directory (it was not run with --shard)")
-    if not isinstance(shard.get("tests"), list):
-        raise UsageError(f"{root}/run.json does not list its shard's tests")
+    filters = manifest.get("filters", [])
+    if not isinstance(filters, list) or not all(isinstance(f, str) for f in filters):
+        raise UsageError(f"{root}/run.json has damaged filters")
+    problem = _shard_block_problem(shard)
+    if problem is not None:
+        raise UsageError(f"{root}/run.json has a damaged shard block: {problem}")
     return Part(root, manifest)
+
+
+def _shard_block_problem(shard: dict[str, Any]) -> str | None:
+    """What is wrong with a ``shard`` block read back from disk, or None."""
+    index, count = shard.get("index"), shard.get("count")
+    if not isinstance(index, int) or not isinstance(count, int) or not 1 <= index <= count:
+        return "its K/N is not 1 <= K <= N"
+    tests = shard.get("tests")
+    if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+        return "it does not list its tests"
+    if not isinstance(shard.get("digest"), str):
+        return "it has no suite digest"
+    model = shard.get("model")
+    if model is not None and not (
+        isinstance(model, dict)
+        and isinstance(model.get("kind"), str)
+        and isinstance(model.get("name"), str)
+    ):
+        return "its model identity is not one"
+    overrides = shard.get("overrides")
+    if (
+        not isinstance(overrides, dict)
+        or not all(
+            overrides.get(k) is None or isinstance(overrides.get(k), str)
+            for k in ("model", "judge")
+        )
+        or not all(
+            overrides.get(k) is None or type(overrides.get(k)) is int for k in ("trials", "seed")
+        )
+    ):
+        return "its command-line settings are not ones skilleval writes"
+    return None
 
 
 def check_parts(parts: Sequence[Part]) -> None:
@@ -243,12 +277,12 @@ def _read_records(part: Part, own: set[str], records: dict[tuple[str, str, int],
     if not path.is_file():
         return 0
     found = 0
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, 1):
+            if not raw.strip():
                 continue
             try:
-                record = parse_record(line)
+                record = parse_record(raw.decode("utf-8"))
             except Exception as exc:
                 raise UsageError(f"{path}:{number}: not a result line ({exc})") from None
             if record.test_id not in own:
@@ -269,6 +303,9 @@ def _read_part_file(part: Part) -> Any:
         data = json.loads(path.read_text(encoding="utf-8"))
         read_routing(data)
         decode(Calls, data["calls"])
+        for key, cls in (("judge", JudgeInfo), ("overfit", Overfit)):
+            if data.get(key) is not None:
+                decode(cls, data[key])
     except (SkillevalError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path} cannot be read: {exc}") from None
     return data

@@ -291,3 +291,41 @@ def test_durations_from_an_earlier_run_balance_the_shards_the_same_everywhere(
         split.append(tests)
     assert split[0] == split[1]
     assert sorted(t for part in split[0] for t in part) == [f"t{i:02d}" for i in range(12)]
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda m: m["shard"].update(tests="t00"), "damaged shard block"),
+        (lambda m: m["shard"].update(index=7), "damaged shard block"),
+        (lambda m: m["shard"].update(model=[1]), "damaged shard block"),
+        (lambda m: m["shard"].update(overrides={"seed": "x"}), "damaged shard block"),
+        (lambda m: m.update(filters=3), "damaged filters"),
+    ],
+)
+def test_a_damaged_shard_manifest_is_refused_plainly(
+    damage: Any, named: str, three_parts, tmp_path, monkeypatch, capsys
+) -> None:
+    _, parts = three_parts
+    manifest = json.loads((parts[0] / "run.json").read_text())
+    damage(manifest)
+    (parts[0] / "run.json").write_text(json.dumps(manifest))
+    assert named in refused([str(p) for p in parts], tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "named"),
+    [
+        ("results.jsonl", b'{"test_id": 1}\n', "not a result line"),
+        ("results.jsonl", b"\xff\xfe not utf-8\n", "not a result line"),
+        ("shard-part.json", b'{"triggers": [{"test_id": "a"}]}', "cannot be read"),
+        ("shard-part.json", b"[]", "cannot be read"),
+    ],
+)
+def test_a_damaged_part_file_is_refused_plainly(
+    name: str, content: bytes, named: str, three_parts, tmp_path, monkeypatch, capsys
+) -> None:
+    _, parts = three_parts
+    path = parts[1] / name
+    path.write_bytes(content + path.read_bytes() if name == "results.jsonl" else content)
+    assert named in refused([str(p) for p in parts], tmp_path, monkeypatch, capsys)
