@@ -14,14 +14,15 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
 from skilleval.engine.base import ModelIdentity, Provider
-from skilleval.errors import ProviderError, SkillevalError, UsageError
+from skilleval.errors import ProviderError, SkillevalError, StorageError, UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.results.codec import decode
 from skilleval.results.load import parse_record
@@ -207,6 +208,7 @@ def merge_runs(
         raise UsageError(f"{out} is not empty: merge writes a new run directory")
     arms = list(suite.arms)
     records: dict[tuple[str, str, int], Record] = {}
+    lines: dict[tuple[str, str, int], bytes] = {}
     triggers: dict[str, TriggerResult] = {}
     content_free: ContentFree | None = None
     counters: list[Calls] = []
@@ -217,7 +219,7 @@ def merge_runs(
     for part in parts:
         own = {str(t) for t in part.shard["tests"]}
         expected = len(own) * len(arms) * suite.trials
-        found = _read_records(part, own, records)
+        found = _read_records(part, own, records, lines)
         if found != expected:
             raise UsageError(
                 f"shard {part.label} ({part.root}) is unfinished: {found} of {expected} "
@@ -242,8 +244,8 @@ def merge_runs(
         {**{k: v for k, v in first.manifest.items() if k != "shard"}, "merged": _merged(parts)},
     )
     try:
-        for record in ordered:
-            run_dir.append(record)
+        # The parts' own lines, copied: they are what a whole run writes for these records.
+        _write_lines(run_dir.jsonl_path, (lines[key] for key in order))
     finally:
         run_dir.close()
     routed_in_order = [triggers[t.id] for t in tests if t.id in triggers]
@@ -271,14 +273,20 @@ def merge_runs(
     return RunOutcome(run, run_dir, code, ordered)
 
 
-def _read_records(part: Part, own: set[str], records: dict[tuple[str, str, int], Record]) -> int:
-    """Stream a part's records into ``records``; how many it held."""
+def _read_records(
+    part: Part,
+    own: set[str],
+    records: dict[tuple[str, str, int], Record],
+    lines: dict[tuple[str, str, int], bytes],
+) -> int:
+    """Stream a part's records into ``records`` and their lines into ``lines``; how many
+    it held."""
     path = part.root / "results.jsonl"
     if not path.is_file():
         return 0
     found = 0
-    with path.open("rb") as lines:
-        for number, raw in enumerate(lines, 1):
+    with path.open("rb") as source:
+        for number, raw in enumerate(source, 1):
             if not raw.strip():
                 continue
             try:
@@ -292,7 +300,23 @@ def _read_records(part: Part, own: set[str], records: dict[tuple[str, str, int],
             if record.key not in records:
                 found += 1
             records[record.key] = record
+            lines[record.key] = raw if raw.endswith(b"\n") else raw + b"\n"
     return found
+
+
+def _write_lines(path: Path, lines: Iterable[bytes]) -> None:
+    """``results.jsonl`` from lines already encoded, synced to disk.
+
+    Raises:
+        StorageError: It could not be written.
+    """
+    try:
+        with path.open("wb") as out:
+            out.writelines(lines)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError as exc:
+        raise StorageError(f"{path} could not be written: {exc.strerror or exc}") from None
 
 
 def _read_part_file(part: Part) -> Any:
