@@ -135,7 +135,10 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         restore()
     ordered = [records[j.key] for j in jobs if j.key in records]
     overfit = None
-    if suite.skill is not None and suite.judge is not None and not interrupted:
+    # The overfitting judge reads the suite, not the records: of a split run, the first
+    # shard asks it, once.
+    first_part = options.shard is None or options.shard.index == 1
+    if suite.skill is not None and suite.judge is not None and not interrupted and first_part:
         overfit = _overfit(suite, options, provider, judge)
     run = build_run(
         suite,

@@ -353,3 +353,40 @@ def test_an_interrupted_shard_resumed_runs_its_own_tests_and_merges(
     )
     # A resumed run counts the calls of its last session only, so `calls` may differ.
     assert_same_run(whole, merged, calls=False)
+
+
+def test_a_judged_suite_merges_with_its_judge_and_overfit_blocks(
+    tmp_path: Path, monkeypatch
+) -> None:
+    judged = (
+        scripted_suite(8)
+        .replace(
+            "skill: skill/SKILL.md\n",
+            "skill: skill/SKILL.md\njudge:\n  provider: scripted\n  responses:\n"
+            '    - match: "is tidy"\n'
+            '      output: \'{"reason": "tidy", "score": 5, "pass": true}\'\n',
+        )
+        .replace(
+            "assert: [{type: contains, value: TIDY}]",
+            "assert: [{type: contains, value: TIDY}, {type: llm-rubric, value: is tidy}]",
+        )
+    )
+    suite = make_suite(tmp_path / "repo", judged)
+    whole_code, whole, _, parts = whole_and_shards(tmp_path, monkeypatch, suite, 2)
+    merged = tmp_path / "merged"
+    code = cli(["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch)
+    assert code == whole_code
+    a = json.loads((whole / "results.json").read_text())
+    b = json.loads((merged / "results.json").read_text())
+    # Each machine measures the judge's fitness once (then keeps it): only when and how long
+    # it took differ.
+    for doc in (a, b):
+        for key in ("seconds", "measured_at"):
+            doc["judge"]["fitness"].pop(key)
+    assert a["judge"] == b["judge"]
+    assert a["overfit"] is not None
+    assert a["overfit"] == b["overfit"]
+    assert b["calls"]["judge_calls"] > 0
+    for key in ("judge", "timing", "run_id"):
+        a.pop(key), b.pop(key)
+    assert a == b
