@@ -26,7 +26,7 @@ from skilleval.errors import ProviderError, SkillevalError, StorageError, UsageE
 from skilleval.exitcodes import ExitCode
 from skilleval.results.codec import decode
 from skilleval.results.load import parse_record
-from skilleval.results.model import Calls, JudgeInfo, Overfit, RouterFitness
+from skilleval.results.model import Calls, Environment, JudgeInfo, Overfit, RouterFitness
 from skilleval.results.records import Record
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
@@ -52,6 +52,15 @@ _SAME = (
     ("count", "shard count"),
 )
 """What every part must share, and how to name it when two differ."""
+
+
+DIFFERENT_MACHINES = (
+    "the shards ran in different environments (Python, platform, or the model engine's threads "
+    "or build differ); the environment shown is shard 1's. A model can give other bytes on "
+    "another CPU or build, so the merged records may differ from a run on one machine "
+    "(docs/scaling.md)"
+)
+"""The merged run's note when its parts' environments differ."""
 
 
 @dataclass
@@ -212,6 +221,7 @@ def merge_runs(
     triggers: dict[str, TriggerResult] = {}
     content_free: ContentFree | None = None
     counters: list[Calls] = []
+    environments: dict[int, Environment] = {}
     judge: JudgeInfo | None = None
     overfit: Overfit | None = None
     started = dt.datetime.now(dt.UTC)
@@ -230,6 +240,7 @@ def merge_runs(
         triggers.update({t.test_id: t for t in routed})
         content_free = content_free or free
         counters.append(decode(Calls, data["calls"]))
+        environments[int(part.shard["index"])] = decode(Environment, data["environment"])
         if judge is None and data.get("judge") is not None:
             judge = decode(JudgeInfo, data["judge"])
         if overfit is None and data.get("overfit") is not None:
@@ -267,7 +278,9 @@ def merge_runs(
         router=_router(home, provider) if routed_in_order else None,
     )
     # What the parts spent, added up, and the judge as the shards described it.
-    run = replace(run, calls=_add_calls(counters), judge=judge)
+    run = replace(run, calls=_add_calls(counters), judge=judge, environment=environments[1])
+    if any(env != environments[1] for env in environments.values()):
+        run = replace(run, notes=(*run.notes, DIFFERENT_MACHINES))
     run_dir.write_results(run)
     code = ExitCode(run.gate.exit_code) if run.gate is not None else ExitCode.RUNTIME
     return RunOutcome(run, run_dir, code, ordered)
@@ -327,6 +340,7 @@ def _read_part_file(part: Part) -> Any:
         data = json.loads(path.read_text(encoding="utf-8"))
         read_routing(data)
         decode(Calls, data["calls"])
+        decode(Environment, data["environment"])
         for key, cls in (("judge", JudgeInfo), ("overfit", Overfit)):
             if data.get(key) is not None:
                 decode(cls, data[key])

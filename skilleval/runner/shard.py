@@ -195,6 +195,7 @@ def part_json(triggers: Sequence[TriggerResult], content_free: ContentFree | Non
     blocks."""
     return {
         "calls": encode(run.calls),
+        "environment": encode(run.environment),
         "judge": None if run.judge is None else encode(run.judge),
         "overfit": None if run.overfit is None else encode(run.overfit),
         "triggers": [

@@ -390,3 +390,31 @@ def test_a_judged_suite_merges_with_its_judge_and_overfit_blocks(
     for key in ("judge", "timing", "run_id"):
         a.pop(key), b.pop(key)
     assert a == b
+
+
+def test_parts_from_different_environments_merge_with_a_note(
+    three_parts, tmp_path, monkeypatch
+) -> None:
+    _, parts = three_parts
+    path = parts[2] / "shard-part.json"
+    data = json.loads(path.read_text())
+    data["environment"]["platform"] = "another machine"
+    path.write_text(json.dumps(data))
+    merged = tmp_path / "merged"
+    assert cli(
+        ["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch
+    ) in (0, 1)
+    doc = json.loads((merged / "results.json").read_text())
+    assert any("different environments" in note for note in doc.get("notes", []))
+    first = json.loads((parts[0] / "results.json").read_text())
+    assert doc["environment"] == first["environment"]
+
+
+def test_parts_from_one_environment_carry_it_without_a_note(
+    three_parts, tmp_path, monkeypatch
+) -> None:
+    _, parts = three_parts
+    merged = tmp_path / "merged"
+    cli(["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch)
+    doc = json.loads((merged / "results.json").read_text())
+    assert not any("different environments" in note for note in doc.get("notes", []))
