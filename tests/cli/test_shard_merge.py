@@ -418,3 +418,14 @@ def test_parts_from_one_environment_carry_it_without_a_note(
     cli(["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch)
     doc = json.loads((merged / "results.json").read_text())
     assert not any("different environments" in note for note in doc.get("notes", []))
+
+
+def test_shard_durations_without_a_shard_is_a_usage_error(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    suite = make_suite(tmp_path / "repo", scripted_suite(2))
+    cli(["run", str(suite), "-q"], tmp_path / "earlier", monkeypatch)
+    capsys.readouterr()
+    args = ["run", str(suite), "--shard-durations", str(run_dir(tmp_path / "earlier"))]
+    assert cli(args, tmp_path / "h", monkeypatch) == 2
+    assert "give --shard K/N" in capsys.readouterr().err
