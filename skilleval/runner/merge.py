@@ -344,7 +344,9 @@ def _read_part_file(part: Part) -> Any:
         for key, cls in (("judge", JudgeInfo), ("overfit", Overfit)):
             if data.get(key) is not None:
                 decode(cls, data[key])
-    except (SkillevalError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except KeyError as exc:
+        raise UsageError(f"{path} cannot be read: it has no {exc}") from None
+    except (SkillevalError, ValueError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path} cannot be read: {exc}") from None
     return data
 
