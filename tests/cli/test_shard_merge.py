@@ -429,3 +429,15 @@ def test_shard_durations_without_a_shard_is_a_usage_error(
     args = ["run", str(suite), "--shard-durations", str(run_dir(tmp_path / "earlier"))]
     assert cli(args, tmp_path / "h", monkeypatch) == 2
     assert "give --shard K/N" in capsys.readouterr().err
+
+
+def test_a_merged_run_under_the_home_is_in_the_suite_history(
+    three_parts, tmp_path, monkeypatch, capsys
+) -> None:
+    suite, parts = three_parts
+    home = tmp_path / "ci-home"
+    out = home / "runs" / "20261203-070000-suite-merged"
+    assert cli(["merge", *map(str, parts), "-o", str(out), "-q"], home, monkeypatch) in (0, 1)
+    capsys.readouterr()
+    assert cli(["history", str(suite)], home, monkeypatch) == 0
+    assert out.name in capsys.readouterr().err
