@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "watch": ("watch_cmd", "watch"),
     "import": ("import_cmd", "import_group"),
     "doctor": ("doctor_cmd", "doctor"),
+    "merge": ("merge_cmd", "merge"),
 }
 """Each command by name: the module of ``skilleval.cli`` that defines it, and its function."""
 

@@ -26,6 +26,7 @@ from skilleval.results.write import iter_run, matrix_json
 from skilleval.runner.resume import read_manifest
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
 from skilleval.runner.rundir import home_dir
+from skilleval.runner.shard import Shard, parse_shard, recorded_costs
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
 from skilleval.util.collector import promote
@@ -90,6 +91,21 @@ from skilleval.util.scrub import printable, without_surrogates
     help="Finish this interrupted run directory without redoing finished work.",
 )
 @click.option("--force", is_flag=True, help="With --resume: resume even if the suite changed.")
+@click.option(
+    "--shard",
+    "shard",
+    metavar="K/N",
+    callback=lambda _ctx, _param, value: _shard(value),
+    help="Run only the K-th of N parts of the tests (1 <= K <= N), split by test and "
+    "balanced by cost; put the parts together with `skilleval merge`.",
+)
+@click.option(
+    "--shard-durations",
+    "shard_durations",
+    type=click.Path(exists=True, path_type=Path),
+    help="With --shard: balance the parts by the durations recorded in this earlier run "
+    "directory (or its results.jsonl) instead of by prompt length.",
+)
 @plugin_options
 @json_option
 @click.pass_context
@@ -108,6 +124,8 @@ def run(
     quiet: bool,
     resume: Path | None,
     force: bool,
+    shard: Shard | None,
+    shard_durations: Path | None,
     plugins_dir: tuple[Path, ...],
     no_entry_points: bool,
     as_json: bool,
@@ -131,6 +149,14 @@ def run(
         entry_points=not no_entry_points,
     )
     suite, registry = load_suite(suite_file, overrides)
+    if shard_durations is not None and shard is None:
+        raise click.UsageError("--shard-durations balances shards: give --shard K/N with it")
+    costs = None
+    if shard is not None and shard_durations is not None:
+        try:
+            costs = recorded_costs(shard_durations)
+        except UsageError as exc:
+            raise click.UsageError(str(exc)) from None
     promote()  # the suite lives as long as the run: see util/collector.py
     # The suite's own run settings (promptfoo's outputPath, evaluateOptions); the command
     # line wins.
@@ -140,6 +166,10 @@ def run(
     for note in suite.notes:
         click.echo(note, err=True)
     if len(suite.models) > 1:
+        if shard is not None:
+            raise click.UsageError(
+                "--shard splits a run of one model: give `--model` to shard one of them"
+            )
         if resume is not None:
             raise click.UsageError(
                 "--resume finishes one model's run: give that model's run directory with "
@@ -181,12 +211,22 @@ def run(
                 warn=lambda message: click.echo(f"warning: {printable(message)}", err=True),
                 judge_check=not no_judge_check,
                 notice=None if quiet else lambda message: click.echo(printable(message), err=True),
+                shard=shard,
+                shard_costs=costs,
+                overrides={"model": model, "judge": judge_model, "trials": trials, "seed": seed},
             )
             outcome = run_suite(suite, options)
     except NoTestsSelected:
         click.echo(f"no tests match {', '.join(filters)}", err=True)
         ctx.exit(ExitCode.NO_TESTS)
     run = outcome.run
+    if shard is not None and not quiet:
+        count = run.suite.tests
+        click.echo(
+            f"shard {shard}: {count} test{'' if count == 1 else 's'}"
+            + (" (an empty shard: nothing to run, an empty part written)" if not count else ""),
+            err=True,
+        )
     # results.json is already written; an output that cannot be written is reported after
     # the others, and the run exits USAGE (2) rather than with the gate's code.
     unwritten: list[str] = []
@@ -210,7 +250,11 @@ def run(
         click.echo(f"results: {outcome.run_dir.root}", err=True)
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
-    ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
+    if unwritten:
+        ctx.exit(ExitCode.USAGE)
+    if shard is not None and not run.suite.tests and outcome.exit_code != ExitCode.INTERRUPTED:
+        ctx.exit(ExitCode.OK)  # nothing to judge here: the merged run gates
+    ctx.exit(outcome.exit_code)
 
 
 @contextlib.contextmanager
@@ -292,6 +336,16 @@ def _run_matrix(
     for message in unwritten:
         click.echo(f"error: {message}", err=True)
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)
+
+
+def _shard(value: str | None) -> Shard | None:
+    """``--shard``'s value, or a usage error that says what is expected."""
+    if value is None:
+        return None
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _suite_of(run_dir: Path) -> Path:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from skilleval.engine.base import Provider
 from skilleval.exitcodes import ExitCode
 from skilleval.results.model import Run
 from skilleval.results.records import Record
 from skilleval.runner.rundir import RunDir
+from skilleval.runner.shard import Shard
 
 Progress = Callable[[Record, int, int], None]
 
@@ -38,6 +40,12 @@ class RunOptions:
     """Measure the judge's fitness the first time a judge model grades a run (then cached)."""
     notice: Callable[[str], None] | None = None
     """Where to say what a long step is doing (the judge-fitness measurement)."""
+    shard: Shard | None = None
+    """Run only this part of the tests (``--shard K/N``)."""
+    shard_costs: Mapping[str, float] | None = None
+    """Each test's recorded duration from an earlier run, to balance the shards by."""
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    """The command-line settings the suite was loaded with, recorded for ``merge``."""
 
 
 @dataclass

@@ -14,6 +14,8 @@ import datetime as dt
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from skilleval.api import Judge
 from skilleval.engine.base import Provider, Request, complete_all
@@ -32,6 +34,7 @@ from skilleval.runner.plan import Job, messages_for, plan, select
 from skilleval.runner.providers import build_judge, build_provider, separate_judge
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.schedule import run_jobs
+from skilleval.runner.shard import PART_FILE, part_json, shard_manifest, shard_tests
 from skilleval.suite.model import Suite, TestCase
 from skilleval.util.installed import keep_pending
 from skilleval.util.signals import sigterm_as_interrupt
@@ -44,11 +47,22 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     tests = select(suite.tests, options.filters)
     if not tests:
         raise NoTestsSelected(", ".join(options.filters))
+    saved_shard = _saved_shard(options.resume) if options.resume is not None else None
+    if saved_shard is not None:
+        # Resuming a shard: exactly the tests it started with, whatever --shard says.
+        tests = [t for t in tests if t.id in saved_shard]
+    elif options.shard is not None:
+        # A shard with no tests still writes its (empty) part, so that merge finds all N.
+        tests = shard_tests(tests, options.shard, options.shard_costs)
     arms = list(suite.arms)
     manifest = resume_mod.manifest(suite, options.filters)
     records: dict[tuple[str, str, int], Record] = {}
     # Before the run directory: a model that cannot load stops the run with nothing written.
     provider = build_provider(suite, options)
+    if options.shard is not None:
+        manifest["shard"] = shard_manifest(
+            suite, options.shard, tests, _identity_json(provider), options.overrides
+        )
     judge = build_judge(suite, options, provider)
     fitness = None
     if judge is not None:
@@ -121,7 +135,10 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         restore()
     ordered = [records[j.key] for j in jobs if j.key in records]
     overfit = None
-    if suite.skill is not None and suite.judge is not None and not interrupted:
+    # The overfitting judge reads the suite, not the records: of a split run, the first
+    # shard asks it, once.
+    first_part = options.shard is None or options.shard.index == 1
+    if suite.skill is not None and suite.judge is not None and not interrupted and first_part:
         overfit = _overfit(suite, options, provider, judge)
     run = build_run(
         suite,
@@ -141,10 +158,30 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         router=_router_fitness(options, provider) if triggers else None,
     )
     run_dir.write_results(run)
+    if options.shard is not None or saved_shard is not None:
+        # The router's full-precision scores (the records keep them rounded), the counters
+        # and the judge's blocks, so that merge recomputes the whole run's figures exactly.
+        run_dir.write_json(PART_FILE, part_json(list(triggers.values()), content_free, run))
     run_dir.mark_latest()
     gate_code = ExitCode(run.gate.exit_code) if run.gate is not None else ExitCode.RUNTIME
     code = ExitCode.INTERRUPTED if interrupted else gate_code
     return RunOutcome(run, run_dir, code, ordered)
+
+
+def _saved_shard(run_dir: Path) -> set[str] | None:
+    """The tests of the shard an interrupted run directory ran, or None if it ran all."""
+    shard = resume_mod.read_manifest(run_dir).get("shard")
+    if not isinstance(shard, dict) or not isinstance(shard.get("tests"), list):
+        return None
+    return {str(test_id) for test_id in shard["tests"]}
+
+
+def _identity_json(provider: Provider) -> dict[str, Any] | None:
+    """The model's identity as the results record it; None when it cannot be told."""
+    try:
+        return provider.identity().to_json()
+    except SkillevalError:
+        return None
 
 
 def _overfit(
