@@ -20,6 +20,7 @@ from fakellama import VERSION, FakeLlama, make_fake_llama, skilleval_cmd
 from skilleval.engine import llama_canary
 from skilleval.engine.llama_build import _NEEDS, cpu_flags, features
 from skilleval.exitcodes import ExitCode
+from skilleval.util.memo import read_memo, remember
 
 SUITE = """\
 version: 1
@@ -57,7 +58,9 @@ def _run(fake: FakeLlama, home: Path, suite: Path) -> subprocess.CompletedProces
 
 
 def _memo(home: Path) -> dict[str, dict[str, object]]:
-    memo: dict[str, dict[str, object]] = json.loads((home / llama_canary.MEMO_FILE).read_text())
+    """The canary's entries, read as every memo is (util/memo.py checks the file's seal)."""
+    memo: dict[str, dict[str, object]] = read_memo(home / llama_canary.MEMO_FILE)
+    assert memo, "the canary kept no verdict"
     return memo
 
 
@@ -130,8 +133,10 @@ def test_a_damaged_or_tampered_verdict_is_not_trusted_and_the_canary_runs_again(
     memo = home / llama_canary.MEMO_FILE
     ((key, entry),) = _memo(home).items()
 
-    # Flipped to "ok" without its digest: a miss, so the child runs again and crashes again.
-    memo.write_text(json.dumps({key: {**entry, "verdict": "ok", "signal": None}}))
+    # Flipped to "ok" without its digest, in a memo file whose own seal is valid: the
+    # verdict's digest still fails, so the child runs again and crashes again.
+    memo.unlink()
+    remember(memo, key, {**entry, "verdict": "ok", "signal": None})
     again = _run(fake, home, suite)
     assert again.returncode == ExitCode.CONFIG
     assert "SIGSEGV" in _one_line(again)
