@@ -27,7 +27,7 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
-from skilleval.suite import agentic, formats
+from skilleval.suite import agentic, formats, template
 from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
@@ -305,8 +305,11 @@ def _tests(
             return []
         combos = list(vars_mod.expand(vars_, globs))
     out: list[TestCase] = []
+    nunjucks = is_promptfoo(loader.top)
     for n, combo in enumerate(combos):
         suffix = f"-{n + 1}" if len(combos) > 1 else ""
+        if nunjucks and combo is not None:
+            combo = template.NunjucksVars(combo)  # printed into prompts as promptfoo prints
         out.extend(_variant(loader, raw, data, default_doc, default, combo, prompts, suffix))
     return out
 
