@@ -40,6 +40,7 @@ from skilleval.suite.derived import derived_metrics
 from skilleval.suite.graders import Grader, read_grader
 from skilleval.suite.ids import assign_ids
 from skilleval.suite.model import (
+    PARSED_REPLY,
     AssertionEntry,
     Prompt,
     Suite,
@@ -369,7 +370,7 @@ def _variant(
                 description=str(data.get("description", "")),
                 prompt=prompt,
                 vars=vars_,
-                asserts=tuple(asserts),
+                asserts=_with_parsed_reply(asserts) if prompt.parsed_reply else tuple(asserts),
                 where=where,
                 base_dir=base,
                 should_trigger=data.get("should_trigger"),
@@ -455,6 +456,15 @@ def _agent(
     agent, diags = agentic.agent_config(doc, default_doc, base, sources, compile_assertion)
     loader.diags.extend(diags)
     return agent
+
+
+def _with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
+    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config: its
+    JavaScript checks see the reply parsed, as promptfoo hands it to them."""
+    return tuple(
+        replace(a, options={**a.options, PARSED_REPLY: True}) if a.type == "javascript" else a
+        for a in asserts
+    )
 
 
 def _turn_prompts(

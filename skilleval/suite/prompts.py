@@ -24,6 +24,7 @@ from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
+from skilleval.suite.promptfoo_import import is_promptfoo
 from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml
 from skilleval.userfile import read_text
 from skilleval.util import fileref
@@ -58,9 +59,11 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
             item = as_file(item)
         label = None
         schema: Mapping[str, Any] | None = None
+        parsed = False
         if isinstance(item, dict):
             if "config" in item:
                 schema = _response_schema(loader, doc, [*at, "config"], item["config"])
+                parsed = schema is not None and _parses_reply(loader, item["config"])
             label = item.get("label")
             item = item.get("raw") or as_file(item.get("id") or "")
             if not item:
@@ -71,7 +74,7 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
                 continue
         try:
             read = prompt_item(loader, str(item), loader.base, where, label)
-            prompts.extend(replace(p, json_schema=schema) for p in read)
+            prompts.extend(replace(p, json_schema=schema, parsed_reply=parsed) for p in read)
         except DiagnosticsError as exc:
             guessed = isinstance(written, str) and written != item
             if guessed and any(d.code == MISSING_FILE for d in exc.diagnostics):
@@ -90,6 +93,15 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         if not p.label:
             prompts[i] = replace(p, label=f"p{i + 1}")
     return prompts
+
+
+def _parses_reply(loader: Loader, config: Mapping[str, Any]) -> bool:
+    """Whether promptfoo hands this prompt's replies to checks parsed: in a promptfoo config,
+    under ``json_schema`` (promptfoo 0.123.1 parses those replies, not ``json_object`` ones)."""
+    fmt = config.get("response_format")
+    return (
+        is_promptfoo(loader.top) and isinstance(fmt, Mapping) and fmt.get("type") == "json_schema"
+    )
 
 
 def _response_schema(
