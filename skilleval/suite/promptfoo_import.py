@@ -16,6 +16,7 @@ from typing import Any
 
 from skilleval.errors import Location
 from skilleval.suite.columns import PROVIDER_LISTS
+from skilleval.suite.promptfoo_values import as_promptfoo_reads
 from skilleval.suite.provider_ids import normalized, translate
 from skilleval.suite.schema import PROMPTFOO_KEYS
 from skilleval.suite.yamlio import Document
@@ -174,6 +175,8 @@ def import_config(path: Path) -> Imported:
                 "judge", before="From promptfoo's defaultTest.options.provider (the grader)."
             )
 
+    _values_as_promptfoo_reads(data)
+
     for key in list(data):
         if key in PROMPTFOO_KEYS:
             left_out.append(f"{key}: {PROMPTFOO_KEYS[key]}")
@@ -191,6 +194,33 @@ def import_config(path: Path) -> Imported:
     buffer = io.StringIO()
     yaml.dump(data, buffer)
     return Imported(buffer.getvalue(), tuple(left_out))
+
+
+def _values_as_promptfoo_reads(data: Mapping[str, Any]) -> None:
+    """Rewrite each inline assertion's ``value:`` as promptfoo reads it (``42.0`` as
+    ``"42"``, a list type's string as its list), so that the suite keeps the meaning."""
+    from ruamel.yaml.comments import CommentedSeq  # lazy: start-up time
+
+    tests = data.get("tests")
+    scenarios = data.get("scenarios")
+    holders = [*(tests if isinstance(tests, list) else []), data.get("defaultTest")]
+    for scenario in scenarios if isinstance(scenarios, list) else []:
+        if isinstance(scenario, Mapping):
+            for key in ("config", "tests"):
+                part = scenario.get(key)
+                holders.extend(part if isinstance(part, list) else [])
+    for test in holders:
+        asserts = test.get("assert") if isinstance(test, Mapping) else None
+        for entry in asserts if isinstance(asserts, list) else []:
+            if not isinstance(entry, dict) or "value" not in entry:
+                continue
+            kind = str(entry.get("type", "")).removeprefix("not-")
+            read = as_promptfoo_reads(kind, entry["value"])
+            if read is not entry["value"] and read != entry["value"]:
+                if isinstance(read, list):
+                    read = CommentedSeq(read)
+                    read.fa.set_flow_style()
+                entry["value"] = read
 
 
 def _as_mapping(model: str) -> dict[str, Any]:

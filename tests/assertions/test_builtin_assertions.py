@@ -87,7 +87,8 @@ def test_only_the_json_shape_checks_may_omit_their_value() -> None:
         (text.contains, 42, True),
         (text.contains, True, False),
         (text.contains, None, False),
-        (text.contains_all, [], False),
+        (text.contains_all, [], True),  # all of nothing passes, as in promptfoo
+        (text.contains_all, "a, b", False),  # a string only in a promptfoo config
         (text.contains_all, ["a", 1], True),
         (text.equals, {"a": 1}, True),
         (text.equals, [1, 2], True),

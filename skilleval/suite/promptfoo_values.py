@@ -1,0 +1,55 @@
+"""An assertion's ``value:`` in a promptfoo config, read as promptfoo reads it.
+
+promptfoo compares YAML scalars as JavaScript prints them: ``42.0`` is ``"42"``, ``1e3``
+is ``"1000"``, and ``equals: null`` is the text ``null``. The list types (``contains-any``
+and its relatives) also take a string, split as one CSV row: quoted fields may hold commas,
+and each field is trimmed. Values with template syntax are rendered first and left as
+written here. skilleval's own suites keep Python's reading.
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+from skilleval.suite.template import is_template, js_number, js_string
+
+__all__ = ["LIST_TYPES", "TEXT_TYPES", "as_promptfoo_reads"]
+
+TEXT_TYPES = frozenset({"equals", "contains", "icontains", "starts-with"})
+"""Types whose value promptfoo compares as text."""
+LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
+"""Types whose value is a list of texts, or a string of them separated by commas."""
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return js_string(value) if value is not None else "null"
+    if isinstance(value, (int, float)):
+        return js_number(value)
+    return value
+
+
+def split_csv(text: str) -> list[str]:
+    """One CSV row's fields, each trimmed (promptfoo's reading of a list type's string)."""
+    rows = list(csv.reader([text], skipinitialspace=True))
+    return [field.strip() for field in rows[0]] if rows else []
+
+
+def as_promptfoo_reads(type_name: str, value: Any) -> Any:
+    """``value`` of an assertion of ``type_name`` (``not-`` removed) as promptfoo reads it."""
+    if type_name in TEXT_TYPES:
+        if type_name == "equals" and (value is None or isinstance(value, bool)):
+            return _scalar(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return js_number(value)
+        return value
+    if type_name in LIST_TYPES:
+        if isinstance(value, str) and not is_template(value):
+            return split_csv(value)
+        if isinstance(value, list):
+            return [
+                js_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                for v in value
+            ]
+    return value
