@@ -3,7 +3,8 @@
 promptfoo compares YAML scalars as JavaScript prints them: ``42.0`` is ``"42"``, ``1e3``
 is ``"1000"``, and ``equals: null`` is the text ``null``. The list types (``contains-any``
 and its relatives) also take a string, split as one CSV row: quoted fields may hold commas,
-and each field is trimmed. Values with template syntax are rendered first and left as
+and each field is trimmed. ``word-count`` takes its count as a numeric string (``"3"``), and
+``is-json`` and ``contains-json`` a JSON Schema written as YAML text. Values with template syntax are rendered first and left as
 written here. skilleval's own suites keep Python's reading.
 """
 
@@ -12,7 +13,10 @@ from __future__ import annotations
 import csv
 from typing import Any
 
+from skilleval.errors import DiagnosticsError
 from skilleval.suite.template import is_template, js_number, js_string
+from skilleval.suite.yamlio import parse_yaml
+from skilleval.util import fileref
 
 __all__ = ["LIST_TYPES", "TEXT_TYPES", "as_promptfoo_reads"]
 
@@ -20,6 +24,8 @@ TEXT_TYPES = frozenset({"equals", "contains", "icontains", "starts-with"})
 """Types whose value promptfoo compares as text."""
 LIST_TYPES = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
 """Types whose value is a list of texts, or a string of them separated by commas."""
+SCHEMA_TYPES = frozenset({"is-json", "contains-json"})
+"""Types whose value is a JSON Schema, which promptfoo also takes as YAML text."""
 
 
 def _scalar(value: Any) -> Any:
@@ -44,6 +50,10 @@ def as_promptfoo_reads(type_name: str, value: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return js_number(value)
         return value
+    if type_name == "word-count" and isinstance(value, str) and value.strip().isdecimal():
+        return int(value.strip())
+    if type_name in SCHEMA_TYPES and isinstance(value, str):
+        return _schema_text(value)
     if type_name in LIST_TYPES:
         if isinstance(value, str) and not is_template(value):
             return split_csv(value)
@@ -53,3 +63,15 @@ def as_promptfoo_reads(type_name: str, value: Any) -> Any:
                 for v in value
             ]
     return value
+
+
+def _schema_text(value: str) -> Any:
+    """A schema written as YAML text, parsed; anything else (a ``file://``, a template, text
+    that is not a mapping) is left for the usual checks to read or refuse."""
+    if fileref.is_ref(value) or is_template(value):
+        return value
+    try:
+        parsed = parse_yaml(str(value), "<value>").data
+    except DiagnosticsError:
+        return value
+    return parsed if isinstance(parsed, dict) else value

@@ -9,6 +9,7 @@ an error from a failure, so its "fail" may be skilleval's "error".
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -83,9 +84,17 @@ def _same_vars(test: model.TestCase, theirs: dict[str, Any]) -> bool:
     a file var as its ``file://`` name, skilleval as what the file holds."""
     return all(
         (isinstance(v, str) and v.startswith("file://"))
-        or template.js_json(test.vars.get(k)) == template.js_json(v)
+        or _as_json(test.vars.get(k)) == _as_json(v)
         for k, v in theirs.items()
     )
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as JSON, a string of JSON read first (promptfoo records such a var compacted)."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)
+    return template.js_json(value)
 
 
 def _take(theirs: list[dict[str, Any]], entry: model.AssertionEntry) -> bool | None:
