@@ -21,7 +21,7 @@ from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
 from skilleval.suite.model import AssertionEntry
 from skilleval.suite.promptfoo_import import is_promptfoo
-from skilleval.suite.promptfoo_values import as_promptfoo_reads
+from skilleval.suite.promptfoo_values import as_promptfoo_reads, weightless
 from skilleval.suite.schema import is_valid, validator_for
 from skilleval.suite.transforms import JS_SUFFIXES, compile_transform, javascript_file_problem
 from skilleval.suite.yamlio import Document
@@ -129,6 +129,8 @@ def compile_assertion(
         if compiled is None:
             return None
         children = compiled
+    if is_promptfoo(loader.top) and entry.get("weight") == 0:
+        spec = weightless(spec, resolved.negated)
     return AssertionEntry(
         type=type_name,
         spec=spec,

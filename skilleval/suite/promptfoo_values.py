@@ -11,14 +11,17 @@ written here. skilleval's own suites keep Python's reading.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
 from typing import Any
 
+from skilleval.api import AssertionType, Check, Verdict
 from skilleval.errors import DiagnosticsError
 from skilleval.suite.template import is_template, js_number, js_string
 from skilleval.suite.yamlio import parse_yaml
 from skilleval.util import fileref
 
-__all__ = ["LIST_TYPES", "TEXT_TYPES", "as_promptfoo_reads"]
+__all__ = ["LIST_TYPES", "TEXT_TYPES", "as_promptfoo_reads", "weightless"]
 
 TEXT_TYPES = frozenset({"equals", "contains", "icontains", "starts-with"})
 """Types whose value promptfoo compares as text."""
@@ -75,3 +78,33 @@ def _schema_text(value: str) -> Any:
     except DiagnosticsError:
         return value
     return parsed if isinstance(parsed, dict) else value
+
+
+def weightless(spec: AssertionType, negated: bool) -> AssertionType:
+    """``spec`` for a promptfoo assertion of ``weight: 0``: promptfoo records it as passed
+    and keeps its score and reason for metrics, and so does skilleval.
+
+    Checks that compare outputs, and a user's code that returns its own shape, are left as
+    they are: their verdict is formed after the call.
+    """
+    if spec.compares or spec.origin != "builtin" or spec.name == "python":
+        return spec
+    check_fn = spec.fn
+
+    @functools.wraps(check_fn)
+    def passed(check: Check) -> Any:
+        verdict = check_fn(check)
+        # ``not-`` is applied after this: a negated check passes when this one fails.
+        if not isinstance(verdict, Verdict) or verdict.error is not None:
+            return verdict
+        if verdict.passed != negated:
+            return verdict
+        default = 1.0 if verdict.passed else 0.0
+        return dataclasses.replace(
+            verdict,
+            passed=not negated,
+            score=default if verdict.score is None else verdict.score,
+            reason=f"weight 0, counted as passed as in promptfoo: {verdict.reason}",
+        )
+
+    return dataclasses.replace(spec, fn=passed)

@@ -65,3 +65,12 @@ def test_template_strings_are_left_for_rendering() -> None:
     assert as_promptfoo_reads("contains-any", "{{ words }}") == "{{ words }}"
     assert as_promptfoo_reads("contains", "{{ n }}") == "{{ n }}"
     assert as_promptfoo_reads("regex", 1.0) == 1.0
+
+
+def test_a_weight_0_assertion_passes_only_in_a_promptfoo_config(tmp_path: Path) -> None:
+    asserts = (
+        "      - {type: equals, value: nope, weight: 0}\n"
+        "      - {type: not-contains, value: hell, weight: 0}\n"
+    )
+    assert _statuses(tmp_path, PROMPTFOO_HEAD, "hello", asserts) == ["pass", "pass"]
+    assert _statuses(tmp_path, SKILLEVAL_HEAD, "hello", asserts) == ["fail", "fail"]
