@@ -55,6 +55,14 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
     for item, at in items:
         where = doc.at(at)
         written = item
+        managed = _managed_prompt(item)
+        if managed is not None and is_promptfoo(loader.top):
+            loader.error(
+                where,
+                f"`{managed}` is a prompt kept on promptfoo's server (pf://), which skilleval"
+                " cannot read: save its text in a file and write `file://prompt.txt`",
+            )
+            continue
         if isinstance(item, str):
             item = as_file(item)
         label = None
@@ -93,6 +101,15 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         if not p.label:
             prompts[i] = replace(p, label=f"p{i + 1}")
     return prompts
+
+
+def _managed_prompt(item: Any) -> str | None:
+    """The ``pf://`` reference a prompt entry names (as text, ``raw:`` or ``id:``), if any."""
+    if isinstance(item, dict):
+        item = item.get("raw") or item.get("id")
+    if isinstance(item, str) and item.strip().startswith("pf://"):
+        return item.strip()
+    return None
 
 
 def _parses_reply(loader: Loader, config: Mapping[str, Any]) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from skilleval.api import Stats
+from skilleval.errors import DiagnosticsError
 from skilleval.runner.grade import Subject, grade
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.promptfoo_values import as_promptfoo_reads, split_csv
@@ -74,3 +75,24 @@ def test_a_weight_0_assertion_passes_only_in_a_promptfoo_config(tmp_path: Path) 
     )
     assert _statuses(tmp_path, PROMPTFOO_HEAD, "hello", asserts) == ["pass", "pass"]
     assert _statuses(tmp_path, SKILLEVAL_HEAD, "hello", asserts) == ["fail", "fail"]
+
+
+@pytest.mark.parametrize("prompt", ["pf://greeting", "{id: 'pf://greeting:2', label: g}"])
+def test_a_managed_prompt_is_refused_by_name_at_its_position(tmp_path: Path, prompt: str) -> None:
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(f"providers: [echo]\nprompts:\n  - {prompt}\ntests:\n  - vars: {{}}\n", "utf-8")
+    with pytest.raises(DiagnosticsError) as caught:
+        load_suite(path, Overrides(entry_points=False))
+    message = str(caught.value.diagnostics[0])
+    assert "promptfooconfig.yaml:3:5: error: `pf://greeting" in message
+    assert "file://" in message
+
+
+def test_pf_text_in_skillevals_own_suite_is_text(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "version: 1\nmodel: {provider: echo}\nprompts: ['pf://x']\ntests:\n  - vars: {}\n",
+        "utf-8",
+    )
+    suite, _ = load_suite(path, Overrides(entry_points=False))
+    assert suite.tests[0].prompt.text == "pf://x"
