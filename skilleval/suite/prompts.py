@@ -25,7 +25,7 @@ from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
 from skilleval.suite.promptfoo_import import is_promptfoo
-from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml
+from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml, parse_yaml
 from skilleval.userfile import read_text
 from skilleval.util import fileref
 
@@ -188,7 +188,7 @@ def prompt_item(
                 out.append(chat_prompt(pdoc, name if len(docs) == 1 else f"{name}-{n + 1}"))
             continue
         if suffix == ".csv":
-            out.extend(csv_prompts(path, where, label))
+            out.extend(csv_prompts(path, where, label, chats=is_promptfoo(loader.top)))
             continue
         text = read_text(path, where=where)
         if suffix in _WHOLE_FILE:
@@ -209,11 +209,15 @@ def prompt_item(
     return out
 
 
-def csv_prompts(path: Path, where: Location, label: str | None) -> list[Prompt]:
+def csv_prompts(
+    path: Path, where: Location, label: str | None, *, chats: bool = False
+) -> list[Prompt]:
     """A CSV of prompts, as promptfoo reads one: a ``prompt`` column and an optional ``label``.
 
     A file with no comma at all holds one prompt per line (a first line ``prompt`` is its
-    header). Rows with an empty prompt are skipped.
+    header). Rows with an empty prompt are skipped. ``chats`` (a promptfoo config): a row
+    whose prompt is a JSON list of ``{role, content}`` messages is that chat, as promptfoo
+    sends it.
     """
     shown = display_path(path)
     text = read_text(path, where=where).lstrip("\ufeff")
@@ -249,10 +253,29 @@ def csv_prompts(path: Path, where: Location, label: str | None) -> list[Prompt]:
             if not cells.get("prompt"):
                 continue
             name = cells.get("label") or label or f"{path.stem}-{len(out) + 1}"
-            out.append(Prompt(name, text=cells["prompt"], where=Location(shown, at, 1)))
+            chat = _json_chat(cells["prompt"], path, at, name) if chats else None
+            out.append(chat or Prompt(name, text=cells["prompt"], where=Location(shown, at, 1)))
     except csv.Error as exc:
         raise SuiteError([Diagnostic(Location(shown, line, 1), f"invalid CSV: {exc}")]) from None
     return out
+
+
+def _json_chat(text: str, path: Path, line: int, label: str) -> Prompt | None:
+    """The chat a CSV cell writes as a JSON list of ``{role, content}`` messages, or None."""
+    if not text.startswith("["):
+        return None
+    try:
+        messages = json.loads(text)
+    except ValueError:
+        return None
+    if not (
+        isinstance(messages, list)
+        and messages
+        and all(isinstance(m, dict) and "role" in m for m in messages)
+    ):
+        return None
+    pdoc = parse_yaml(text, display_path(path), path, line_offset=line - 1)
+    return chat_prompt(pdoc, label)
 
 
 def with_affixes(
