@@ -16,7 +16,11 @@ from typing import Any
 
 from skilleval.errors import Location
 from skilleval.suite.columns import PROVIDER_LISTS
-from skilleval.suite.promptfoo_values import as_promptfoo_reads
+from skilleval.suite.promptfoo_values import (
+    as_promptfoo_reads,
+    javascript_reads_otherwise,
+    regex_entries,
+)
 from skilleval.suite.provider_ids import normalized, translate
 from skilleval.suite.schema import PROMPTFOO_KEYS
 from skilleval.suite.yamlio import Document
@@ -75,6 +79,24 @@ def differences(doc: Document) -> list[Difference]:
     for key in data:
         if key in PROMPTFOO_KEYS:
             out.append(Difference(doc.key_at([key]), f"`{key}`: {PROMPTFOO_KEYS[key]}", False))
+    out.extend(pattern_differences(doc))
+    return out
+
+
+def pattern_differences(doc: Document) -> list[Difference]:
+    """Each regex of the config that promptfoo's JavaScript reads otherwise than skilleval."""
+    out = []
+    for at, pattern in regex_entries(doc.data):
+        what = javascript_reads_otherwise(pattern)
+        if what is not None:
+            out.append(
+                Difference(
+                    doc.at(at),
+                    f"this regex uses {what}, which promptfoo's JavaScript reads otherwise;"
+                    " skilleval reads it as Python does (docs/promptfoo.md, deliberate"
+                    " differences)",
+                )
+            )
     return out
 
 

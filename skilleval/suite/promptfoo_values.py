@@ -13,6 +13,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from skilleval.api import AssertionType, Check, Verdict
@@ -21,7 +23,14 @@ from skilleval.suite.template import is_template, js_number, js_string
 from skilleval.suite.yamlio import parse_yaml
 from skilleval.util import fileref
 
-__all__ = ["LIST_TYPES", "TEXT_TYPES", "as_promptfoo_reads", "weightless"]
+__all__ = [
+    "LIST_TYPES",
+    "TEXT_TYPES",
+    "as_promptfoo_reads",
+    "javascript_reads_otherwise",
+    "regex_entries",
+    "weightless",
+]
 
 TEXT_TYPES = frozenset({"equals", "contains", "icontains", "starts-with"})
 """Types whose value promptfoo compares as text."""
@@ -108,3 +117,38 @@ def weightless(spec: AssertionType, negated: bool) -> AssertionType:
         )
 
     return dataclasses.replace(spec, fn=passed)
+
+
+_PYTHON_ONLY = (
+    (
+        re.compile(r"\(\?[aiLmsux]+(?:-[imsx]+)?[):]|\(\?-[imsx]+[):]"),
+        "an inline flag such as `(?i)`",
+    ),
+    (re.compile(r"(?<!\\)(?:\\\\)*\\[AZ]"), "`\\A` or `\\Z`"),
+    (re.compile(r"\(\?P[<=]"), "a Python named group `(?P<name>…)`"),
+    (re.compile(r"(?<!\\)(?:\\\\)*\\[pP]"), "a Unicode property `\\p{…}`"),
+)
+
+
+def javascript_reads_otherwise(pattern: str) -> str | None:
+    """What in ``pattern`` promptfoo's JavaScript RegExp (no flags) reads otherwise than
+    skilleval does, or None. See docs/promptfoo.md, "Deliberate differences"."""
+    for found, what in _PYTHON_ONLY:
+        if found.search(pattern):
+            return what
+    return None
+
+
+def regex_entries(data: Mapping[str, Any]) -> Iterator[tuple[list[str | int], str]]:
+    """The path and pattern of each inline ``regex``/``not-regex`` assertion of a config."""
+    tests = data.get("tests")
+    holders: list[tuple[list[str | int], Any]] = [(["defaultTest"], data.get("defaultTest"))]
+    if isinstance(tests, list):
+        holders += [(["tests", i], t) for i, t in enumerate(tests)]
+    for at, test in holders:
+        asserts = test.get("assert") if isinstance(test, Mapping) else None
+        for i, entry in enumerate(asserts if isinstance(asserts, list) else []):
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("value"), str):
+                continue
+            if str(entry.get("type", "")).removeprefix("not-") == "regex":
+                yield [*at, "assert", i, "value"], entry["value"]
