@@ -47,7 +47,7 @@ from skilleval.suite.model import (
     TestCase,
 )
 from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.promptfoo_import import differences, is_promptfoo
+from skilleval.suite.promptfoo_import import differences, is_promptfoo, reads_as_promptfoo
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
@@ -306,7 +306,7 @@ def _tests(
             return []
         combos = list(vars_mod.expand(vars_, globs))
     out: list[TestCase] = []
-    nunjucks = is_promptfoo(loader.top)
+    nunjucks = reads_as_promptfoo(loader.top)
     for n, combo in enumerate(combos):
         suffix = f"-{n + 1}" if len(combos) > 1 else ""
         if nunjucks and combo is not None:

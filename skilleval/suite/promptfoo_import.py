@@ -45,6 +45,12 @@ def is_promptfoo(data: Any) -> bool:
     return isinstance(data, Mapping) and "version" not in data and any(k in data for k in MARKERS)
 
 
+def reads_as_promptfoo(data: Any) -> bool:
+    """Whether the suite's values, vars and templates are read as promptfoo reads them: a
+    promptfoo config, or a suite with ``compat: promptfoo`` (what ``import`` writes)."""
+    return is_promptfoo(data) or (isinstance(data, Mapping) and data.get("compat") == "promptfoo")
+
+
 def differences(doc: Document) -> list[Difference]:
     """What skilleval does differently with this promptfoo config, each at its position."""
     data: Mapping[str, Any] = doc.data
@@ -205,6 +211,10 @@ def import_config(path: Path) -> Imported:
             del data[key]
 
     data.insert(0, "version", 1)
+    data.insert(1, "compat", "promptfoo")
+    data.yaml_set_comment_before_after_key(
+        "compat", before="Vars, templates and assertion values read as promptfoo reads them."
+    )
     header = [f"Imported from {path.name} by `skilleval import promptfoo`."]
     header += [f"Not carried over: {line}" for line in left_out]
     header += [f"Changed: {line}" for line in notes]

@@ -24,7 +24,7 @@ from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
-from skilleval.suite.promptfoo_import import is_promptfoo
+from skilleval.suite.promptfoo_import import reads_as_promptfoo
 from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml, parse_yaml
 from skilleval.userfile import read_text
 from skilleval.util import fileref
@@ -56,7 +56,7 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         where = doc.at(at)
         written = item
         managed = _managed_prompt(item)
-        if managed is not None and is_promptfoo(loader.top):
+        if managed is not None and reads_as_promptfoo(loader.top):
             loader.error(
                 where,
                 f"`{managed}` is a prompt kept on promptfoo's server (pf://), which skilleval"
@@ -117,7 +117,9 @@ def _parses_reply(loader: Loader, config: Mapping[str, Any]) -> bool:
     under ``json_schema`` (promptfoo 0.123.1 parses those replies, not ``json_object`` ones)."""
     fmt = config.get("response_format")
     return (
-        is_promptfoo(loader.top) and isinstance(fmt, Mapping) and fmt.get("type") == "json_schema"
+        reads_as_promptfoo(loader.top)
+        and isinstance(fmt, Mapping)
+        and fmt.get("type") == "json_schema"
     )
 
 
@@ -188,7 +190,7 @@ def prompt_item(
                 out.append(chat_prompt(pdoc, name if len(docs) == 1 else f"{name}-{n + 1}"))
             continue
         if suffix == ".csv":
-            out.extend(csv_prompts(path, where, label, chats=is_promptfoo(loader.top)))
+            out.extend(csv_prompts(path, where, label, chats=reads_as_promptfoo(loader.top)))
             continue
         text = read_text(path, where=where)
         if suffix in _WHOLE_FILE:
@@ -404,7 +406,11 @@ def check_template_vars(
             names = ", ".join(f"'{m}'" for m in missing)
             close = difflib.get_close_matches(missing[0], list(vars_), n=1, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            loader.error(
-                where,
-                f"prompt '{prompt.label}' uses {names}, which this test's vars do not define{hint}",
-            )
+            message = f"prompt '{prompt.label}' uses {names}, which this test's vars do not define"
+            if reads_as_promptfoo(loader.top):
+                # promptfoo renders an undefined variable as nothing: a warning, not an error.
+                note = str(Diagnostic(where, f"{message}: it renders empty{hint}", "warning"))
+                if note not in loader.foreign_notes:
+                    loader.foreign_notes.append(note)
+                continue
+            loader.error(where, f"{message}{hint}")

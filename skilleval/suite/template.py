@@ -16,7 +16,8 @@ spells differently are added with Nunjucks' meaning: ``load`` parses JSON, ``dum
 A promptfoo config's vars come as :class:`NunjucksVars`; with them, a value printed by
 ``{{ }}`` reads as Nunjucks prints it (JavaScript's ``String(value)``): ``true``, an empty
 string for null, ``1`` for ``1.0``, ``1e+21`` past 10^21, a list joined with commas and a
-mapping as ``[object Object]``. skilleval's own suites print Python's text.
+mapping as ``[object Object]``; an undefined variable prints as nothing. skilleval's own
+suites print Python's text, and an undefined variable is an error there.
 """
 
 from __future__ import annotations
@@ -233,8 +234,9 @@ def _nunjucks_finalize(value: Any) -> Any:
 @functools.cache
 def _env(nunjucks: bool = False) -> _Environment:
     # Strict: a misspelt variable is an error, never a silently empty string.
+    # Nunjucks prints an undefined variable as nothing (the loader warns where it can).
     env = _Environment(
-        undefined=jinja2.StrictUndefined,
+        undefined=jinja2.ChainableUndefined if nunjucks else jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
         finalize=_nunjucks_finalize if nunjucks else None,

@@ -96,3 +96,25 @@ def test_pf_text_in_skillevals_own_suite_is_text(tmp_path: Path) -> None:
     )
     suite, _ = load_suite(path, Overrides(entry_points=False))
     assert suite.tests[0].prompt.text == "pf://x"
+
+
+def test_an_undefined_var_renders_empty_with_a_warning_in_a_promptfoo_config(
+    tmp_path: Path,
+) -> None:
+    from skilleval.runner.plan import messages_for
+
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(
+        "providers: [echo]\nprompts: ['[{{ v }}][{{ v.x }}]']\ntests:\n  - vars: {w: 1}\n",
+        "utf-8",
+    )
+    suite, _ = load_suite(path, Overrides(entry_points=False))
+    assert messages_for(suite.tests[0], None)[1] == "[][]"
+    assert any("'v'" in note and "renders empty" in note for note in suite.notes)
+    own = tmp_path / "suite.yaml"
+    own.write_text(
+        "version: 1\nmodel: {provider: echo}\nprompts: ['[{{ v }}]']\ntests:\n  - vars: {w: 1}\n",
+        "utf-8",
+    )
+    with pytest.raises(DiagnosticsError, match="do not define"):
+        load_suite(own, Overrides(entry_points=False))
