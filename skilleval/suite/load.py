@@ -172,6 +172,9 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         loader.graders.append((default["options"]["provider"], where, loader.base))
     _check_templates(loader, doc)
     raws = raw_tests(loader, doc) + scenario_tests(loader, doc)
+    if not raws and reads_as_promptfoo(data) and "tests" not in data and "scenarios" not in data:
+        # promptfoo runs a config without `tests:` once, with no vars.
+        raws = [filerefs.RawTest(replace(doc, data={}), loader.base)]
     if not raws and not loader.diags:
         loader.error(
             doc.key_at(["tests"]) if "tests" in data else doc.at(),

@@ -103,6 +103,10 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
     return prompts
 
 
+PROMPTFOO_DEFAULT_PROMPT = "{{prompt}}"
+"""The prompt promptfoo runs when a config has no ``prompts:``, as its label too."""
+
+
 def _managed_prompt(item: Any) -> str | None:
     """The ``pf://`` reference a prompt entry names (as text, ``raw:`` or ``id:``), if any."""
     if isinstance(item, dict):
@@ -375,6 +379,9 @@ def test_prompts(
         return [Prompt("prompt", text=str(text), where=where)]
     if prompts:
         return prompts
+    if "prompts" not in loader.top and reads_as_promptfoo(loader.top):
+        # promptfoo's default prompt: the test's `prompt` var is the whole prompt.
+        return [Prompt(PROMPTFOO_DEFAULT_PROMPT, text=PROMPTFOO_DEFAULT_PROMPT, where=doc.at())]
     if "prompts" not in loader.top:
         # Without `prompts:` the test must bring its own; with it, a broken prompts file
         # has already been reported and saying more about every test would only be noise.
