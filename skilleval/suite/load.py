@@ -207,7 +207,10 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
-        notes=tuple(loader.foreign_notes) + tuple(_promptfoo_notes(doc)) + tuple(models.notes),
+        notes=tuple(loader.foreign_notes)
+        + tuple(_promptfoo_notes(doc))
+        + tuple(_self_graded_note(doc, suite))
+        + tuple(models.notes),
         derived_metrics=derived,
     )
 
@@ -478,6 +481,19 @@ def _turn_prompts(
     for turn in agentic.turn_templates(agent):
         _check_template_vars(loader, turn, vars_, turn.where)
     return [prompt]
+
+
+def _self_graded_note(doc: Document, suite: Suite) -> list[str]:
+    """For a promptfoo config graded by a model with no grader set: that the model under test
+    grades itself (promptfoo would call its hosted default grader)."""
+    graded = any(a.tier == "model" for t in suite.tests for a in t.every_assert)
+    if not is_promptfoo(doc.data) or suite.judge is not None or not graded:
+        return []
+    message = (
+        "no grader is set (promptfoo would call its hosted default), so the model under test"
+        " grades its own outputs; set `defaultTest.options.provider` or `judge:` to choose one"
+    )
+    return [str(Diagnostic(doc.at(), message, severity="warning"))]
 
 
 def _promptfoo_notes(doc: Document) -> list[str]:

@@ -118,3 +118,18 @@ def test_an_undefined_var_renders_empty_with_a_warning_in_a_promptfoo_config(
     )
     with pytest.raises(DiagnosticsError, match="do not define"):
         load_suite(own, Overrides(entry_points=False))
+
+
+def test_a_promptfoo_config_without_a_grader_says_the_model_grades_itself(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "promptfooconfig.yaml"
+    body = (
+        "providers: [echo]\nprompts: [hi]\ntests:\n  - assert: [{type: llm-rubric, value: kind}]\n"
+    )
+    path.write_text(body, "utf-8")
+    suite, _ = load_suite(path, Overrides(entry_points=False))
+    assert any("grades its own outputs" in note for note in suite.notes)
+    path.write_text(body + "defaultTest: {options: {provider: echo}}\n", "utf-8")
+    suite, _ = load_suite(path, Overrides(entry_points=False))
+    assert not any("grades its own outputs" in note for note in suite.notes)
