@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from skilleval.errors import DiagnosticsError, SuiteError, UsageError
+from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError, UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.suite.promptfoo_import import import_config
+from skilleval.suite.promptfoo_import import import_config, pattern_differences
 from skilleval.suite.yamlio import load_yaml
 
 
@@ -57,6 +57,8 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     for line in imported.left_out:
         click.echo(f"not carried over: {line}", err=True)
+    for difference in pattern_differences(doc):
+        click.echo(str(Diagnostic(difference.where, difference.message, "warning")), err=True)
     click.echo(f"wrote {target}", err=True)
     # Relative paths in the config keep their meaning only beside it.
     if target.resolve().parent != config.resolve().parent:

@@ -86,6 +86,12 @@ NOT_CHECKABLE = LintCheck(
     "warning",
     "a check needs something a local run lacks, and will be an `error` verdict",
 )
+PROMPTFOO_READS_OTHERWISE = LintCheck(
+    "SE305",
+    "promptfoo-reads-otherwise",
+    "warning",
+    "in a promptfoo config, a value promptfoo reads otherwise (a regex JavaScript reads differently)",
+)
 INVALID_SUITE = LintCheck(
     "SE400",
     "invalid-suite",
@@ -122,6 +128,7 @@ CHECKS: tuple[LintCheck, ...] = (
     CANNOT_PASS,
     UNSCORED_TEST,
     NOT_CHECKABLE,
+    PROMPTFOO_READS_OTHERWISE,
     INVALID_SUITE,
     MISSING_FILE,
     RUBRIC_CUT_BY_COMMENT,

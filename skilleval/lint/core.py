@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
-from skilleval.lint import assertions, design, leakage, rawtext
+from skilleval.lint import assertions, design, leakage, promptfoo, rawtext
 from skilleval.lint.checks import BAD_IGNORE, INVALID_SUITE, MISSING_FILE, find_check
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES, LintView, from_document, from_suite
@@ -59,6 +59,7 @@ def lint_findings(path: Path, overrides: Overrides | None = None) -> list[Findin
     findings.extend(design.check(view))
     findings.extend(leakage.check(view))
     findings.extend(assertions.check(view))
+    findings.extend(promptfoo.check(doc))
     findings = _unique(findings)
     findings = list(_silence(findings, doc))
     return sorted(findings, key=Finding.sort_key)

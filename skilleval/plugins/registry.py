@@ -69,6 +69,14 @@ UNSUPPORTED.update(
         "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
         "trace-span-duration": f"{_NOT_YET} (skilleval records no traces)",
         "trace-error-spans": f"{_NOT_YET} (skilleval records no traces)",
+        "skill-used": f"{_NOT_YET}; write `should_trigger: true` on the test, which checks"
+        " the skill the model chose",
+        "trajectory:tool-used": f"{_NOT_YET}; check the agent's steps with `tool-called`",
+        "trajectory:tool-args-match": f"{_NOT_YET}; check a call's arguments with"
+        " `tool-called` and its `args`",
+        "trajectory:step-count": f"{_NOT_YET}; check the agent's steps with `trajectory`",
+        "trajectory:tool-sequence": f"{_NOT_YET}; check the order of calls with `trajectory`",
+        "agent-rubric": f"{_JUDGED}, with the agent's steps in the rubric",
     }
 )
 

@@ -20,6 +20,8 @@ from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
 from skilleval.suite.model import AssertionEntry
+from skilleval.suite.promptfoo_import import reads_as_promptfoo
+from skilleval.suite.promptfoo_values import as_promptfoo_reads, weightless
 from skilleval.suite.schema import is_valid, validator_for
 from skilleval.suite.transforms import JS_SUFFIXES, compile_transform, javascript_file_problem
 from skilleval.suite.yamlio import Document
@@ -88,6 +90,8 @@ def compile_assertion(
     if not options_ok(loader, spec, options, doc, at):
         return None
     value = entry.get("value")
+    if "value" in entry and reads_as_promptfoo(loader.top):
+        value = as_promptfoo_reads(spec.name, value)
     has_value = "value" in entry and value is not None
     if spec.uses_threshold and not has_value and "threshold" in entry:
         value, has_value = entry["threshold"], True
@@ -125,6 +129,8 @@ def compile_assertion(
         if compiled is None:
             return None
         children = compiled
+    if reads_as_promptfoo(loader.top) and entry.get("weight") == 0:
+        spec = weightless(spec, resolved.negated)
     return AssertionEntry(
         type=type_name,
         spec=spec,

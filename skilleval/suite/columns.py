@@ -17,7 +17,7 @@ from skilleval.errors import Diagnostic, Location
 from skilleval.suite.context import Loader
 from skilleval.suite.model import TestCase
 from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.provider_ids import ENTRY_KEYS, normalized, translate
+from skilleval.suite.provider_ids import ENTRY_KEYS, normalized, translate, with_config_env
 from skilleval.suite.yamlio import Document
 
 PROVIDER_LISTS = ("providers", "targets")
@@ -161,7 +161,7 @@ def _providers(
                         "suite (`decoding:`)",
                     )
                 )
-        read = translate(item)
+        read = translate(item, with_config_env(loader.top))
         if read.refusal is not None or read.model is None:
             loader.error(where, read.refusal or "this provider cannot be run")
             continue

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location, SuiteError, missing_file
+from skilleval.suite.template import js_json
 from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
 from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
 from skilleval.util import fileref
@@ -64,6 +65,25 @@ class Reader:
                 check_path(path, where)  # imported later: a FIFO or a device would block
             return ref
         contents = [self._content(p, where) for p in found]
+        return contents if glob.has_magic(raw) else contents[0]
+
+    def promptfoo_value(self, ref: str, base: Path, where: Location) -> Any:
+        """A var's ``file://`` as promptfoo reads it into a prompt: text, never data.
+
+        A ``.json`` file is its own text, a ``.yaml`` file the JSON of what it holds, any other
+        file its text; each trimmed of surrounding whitespace. Code (``.py``) is left as the
+        reference, as :meth:`value` leaves it.
+        """
+        raw = fileref.parse(ref).path
+        if raw.endswith(".py"):
+            return self.value(ref, base, where)
+        found = self.paths(ref, base, where)
+        contents = []
+        for path in found:
+            if path.suffix.lower() in {".yaml", ".yml"}:
+                contents.append(js_json(load_yaml(path, where=where).data))
+            else:
+                contents.append(read_text(path, where=where).strip())
         return contents if glob.has_magic(raw) else contents[0]
 
     def _content(self, path: Path, where: Location) -> Any:

@@ -27,7 +27,7 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
-from skilleval.suite import agentic, formats
+from skilleval.suite import agentic, formats, template
 from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
@@ -40,13 +40,14 @@ from skilleval.suite.derived import derived_metrics
 from skilleval.suite.graders import Grader, read_grader
 from skilleval.suite.ids import assign_ids
 from skilleval.suite.model import (
+    PARSED_REPLY,
     AssertionEntry,
     Prompt,
     Suite,
     TestCase,
 )
 from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.promptfoo_import import differences, is_promptfoo
+from skilleval.suite.promptfoo_import import differences, is_promptfoo, reads_as_promptfoo
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
@@ -171,6 +172,9 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         loader.graders.append((default["options"]["provider"], where, loader.base))
     _check_templates(loader, doc)
     raws = raw_tests(loader, doc) + scenario_tests(loader, doc)
+    if not raws and reads_as_promptfoo(data) and "tests" not in data and "scenarios" not in data:
+        # promptfoo runs a config without `tests:` once, with no vars.
+        raws = [filerefs.RawTest(replace(doc, data={}), loader.base)]
     if not raws and not loader.diags:
         loader.error(
             doc.key_at(["tests"]) if "tests" in data else doc.at(),
@@ -203,7 +207,10 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
-        notes=tuple(loader.foreign_notes) + tuple(_promptfoo_notes(doc)) + tuple(models.notes),
+        notes=tuple(loader.foreign_notes)
+        + tuple(_promptfoo_notes(doc))
+        + tuple(_self_graded_note(doc, suite))
+        + tuple(models.notes),
         derived_metrics=derived,
     )
 
@@ -305,8 +312,11 @@ def _tests(
             return []
         combos = list(vars_mod.expand(vars_, globs))
     out: list[TestCase] = []
+    nunjucks = reads_as_promptfoo(loader.top)
     for n, combo in enumerate(combos):
         suffix = f"-{n + 1}" if len(combos) > 1 else ""
+        if nunjucks and combo is not None:
+            combo = template.NunjucksVars(combo)  # printed into prompts as promptfoo prints
         out.extend(_variant(loader, raw, data, default_doc, default, combo, prompts, suffix))
     return out
 
@@ -366,7 +376,7 @@ def _variant(
                 description=str(data.get("description", "")),
                 prompt=prompt,
                 vars=vars_,
-                asserts=tuple(asserts),
+                asserts=_with_parsed_reply(asserts) if prompt.parsed_reply else tuple(asserts),
                 where=where,
                 base_dir=base,
                 should_trigger=data.get("should_trigger"),
@@ -454,6 +464,15 @@ def _agent(
     return agent
 
 
+def _with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
+    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config: its
+    JavaScript checks see the reply parsed, as promptfoo hands it to them."""
+    return tuple(
+        replace(a, options={**a.options, PARSED_REPLY: True}) if a.type == "javascript" else a
+        for a in asserts
+    )
+
+
 def _turn_prompts(
     loader: _Loader, doc: Document, agent: AgentConfig, vars_: Mapping[str, Any]
 ) -> list[Prompt]:
@@ -462,6 +481,19 @@ def _turn_prompts(
     for turn in agentic.turn_templates(agent):
         _check_template_vars(loader, turn, vars_, turn.where)
     return [prompt]
+
+
+def _self_graded_note(doc: Document, suite: Suite) -> list[str]:
+    """For a promptfoo config graded by a model with no grader set: that the model under test
+    grades itself (promptfoo would call its hosted default grader)."""
+    graded = any(a.tier == "model" for t in suite.tests for a in t.every_assert)
+    if not is_promptfoo(doc.data) or suite.judge is not None or not graded:
+        return []
+    message = (
+        "no grader is set (promptfoo would call its hosted default), so the model under test"
+        " grades its own outputs; set `defaultTest.options.provider` or `judge:` to choose one"
+    )
+    return [str(Diagnostic(doc.at(), message, severity="warning"))]
 
 
 def _promptfoo_notes(doc: Document) -> list[str]:

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 SuiteType = Literal["regression", "capability"]
 
 
+PARSED_REPLY = "__parsed_reply"
+"""The option skilleval sets on a JavaScript check of a :attr:`Prompt.parsed_reply` prompt:
+the check sees the reply parsed from JSON (text that does not parse stays text)."""
+
+
 @frozen
 class Transform:
     """A rewrite of the output before assertions see it."""
@@ -92,6 +97,9 @@ class Prompt:
     where: Location = field(default_factory=lambda: Location("<prompt>"))
     json_schema: Mapping[str, Any] | None = None
     """The JSON Schema a reply is held to (promptfoo's ``config.response_format``)."""
+    parsed_reply: bool = False
+    """A promptfoo config's ``response_format: {type: json_schema}``: promptfoo hands the
+    reply to JavaScript checks parsed (``output.field``), so skilleval does too."""
 
 
 @frozen

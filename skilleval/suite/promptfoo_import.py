@@ -16,6 +16,11 @@ from typing import Any
 
 from skilleval.errors import Location
 from skilleval.suite.columns import PROVIDER_LISTS
+from skilleval.suite.promptfoo_values import (
+    as_promptfoo_reads,
+    javascript_reads_otherwise,
+    regex_entries,
+)
 from skilleval.suite.provider_ids import normalized, translate
 from skilleval.suite.schema import PROMPTFOO_KEYS
 from skilleval.suite.yamlio import Document
@@ -38,6 +43,12 @@ class Difference:
 def is_promptfoo(data: Any) -> bool:
     """A config written for promptfoo: no ``version:``, and a key only promptfoo has."""
     return isinstance(data, Mapping) and "version" not in data and any(k in data for k in MARKERS)
+
+
+def reads_as_promptfoo(data: Any) -> bool:
+    """Whether the suite's values, vars and templates are read as promptfoo reads them: a
+    promptfoo config, or a suite with ``compat: promptfoo`` (what ``import`` writes)."""
+    return is_promptfoo(data) or (isinstance(data, Mapping) and data.get("compat") == "promptfoo")
 
 
 def differences(doc: Document) -> list[Difference]:
@@ -74,6 +85,24 @@ def differences(doc: Document) -> list[Difference]:
     for key in data:
         if key in PROMPTFOO_KEYS:
             out.append(Difference(doc.key_at([key]), f"`{key}`: {PROMPTFOO_KEYS[key]}", False))
+    out.extend(pattern_differences(doc))
+    return out
+
+
+def pattern_differences(doc: Document) -> list[Difference]:
+    """Each regex of the config that promptfoo's JavaScript reads otherwise than skilleval."""
+    out = []
+    for at, pattern in regex_entries(doc.data):
+        what = javascript_reads_otherwise(pattern)
+        if what is not None:
+            out.append(
+                Difference(
+                    doc.at(at),
+                    f"this regex uses {what}, which promptfoo's JavaScript reads otherwise;"
+                    " skilleval reads it as Python does (docs/promptfoo.md, deliberate"
+                    " differences)",
+                )
+            )
     return out
 
 
@@ -174,12 +203,18 @@ def import_config(path: Path) -> Imported:
                 "judge", before="From promptfoo's defaultTest.options.provider (the grader)."
             )
 
+    _values_as_promptfoo_reads(data)
+
     for key in list(data):
         if key in PROMPTFOO_KEYS:
             left_out.append(f"{key}: {PROMPTFOO_KEYS[key]}")
             del data[key]
 
     data.insert(0, "version", 1)
+    data.insert(1, "compat", "promptfoo")
+    data.yaml_set_comment_before_after_key(
+        "compat", before="Vars, templates and assertion values read as promptfoo reads them."
+    )
     header = [f"Imported from {path.name} by `skilleval import promptfoo`."]
     header += [f"Not carried over: {line}" for line in left_out]
     header += [f"Changed: {line}" for line in notes]
@@ -191,6 +226,33 @@ def import_config(path: Path) -> Imported:
     buffer = io.StringIO()
     yaml.dump(data, buffer)
     return Imported(buffer.getvalue(), tuple(left_out))
+
+
+def _values_as_promptfoo_reads(data: Mapping[str, Any]) -> None:
+    """Rewrite each inline assertion's ``value:`` as promptfoo reads it (``42.0`` as
+    ``"42"``, a list type's string as its list), so that the suite keeps the meaning."""
+    from ruamel.yaml.comments import CommentedSeq  # lazy: start-up time
+
+    tests = data.get("tests")
+    scenarios = data.get("scenarios")
+    holders = [*(tests if isinstance(tests, list) else []), data.get("defaultTest")]
+    for scenario in scenarios if isinstance(scenarios, list) else []:
+        if isinstance(scenario, Mapping):
+            for key in ("config", "tests"):
+                part = scenario.get(key)
+                holders.extend(part if isinstance(part, list) else [])
+    for test in holders:
+        asserts = test.get("assert") if isinstance(test, Mapping) else None
+        for entry in asserts if isinstance(asserts, list) else []:
+            if not isinstance(entry, dict) or "value" not in entry:
+                continue
+            kind = str(entry.get("type", "")).removeprefix("not-")
+            read = as_promptfoo_reads(kind, entry["value"])
+            if read is not entry["value"] and read != entry["value"]:
+                if isinstance(read, list):
+                    read = CommentedSeq(read)
+                    read.fa.set_flow_style()
+                entry["value"] = read
 
 
 def _as_mapping(model: str) -> dict[str, Any]:

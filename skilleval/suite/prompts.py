@@ -24,7 +24,8 @@ from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
-from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml
+from skilleval.suite.promptfoo_import import reads_as_promptfoo
+from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml, parse_yaml
 from skilleval.userfile import read_text
 from skilleval.util import fileref
 
@@ -54,13 +55,23 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
     for item, at in items:
         where = doc.at(at)
         written = item
+        managed = _managed_prompt(item)
+        if managed is not None and reads_as_promptfoo(loader.top):
+            loader.error(
+                where,
+                f"`{managed}` is a prompt kept on promptfoo's server (pf://), which skilleval"
+                " cannot read: save its text in a file and write `file://prompt.txt`",
+            )
+            continue
         if isinstance(item, str):
             item = as_file(item)
         label = None
         schema: Mapping[str, Any] | None = None
+        parsed = False
         if isinstance(item, dict):
             if "config" in item:
                 schema = _response_schema(loader, doc, [*at, "config"], item["config"])
+                parsed = schema is not None and _parses_reply(loader, item["config"])
             label = item.get("label")
             item = item.get("raw") or as_file(item.get("id") or "")
             if not item:
@@ -71,7 +82,7 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
                 continue
         try:
             read = prompt_item(loader, str(item), loader.base, where, label)
-            prompts.extend(replace(p, json_schema=schema) for p in read)
+            prompts.extend(replace(p, json_schema=schema, parsed_reply=parsed) for p in read)
         except DiagnosticsError as exc:
             guessed = isinstance(written, str) and written != item
             if guessed and any(d.code == MISSING_FILE for d in exc.diagnostics):
@@ -90,6 +101,30 @@ def top_prompts(loader: Loader, doc: Document) -> list[Prompt]:
         if not p.label:
             prompts[i] = replace(p, label=f"p{i + 1}")
     return prompts
+
+
+PROMPTFOO_DEFAULT_PROMPT = "{{prompt}}"
+"""The prompt promptfoo runs when a config has no ``prompts:``, as its label too."""
+
+
+def _managed_prompt(item: Any) -> str | None:
+    """The ``pf://`` reference a prompt entry names (as text, ``raw:`` or ``id:``), if any."""
+    if isinstance(item, dict):
+        item = item.get("raw") or item.get("id")
+    if isinstance(item, str) and item.strip().startswith("pf://"):
+        return item.strip()
+    return None
+
+
+def _parses_reply(loader: Loader, config: Mapping[str, Any]) -> bool:
+    """Whether promptfoo hands this prompt's replies to checks parsed: in a promptfoo config,
+    under ``json_schema`` (promptfoo 0.123.1 parses those replies, not ``json_object`` ones)."""
+    fmt = config.get("response_format")
+    return (
+        reads_as_promptfoo(loader.top)
+        and isinstance(fmt, Mapping)
+        and fmt.get("type") == "json_schema"
+    )
 
 
 def _response_schema(
@@ -159,7 +194,7 @@ def prompt_item(
                 out.append(chat_prompt(pdoc, name if len(docs) == 1 else f"{name}-{n + 1}"))
             continue
         if suffix == ".csv":
-            out.extend(csv_prompts(path, where, label))
+            out.extend(csv_prompts(path, where, label, chats=reads_as_promptfoo(loader.top)))
             continue
         text = read_text(path, where=where)
         if suffix in _WHOLE_FILE:
@@ -180,11 +215,15 @@ def prompt_item(
     return out
 
 
-def csv_prompts(path: Path, where: Location, label: str | None) -> list[Prompt]:
+def csv_prompts(
+    path: Path, where: Location, label: str | None, *, chats: bool = False
+) -> list[Prompt]:
     """A CSV of prompts, as promptfoo reads one: a ``prompt`` column and an optional ``label``.
 
     A file with no comma at all holds one prompt per line (a first line ``prompt`` is its
-    header). Rows with an empty prompt are skipped.
+    header). Rows with an empty prompt are skipped. ``chats`` (a promptfoo config): a row
+    whose prompt is a JSON list of ``{role, content}`` messages is that chat, as promptfoo
+    sends it.
     """
     shown = display_path(path)
     text = read_text(path, where=where).lstrip("\ufeff")
@@ -220,10 +259,29 @@ def csv_prompts(path: Path, where: Location, label: str | None) -> list[Prompt]:
             if not cells.get("prompt"):
                 continue
             name = cells.get("label") or label or f"{path.stem}-{len(out) + 1}"
-            out.append(Prompt(name, text=cells["prompt"], where=Location(shown, at, 1)))
+            chat = _json_chat(cells["prompt"], path, at, name) if chats else None
+            out.append(chat or Prompt(name, text=cells["prompt"], where=Location(shown, at, 1)))
     except csv.Error as exc:
         raise SuiteError([Diagnostic(Location(shown, line, 1), f"invalid CSV: {exc}")]) from None
     return out
+
+
+def _json_chat(text: str, path: Path, line: int, label: str) -> Prompt | None:
+    """The chat a CSV cell writes as a JSON list of ``{role, content}`` messages, or None."""
+    if not text.startswith("["):
+        return None
+    try:
+        messages = json.loads(text)
+    except ValueError:
+        return None
+    if not (
+        isinstance(messages, list)
+        and messages
+        and all(isinstance(m, dict) and "role" in m for m in messages)
+    ):
+        return None
+    pdoc = parse_yaml(text, display_path(path), path, line_offset=line - 1)
+    return chat_prompt(pdoc, label)
 
 
 def with_affixes(
@@ -321,6 +379,9 @@ def test_prompts(
         return [Prompt("prompt", text=str(text), where=where)]
     if prompts:
         return prompts
+    if "prompts" not in loader.top and reads_as_promptfoo(loader.top):
+        # promptfoo's default prompt: the test's `prompt` var is the whole prompt.
+        return [Prompt(PROMPTFOO_DEFAULT_PROMPT, text=PROMPTFOO_DEFAULT_PROMPT, where=doc.at())]
     if "prompts" not in loader.top:
         # Without `prompts:` the test must bring its own; with it, a broken prompts file
         # has already been reported and saying more about every test would only be noise.
@@ -352,7 +413,11 @@ def check_template_vars(
             names = ", ".join(f"'{m}'" for m in missing)
             close = difflib.get_close_matches(missing[0], list(vars_), n=1, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            loader.error(
-                where,
-                f"prompt '{prompt.label}' uses {names}, which this test's vars do not define{hint}",
-            )
+            message = f"prompt '{prompt.label}' uses {names}, which this test's vars do not define"
+            if reads_as_promptfoo(loader.top):
+                # promptfoo renders an undefined variable as nothing: a warning, not an error.
+                note = str(Diagnostic(where, f"{message}: it renders empty{hint}", "warning"))
+                if note not in loader.foreign_notes:
+                    loader.foreign_notes.append(note)
+                continue
+            loader.error(where, f"{message}{hint}")

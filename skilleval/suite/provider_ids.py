@@ -39,16 +39,22 @@ class CloudVendor:
 
     base_url: str
     key_env: str
+    also: tuple[str, ...] = ()
+    """Other variables promptfoo reads the key from, tried after ``key_env``."""
 
 
 CLOUD: Mapping[str, CloudVendor] = {
     "openai": CloudVendor("https://api.openai.com/v1", "OPENAI_API_KEY"),
     "anthropic": CloudVendor("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
     "google": CloudVendor(
-        "https://generativelanguage.googleapis.com/v1beta/openai", "GOOGLE_API_KEY"
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        "GOOGLE_API_KEY",
+        ("GEMINI_API_KEY",),
     ),
     "vertex": CloudVendor(
-        "https://generativelanguage.googleapis.com/v1beta/openai", "GOOGLE_API_KEY"
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        "GOOGLE_API_KEY",
+        ("GEMINI_API_KEY",),
     ),
     "mistral": CloudVendor("https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
     "groq": CloudVendor("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
@@ -59,6 +65,17 @@ CLOUD: Mapping[str, CloudVendor] = {
     "perplexity": CloudVendor("https://api.perplexity.ai", "PERPLEXITY_API_KEY"),
     "xai": CloudVendor("https://api.x.ai/v1", "XAI_API_KEY"),
 }
+
+
+def with_config_env(top: Any) -> dict[str, str]:
+    """The process's environment with a config's ``env:`` over it, as a run will have it:
+    a key set there counts as set."""
+    env = dict(os.environ)
+    own = top.get("env") if isinstance(top, Mapping) else None
+    if isinstance(own, Mapping):
+        env.update({str(k): str(v) for k, v in own.items() if v is not None})
+    return env
+
 
 # The part after the vendor that names an API, not a model: `openai:chat:NAME`.
 _API_KINDS = frozenset({"chat", "completion", "messages", "responses"})
@@ -138,15 +155,17 @@ def _translate_id(
         if base:
             return Translated(_server(str(base), name, config), name)
         cloud = CLOUD[vendor]
-        if need_keys and not env.get(cloud.key_env):
+        names = (cloud.key_env, *cloud.also)
+        key_env = next((k for k in names if env.get(k)), cloud.key_env)
+        if need_keys and not env.get(key_env):
             return Translated(
                 None,
                 name,
-                f"`{pid}` is a hosted model and {cloud.key_env} is not set; set it, or give "
-                "`config: {apiBaseUrl: URL}` for a local OpenAI-compatible server, or use a "
-                "local model (`file://model.gguf`)",
+                f"`{pid}` is a hosted model and {' or '.join(names)} is not set; set it, or"
+                " give `config: {apiBaseUrl: URL}` for a local OpenAI-compatible server, or use"
+                " a local model (`file://model.gguf`)",
             )
-        return Translated(_server(cloud.base_url, name, config, cloud.key_env), name)
+        return Translated(_server(cloud.base_url, name, config, key_env), name)
     hint = "use `echo`, `file://model.gguf`, `ollama:chat:NAME` or `openai:chat:NAME` with `config: {apiBaseUrl: URL}`"
     if vendor in ("python", "exec", "file", "http", "https", "webhook", "script"):
         why = f"`{pid}`: custom providers are not run by skilleval (write a provider plugin); "

@@ -202,6 +202,11 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     },
                 },
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                "compat": {
+                    "enum": ["promptfoo"],
+                    "description": "Read vars, templates and assertion values as promptfoo does "
+                    "(written by `skilleval import promptfoo`); see docs/promptfoo.md.",
+                },
                 "outputPath": {
                     "anyOf": [
                         {"type": "string", "minLength": 1},

@@ -12,6 +12,7 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError
 from skilleval.suite.context import Loader
+from skilleval.suite.promptfoo_import import reads_as_promptfoo
 from skilleval.suite.yamlio import Document
 from skilleval.util import fileref
 
@@ -47,6 +48,14 @@ def resolve_vars(loader: Loader, raw: Any, doc: Document, base: Path) -> dict[st
             vars_ = loader.reader.value(str(vars_), base, doc.at(["vars"]))
             if not isinstance(vars_, dict):
                 raise SuiteError([Diagnostic(doc.at(["vars"]), "a vars file must hold a mapping")])
+        if reads_as_promptfoo(loader.top):
+            # promptfoo reads a var's file as text for the prompt, trimmed; see Reader.
+            return {
+                k: loader.reader.promptfoo_value(v, base, doc.at(["vars", k]))
+                if fileref.is_ref(v)
+                else loader.reader.resolve(v, base, doc, ["vars", k])
+                for k, v in vars_.items()
+            }
         return {k: loader.reader.resolve(v, base, doc, ["vars", k]) for k, v in vars_.items()}
     except DiagnosticsError as exc:
         loader.absorb(exc)

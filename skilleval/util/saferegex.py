@@ -38,7 +38,15 @@ import regex
 
 from skilleval.errors import RegexError, RegexTimeoutError
 
-__all__ = ["MULTILINE", "TIMEOUT_S", "Match", "Pattern", "compile", "search"]
+__all__ = [
+    "MULTILINE",
+    "TIMEOUT_S",
+    "Match",
+    "Pattern",
+    "compile",
+    "from_javascript",
+    "search",
+]
 
 TIMEOUT_S: float = 1.0
 """Longest one search may take, in seconds, before it becomes an error (see above)."""
@@ -53,18 +61,26 @@ Pattern = regex.Pattern
 Match = regex.Match
 
 
-def compile(pattern: str, flags: int = 0) -> regex.Pattern[str]:
-    """Compile ``pattern`` (Python ``re`` syntax); raises RegexError saying why it cannot."""
-    return _compiled(pattern, flags)
+def compile(pattern: str, flags: int = 0, *, javascript: bool = False) -> regex.Pattern[str]:
+    """Compile ``pattern`` (Python ``re`` syntax); raises RegexError saying why it cannot.
+
+    ``javascript``: also read JavaScript's spellings, as promptfoo's ``regex`` assertions
+    write them: named groups ``(?<name>…)`` with ``\\k<name>`` (:func:`from_javascript`) and
+    Unicode properties ``\\p{L}``, ``\\P{L}`` (the ``regex`` package's meaning).
+    """
+    if javascript:
+        return _compiled(from_javascript(pattern), flags, True)
+    return _compiled(pattern, flags, False)
 
 
 @functools.lru_cache(maxsize=512)
-def _compiled(pattern: str, flags: int) -> regex.Pattern[str]:
+def _compiled(pattern: str, flags: int, properties: bool) -> regex.Pattern[str]:
     try:
         with warnings.catch_warnings():
             # re warns that "[[" may one day start a nested set; that is not the user's error.
             warnings.simplefilter("ignore", FutureWarning)
-            parsed = _RE_PARSER.parse(pattern, _re_flags(flags))
+            measured = _without_properties(pattern) if properties else pattern
+            parsed = _RE_PARSER.parse(measured, _re_flags(flags))
         size = _expanded(parsed)
         if size > MAX_EXPANDED:
             raise RegexError(
@@ -76,6 +92,65 @@ def _compiled(pattern: str, flags: int) -> regex.Pattern[str]:
         raise RegexError(str(exc)) from None
     except RecursionError:
         raise RegexError("the pattern nests groups too deeply") from None
+
+
+def _escapes(pattern: str) -> Iterator[tuple[int, str]]:
+    """Each position of ``pattern`` with its token: an escape (``\\x``) or one character."""
+    i = 0
+    while i < len(pattern):
+        token = pattern[i : i + 2] if pattern[i] == "\\" else pattern[i]
+        yield i, token
+        i += len(token)
+
+
+def _without_properties(pattern: str) -> str:
+    """``pattern`` with each Unicode property (``\\p{L}``, ``\\P{Lu}``, ``\\pL``) as one
+    letter: ``regex`` reads them, ``re``'s parser (which only measures) does not."""
+    if "\\p" not in pattern and "\\P" not in pattern:
+        return pattern
+    out: list[str] = []
+    skip_to = 0
+    for i, token in _escapes(pattern):
+        if i < skip_to:
+            continue
+        if token in ("\\p", "\\P"):
+            rest = pattern[i + 2 :]
+            close = rest.find("}") if rest.startswith("{") else -1
+            skip_to = i + 2 + (close + 1 if close >= 0 else min(1, len(rest)))
+            out.append("x")
+        else:
+            out.append(token)
+    return "".join(out)
+
+
+def from_javascript(pattern: str) -> str:
+    """A JavaScript pattern's named groups in Python's spelling: ``(?<name>…)`` as
+    ``(?P<name>…)`` and ``\\k<name>`` as ``(?P=name)``. Everything else is left as written."""
+    if "(?<" not in pattern and "\\k<" not in pattern:
+        return pattern
+    out: list[str] = []
+    skip_to = 0
+    for i, token in _escapes(pattern):
+        if i < skip_to:
+            continue
+        if token == "\\k" and pattern.startswith("<", i + 2) and ">" in pattern[i + 3 :]:
+            end = pattern.index(">", i + 3)
+            out.append(f"(?P={pattern[i + 3 : end]})")
+            skip_to = end + 1
+        elif (
+            token == "("
+            and pattern.startswith("?<", i + 1)
+            and pattern[i + 3 : i + 4]
+            not in (
+                "=",
+                "!",
+            )
+        ):
+            out.append("(?P<")
+            skip_to = i + 3
+        else:
+            out.append(token)
+    return "".join(out)
 
 
 # re's own parser: the reference for re's syntax. It is private, so it is used only to read
@@ -126,7 +201,12 @@ def _subpatterns(arg: Any) -> Iterator[Any]:
 
 
 def search(
-    pattern: str | regex.Pattern[str], text: str, flags: int = 0, *, timeout: float | None = None
+    pattern: str | regex.Pattern[str],
+    text: str,
+    flags: int = 0,
+    *,
+    timeout: float | None = None,
+    javascript: bool = False,
 ) -> regex.Match[str] | None:
     """The first match of ``pattern`` in ``text``, or None.
 
@@ -134,7 +214,10 @@ def search(
         RegexError: ``pattern`` does not compile.
         RegexTimeoutError: the search ran past ``timeout`` seconds (default :data:`TIMEOUT_S`).
     """
-    compiled = compile(pattern, flags) if isinstance(pattern, str) else pattern
+    if isinstance(pattern, str):
+        compiled = compile(pattern, flags, javascript=javascript)
+    else:
+        compiled = pattern
     limit = TIMEOUT_S if timeout is None else timeout
     try:
         return compiled.search(text, timeout=limit)

@@ -87,7 +87,8 @@ def test_only_the_json_shape_checks_may_omit_their_value() -> None:
         (text.contains, 42, True),
         (text.contains, True, False),
         (text.contains, None, False),
-        (text.contains_all, [], False),
+        (text.contains_all, [], True),  # all of nothing passes, as in promptfoo
+        (text.contains_all, "a, b", False),  # a string only in a promptfoo config
         (text.contains_all, ["a", 1], True),
         (text.equals, {"a": 1}, True),
         (text.equals, [1, 2], True),
@@ -537,22 +538,29 @@ def test_edit_distance(a: str, b: str, distance: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("output", "reference", "threshold", "passed", "score", "reason"),
+    ("output", "reference", "threshold", "passed", "similarity", "reason"),
     [
-        ("kitten", "sitting", None, True, 1 - 3 / 7, "output is 3 edits from 'sitting' (max 5)"),
-        ("kitten", "sitting", 2, False, 1 - 3 / 7, "(max 2)"),
+        ("kitten", "sitting", None, True, 1 - 3 / 7, "output is 3 edits from 'sitting' (max 5"),
+        ("kitten", "sitting", 2, False, 1 - 3 / 7, "(max 2;"),
         ("Paris", "Paris", None, True, 1.0, "output is 0 edits"),
         ("", "", None, True, 1.0, "0 edits"),
         ("completely different", "x", None, False, 0.0, "20 edits"),
-        ("1234", 1235, 1, True, 0.75, "1 edit from '1235' (max 1)"),
+        ("1234", 1235, 1, True, 0.75, "1 edit from '1235' (max 1; similarity 0.75)"),
     ],
 )
 def test_levenshtein(
-    output: str, reference: Any, threshold: float | None, passed: bool, score: float, reason: str
+    output: str,
+    reference: Any,
+    threshold: float | None,
+    passed: bool,
+    similarity: float,
+    reason: str,
 ) -> None:
     verdict = run(length.levenshtein, output, reference, threshold=threshold)
     assert verdict.passed is passed
-    assert verdict.score == pytest.approx(score)
+    # promptfoo's score: pass or fail against the distance; the similarity is kept beside it.
+    assert verdict.score == (1.0 if passed else 0.0)
+    assert verdict.details["similarity"] == pytest.approx(similarity)
     assert reason in verdict.reason
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,17 @@ def test_the_older_id_keyed_provider_form_imports_and_bad_prompts_are_pointed_at
     assert "Traceback" not in err
     text = (tmp_path / "suite.yaml").read_text(encoding="utf-8")
     assert "label: first" in text
+
+
+@pytest.mark.parametrize("name", ["var-rendering", "assertion-values", "assertion-details"])
+def test_an_imported_suite_keeps_promptfoos_verdicts(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The imported suite says `compat: promptfoo`, so vars, templates and values keep the
+    meaning promptfoo gave them: on echo, each test passes where promptfoo's passed."""
+    suite_file, _ = imported(name, tmp_path, capsys)
+    assert "compat: promptfoo" in suite_file.read_text(encoding="utf-8")
+    pinned = json.loads((DATA / name / "promptfoo-verdicts.json").read_text(encoding="utf-8"))
+    run_cli(["run", str(suite_file), "--json", "--no-entry-points", "--model", "echo"])
+    records = json.loads(capsys.readouterr().out)["records"]
+    assert [r["status"] == "pass" for r in records] == [row["pass"] for row in pinned["results"]]

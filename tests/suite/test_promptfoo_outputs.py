@@ -9,6 +9,7 @@ an error from a failure, so its "fail" may be skilleval's "error".
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from skilleval.api import Stats
 from skilleval.runner.grade import Subject, grade
-from skilleval.suite import model
+from skilleval.suite import model, template
 from skilleval.suite.load import Overrides, load_suite
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "promptfoo"
@@ -70,13 +71,30 @@ def _prompt_labels(suite: model.Suite) -> list[str]:
 
 def _find(suite: model.Suite, labels: list[str], row: dict[str, Any]) -> model.TestCase:
     label = labels[row["prompt_index"]]
-    found = [t for t in suite.tests if t.prompt.label == label and _same_vars(t, row["vars"])]
+    of_label = [t for t in suite.tests if t.prompt.label == label]
+    found = [t for t in of_label if _same_vars(t, row["vars"])]
     assert found, (label, row["vars"])
-    return found[0]
+    # Vars that only differ by a file's name: the test at promptfoo's position.
+    at = row["test_index"]
+    return of_label[at] if at < len(of_label) and of_label[at] in found else found[0]
 
 
 def _same_vars(test: model.TestCase, theirs: dict[str, Any]) -> bool:
-    return all(str(test.vars.get(k)) == str(v) for k, v in theirs.items())
+    """Whether the vars agree as JavaScript reads them (``1.0`` is ``1``); promptfoo records
+    a file var as its ``file://`` name, skilleval as what the file holds."""
+    return all(
+        (isinstance(v, str) and v.startswith("file://"))
+        or _as_json(test.vars.get(k)) == _as_json(v)
+        for k, v in theirs.items()
+    )
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as JSON, a string of JSON read first (promptfoo records such a var compacted)."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)
+    return template.js_json(value)
 
 
 def _take(theirs: list[dict[str, Any]], entry: model.AssertionEntry) -> bool | None:

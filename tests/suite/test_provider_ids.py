@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from skilleval.errors import DiagnosticsError
+from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.provider_ids import OLLAMA_URL, translate
 
 NO_KEYS: dict[str, str] = {}
@@ -87,3 +90,25 @@ def test_ids_skilleval_cannot_run_are_refused_with_an_alternative(entry: Any) ->
     read = translate(entry, NO_KEYS)
     assert read.model is None
     assert read.refusal
+
+
+@pytest.mark.parametrize("env", ["GOOGLE_API_KEY", "GEMINI_API_KEY"])
+def test_a_gemini_key_is_read_from_either_name_promptfoo_reads(env: str) -> None:
+    refused = translate("google:gemini-2.0-flash", NO_KEYS)
+    assert refused.refusal is not None
+    assert "GOOGLE_API_KEY or GEMINI_API_KEY" in refused.refusal
+    accepted = translate("google:gemini-2.0-flash", {env: "secret"})
+    assert isinstance(accepted.model, dict)
+    assert accepted.model["api_key_env"] == env
+
+
+def test_a_key_set_in_the_configs_env_counts(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = tmp_path / "promptfooconfig.yaml"
+    body = "providers: [openai:gpt-4o-mini]\nprompts: [hi]\ntests:\n  - vars: {}\n"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(DiagnosticsError, match="OPENAI_API_KEY is not set"):
+        load_suite(path, Overrides(entry_points=False))
+    path.write_text("env: {OPENAI_API_KEY: sk-test}\n" + body, encoding="utf-8")
+    suite, _ = load_suite(path, Overrides(entry_points=False))
+    assert suite.tests

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +164,51 @@ def test_two_loop_names_walk_a_mappings_entries_as_nunjucks_does() -> None:
 def test_a_value_of_the_wrong_kind_is_a_template_problem_not_a_crash(text: str) -> None:
     with pytest.raises(TemplateProblem, match="template error: "):
         template.render(text, {"d": {"a": 1}})
+
+
+# promptfoo's renderings, pinned from promptfoo 0.123.1 (tests/data/promptfoo/var-rendering
+# holds the config they came from; the compatibility test runs it end to end).
+NUNJUCKS_PRINTS = [
+    (True, "true"),
+    (False, "false"),
+    (None, ""),
+    (1.0, "1"),
+    (1e3, "1000"),
+    (0.1, "0.1"),
+    (1.5e-7, "1.5e-7"),
+    (1e22, "1e+22"),
+    ([1, 2.0, 3.5], "1,2,3.5"),
+    ({"k": "v"}, "[object Object]"),
+]
+
+
+@pytest.mark.parametrize(("value", "printed"), NUNJUCKS_PRINTS)
+def test_a_promptfoo_configs_vars_print_as_nunjucks_prints_them(value: Any, printed: str) -> None:
+    assert template.render("[{{ v }}]", template.NunjucksVars(v=value)) == f"[{printed}]"
+
+
+def test_skillevals_own_vars_keep_pythons_text() -> None:
+    assert template.render("{{ a }} {{ b }} {{ c }}", {"a": True, "b": None, "c": 1.0}) == (
+        "True None 1.0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("number", "text"),
+    [
+        (1e20, "100000000000000000000"),
+        (1e21, "1e+21"),
+        (1e-6, "0.000001"),
+        (1e-7, "1e-7"),
+        (-2.5, "-2.5"),
+        (-0.0, "0"),
+        (2**70, "1.1805916207174113e+21"),
+        (123.456, "123.456"),
+    ],
+)
+def test_numbers_are_written_as_javascript_writes_them(number: float, text: str) -> None:
+    assert template.js_number(number) == text
+
+
+def test_json_is_written_as_json_stringify_writes_it() -> None:
+    assert template.js_json({"a": [1.0, None, True], "b": "é"}) == '{"a":[1,null,true],"b":"é"}'

@@ -262,3 +262,39 @@ def test_user_patterns_never_reach_re_directly(path: str) -> None:
     } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "re" not in imported
     assert "saferegex" in imported
+
+
+# JavaScript's spellings, as promptfoo configs write them. Named groups are pinned against
+# promptfoo 0.123.1 in tests/data/promptfoo/assertion-values; `\p{…}` is a deliberate
+# difference (promptfoo builds its RegExp without the `u` flag, so there `\p{L}` is the text
+# `p{L}`): skilleval gives it the Unicode meaning the writer meant.
+@pytest.mark.parametrize(
+    ("pattern", "output", "passed"),
+    [
+        (r"(?<name>[A-Z][a-z]+) (?<age>\d+)", "Ada 36", True),
+        (r"(?<x>[a-z])\k<x>", "Ada", False),
+        (r"(?<x>[a-z])\k<x>", "Anna", True),
+        (r"(?<=A)da", "Ada", True),
+        (r"(?<!A)da", "Ada", False),
+        (r"\\(?<n>x)", "\\x", True),
+        (r"^\p{L}+ \d+$", "Zoë 36", True),
+        (r"^\P{L}", "Zoë", False),
+        (r"[\p{Lu}]\pL", "Zoë", True),
+    ],
+)
+def test_javascript_named_groups_and_unicode_properties(
+    pattern: str, output: str, passed: bool
+) -> None:
+    assert regex.check_pattern(pattern) is None
+    assert _check(regex.regex, output, pattern).passed is passed
+
+
+def test_a_repeat_of_a_property_is_still_measured() -> None:
+    with pytest.raises(RegexError, match="repeats write out"):
+        saferegex.compile(r"(\p{L}{1000}){1000}", javascript=True)
+
+
+def test_javascripts_spellings_are_only_read_where_asked() -> None:
+    with pytest.raises(RegexError, match="unknown extension"):
+        saferegex.compile("(?<n>a)")
+    assert saferegex.search("(?<n>a)", "a", javascript=True) is not None

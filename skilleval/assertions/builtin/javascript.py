@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.normalize import normalize_result
 from skilleval.errors import SkillevalError
+from skilleval.suite.model import PARSED_REPLY
 from skilleval.suite.template import is_template
 from skilleval.userfile import display_path, read_text
 from skilleval.util import fileref, jsengine
@@ -51,9 +53,18 @@ def check_code(value: Any) -> str | None:
 
 
 def subject_of(check: Check) -> Any:
-    """What the code sees as ``output``: the transform's result when it was not text."""
+    """What the code sees as ``output``: the transform's result when it was not text.
+
+    On a promptfoo prompt with ``response_format: {type: json_schema}``, the reply parsed
+    from JSON, as promptfoo's providers hand it over (text that is not JSON stays text).
+    """
     if check.transformed is not None and not isinstance(check.transformed, str):
         return check.transformed
+    if check.options.get(PARSED_REPLY) and check.transformed is None:
+        try:
+            return json.loads(check.output)
+        except ValueError:
+            return check.output
     return check.output
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,12 @@ _WORD_COUNT: dict[str, Any] = {
         },
     ]
 }
+_JS_WHITESPACE = re.compile(
+    "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+"
+)
+"""JavaScript's ``\\s``: unlike Python's ``str.split``, it holds U+FEFF and not U+001C–U+001F
+or U+0085."""
+
 DEFAULT_MAX_DISTANCE = 5
 """promptfoo's default ``threshold`` for ``levenshtein``."""
 
@@ -64,9 +71,9 @@ def word_count(check: Check) -> Verdict:
     """Output has exactly this many words, or a count within {min, max}.
 
     Words are runs of non-whitespace characters, so punctuation attached to a word is part of
-    it and a lone dash counts as a word.
+    it and a lone dash counts as a word. Whitespace is JavaScript's, as promptfoo splits.
     """
-    words = len(check.output.split())
+    words = len([w for w in _JS_WHITESPACE.split(check.output) if w])
     found = f"output has {_plural(words, 'word')}"
     if isinstance(check.value, int):
         return Verdict.of(words == check.value, f"{found} (expected {check.value})")
@@ -96,8 +103,9 @@ def edit_distance(a: str, b: str) -> int:
 def levenshtein(check: Check) -> Verdict:
     """Output is within `threshold` edits (default 5) of the reference text given as the value.
 
-    The score is 1 − distance / length of the longer text, so near misses still score high;
-    the pass/fail decision uses only the distance.
+    The score is promptfoo's: 1 within the distance, 0 past it, so a test's ``threshold``
+    reads it as promptfoo does. The similarity (1 − distance / length of the longer text)
+    is in the reason and in ``details``.
     """
     reference = as_text(check.value)
     limit = DEFAULT_MAX_DISTANCE if check.threshold is None else check.threshold
@@ -109,9 +117,12 @@ def levenshtein(check: Check) -> Verdict:
         )
     distance = edit_distance(check.output, reference)
     longest = max(len(check.output), len(reference))
-    score = 1.0 if longest == 0 else 1.0 - distance / longest
+    similarity = 1.0 if longest == 0 else 1.0 - distance / longest
+    passed = distance <= limit
     return Verdict.of(
-        distance <= limit,
-        f"output is {_plural(distance, 'edit')} from {quote(reference, 40)} (max {limit:g})",
-        score=score,
+        passed,
+        f"output is {_plural(distance, 'edit')} from {quote(reference, 40)} (max {limit:g};"
+        f" similarity {similarity:.2f})",
+        score=1.0 if passed else 0.0,
+        details={"distance": distance, "similarity": similarity},
     )

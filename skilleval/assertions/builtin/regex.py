@@ -16,7 +16,7 @@ def check_pattern(value: Any) -> str | None:
     if not isinstance(value, str) or is_template(value):
         return None
     try:
-        saferegex.compile(value)
+        saferegex.compile(value, javascript=True)
     except RegexError as exc:
         return f"bad regex: {exc}"
     return None
@@ -26,6 +26,10 @@ def check_pattern(value: Any) -> str | None:
 def regex(check: Check) -> Verdict:
     """Output contains a match for the Python regular expression (re.search).
 
+    JavaScript's spellings are read too, as promptfoo's configs write them: named groups
+    ``(?<name>…)`` with ``\\k<name>``, and Unicode properties ``\\p{L}`` (with the ``regex``
+    package's meaning, as JavaScript's ``u`` flag gives them).
+
     Use inline flags for options: ``(?i)`` ignores case, ``(?s)`` lets ``.`` match newlines and
     ``(?m)`` makes ``^`` and ``$`` match at every line. A search that backtracks past the
     time limit (1 s) is an ``error``, not a hang.
@@ -33,7 +37,7 @@ def regex(check: Check) -> Verdict:
     pattern = str(check.value)
     shown = f"/{clip(pattern, 60)}/"
     try:
-        found = saferegex.search(pattern, check.output)
+        found = saferegex.search(pattern, check.output, javascript=True)
     except RegexError as exc:
         return Verdict.errored(f"bad regex: {exc}")
     except RegexTimeoutError as exc:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import jmespath
@@ -64,7 +66,42 @@ def _validator_for(key: str) -> Draft202012Validator:
 
     schema = json.loads(key)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(schema, format_checker=_format_checker())
+
+
+_TIME = r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)"
+_DATE_TIME = re.compile(rf"\d{{4}}-\d\d-\d\d[Tt ]{_TIME}")
+_FULL_TIME = re.compile(_TIME)
+
+
+def _is_date_time(value: object) -> bool:
+    """RFC 3339's ``date-time``: a real calendar date, a time and an offset."""
+    if not isinstance(value, str):
+        return True  # a format constrains strings only
+    if not _DATE_TIME.fullmatch(value):
+        return False
+    try:
+        datetime.date.fromisoformat(value[:10])
+    except ValueError:
+        return False
+    return True
+
+
+def _is_time(value: object) -> bool:
+    """RFC 3339's ``full-time`` (JSON Schema's ``time``): a time with its offset."""
+    return not isinstance(value, str) or _FULL_TIME.fullmatch(value) is not None
+
+
+@functools.cache
+def _format_checker() -> Any:
+    """jsonschema's format checker, with ``date-time`` and ``time`` checked as promptfoo
+    (ajv-formats) checks them; jsonschema leaves them to an optional package."""
+    from jsonschema import Draft202012Validator, FormatChecker  # lazy: start-up time
+
+    checker = FormatChecker(Draft202012Validator.FORMAT_CHECKER.checkers)
+    checker.checks("date-time")(_is_date_time)
+    checker.checks("time")(_is_time)
+    return checker
 
 
 def _validator(schema: Any) -> Draft202012Validator:
@@ -143,6 +180,7 @@ def contains_json(check: Check) -> Verdict:
     fragments = list(json_fragments(check.output))
     if not fragments:
         return Verdict.of(False, "output contains no JSON object or array")
+    # An object or array inside an array found counts too, as promptfoo finds them.
     if check.value is None:
         offset, value = fragments[0]
         return Verdict.of(True, f"output contains a JSON {_kind(value)} at offset {offset}")
@@ -152,7 +190,7 @@ def contains_json(check: Check) -> Verdict:
     try:
         validator = _validator(check.value)
         errors = []
-        for offset, value in fragments:
+        for offset, value in _with_items(fragments):
             error = _schema_error(validator, value)
             if error is None:
                 return Verdict.of(
@@ -168,6 +206,19 @@ def contains_json(check: Check) -> Verdict:
         False,
         f"output has {count}, none matching the schema (first fails {_describe(errors[0])})",
     )
+
+
+def _with_items(fragments: list[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """Each fragment, then the objects and arrays inside each array fragment, depth first."""
+    for offset, value in fragments:
+        yield offset, value
+        stack = [value] if isinstance(value, list) else []
+        while stack:
+            for item in stack.pop():
+                if isinstance(item, (dict, list)):
+                    yield offset, item
+                if isinstance(item, list):
+                    stack.append(item)
 
 
 # --- jmespath ---------------------------------------------------------------------------------

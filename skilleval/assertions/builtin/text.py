@@ -21,7 +21,7 @@ from skilleval.assertions.builtin._common import (
 from skilleval.util.jsontext import json_error, loads_strict
 
 _TEXT: dict[str, Any] = {"type": ["string", "number"]}
-_TEXT_LIST: dict[str, Any] = {"type": "array", "items": _TEXT, "minItems": 1}
+_TEXT_LIST: dict[str, Any] = {"type": "array", "items": _TEXT}
 _EQUALS: dict[str, Any] = {"type": ["string", "number", "boolean", "object", "array"]}
 
 _LISTED = 5

@@ -1,0 +1,18 @@
+"""SE305: in a promptfoo config, values that promptfoo reads otherwise than skilleval."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from skilleval.lint.checks import PROMPTFOO_READS_OTHERWISE
+from skilleval.lint.finding import Finding
+from skilleval.suite.promptfoo_import import is_promptfoo, pattern_differences
+from skilleval.suite.yamlio import Document
+
+
+def check(doc: Document) -> Iterator[Finding]:
+    """SE305: each regex of a promptfoo config that JavaScript reads differently."""
+    if not is_promptfoo(doc.data):
+        return
+    for difference in pattern_differences(doc):
+        yield Finding(PROMPTFOO_READS_OTHERWISE, difference.where, difference.message)
