@@ -1,9 +1,9 @@
 """``skilleval doctor``: what this installation is and whether its llama.cpp runs here.
 
 What a bug report needs: skilleval's and llama-cpp-python's versions, the features llama.cpp
-was compiled with and the CPU's flags, threads, the canary's verdict (run now when none is
-remembered), GPU offload, the embedded model's path and SHA-256, the home and cache folders
-and their sizes, and which extras are installed. Nothing here loads llama.cpp into this
+was compiled with and the CPU's flags, threads, the OpenMP wait policy a run would choose now,
+the canary's verdict (run now when none is remembered), GPU offload, the embedded model's path
+and SHA-256, the home and cache folders and their sizes, and which extras are installed. Nothing here loads llama.cpp into this
 process: what the library says about itself comes from the canary's child process.
 """
 
@@ -25,6 +25,8 @@ from skilleval.engine.llama_build import cpu_flags, cpu_name, llama_package_dir,
 from skilleval.engine.llama_canary import MEMO_FILE, canary, canary_model, crash_message
 from skilleval.engine.llama_config import default_threads
 from skilleval.engine.prefix_store import kept_prefixes
+from skilleval.engine.wait_policy import decide as decide_wait_policy
+from skilleval.engine.wait_policy import others_busy_cores
 from skilleval.errors import ProviderError
 from skilleval.exitcodes import ExitCode
 from skilleval.util.home import home_dir
@@ -83,6 +85,9 @@ def _report(home: Path) -> dict[str, Any]:
             "amx_tile_state": tile_state(),
         },
         "threads": {"default": default_threads(), "cpu_count": os.cpu_count()},
+        # What a run started now would choose (engine/wait_policy.py); this process's own
+        # environment is left as it is.
+        "wait_policy": decide_wait_policy(dict(os.environ), others_busy_cores).to_json(),
         "canary": canary_block,
         "embedded_model": _embedded(home),
         "home": _folder(home),
@@ -195,6 +200,7 @@ def _text(report: dict[str, Any]) -> str:
         f"AMX tile state     {'unknown' if tiles is None else 'enabled' if tiles else 'not enabled'}",
         f"threads            {report['threads']['default']} used "
         f"(of {report['threads']['cpu_count']} CPUs)",
+        f"wait policy        {report['wait_policy']['policy']}: {report['wait_policy']['reason']}",
         f"canary             {_verdict(found)}",
     ]
     if found.get("diagnosis"):

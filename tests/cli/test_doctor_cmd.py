@@ -61,6 +61,8 @@ def test_json_reports_the_build_the_cpu_and_the_canary_and_remembers_the_verdict
     assert llama["gpu_offload"] is False
     assert report["cpu"]["flags"] == list(cpu_flags())
     assert report["threads"]["default"] >= 1
+    assert report["wait_policy"]["policy"] in ("default", "PASSIVE", "ACTIVE")
+    assert report["wait_policy"]["reason"]
     assert report["canary"]["verdict"] == "ok"
     assert report["canary"]["remembered"] is False
     assert report["canary"]["memo"] == str(tmp_path / "home" / "llama-canary.json")
