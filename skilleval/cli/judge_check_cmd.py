@@ -92,11 +92,9 @@ def judge_check(
             judgefit.remember(home_dir(), key, fitness)
         compared = None
         if side_by_side and not report.aborted:
-            from skilleval.runner.sidebyside_check import (
-                run_side_by_side_check,
-            )  # lazy: start-up time
+            from skilleval.runner import sidebyside_check  # lazy: start-up time
 
-            compared = run_side_by_side_check(client, pairs)
+            compared = sidebyside_check.run_side_by_side_check(client, pairs)
     finally:
         client.close()
     if as_json:

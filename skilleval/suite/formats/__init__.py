@@ -21,6 +21,7 @@ from skilleval.errors import Diagnostic, DiagnosticsError, Location, SuiteError
 from skilleval.suite.formats import pai, skill_creator, triggers, vally
 from skilleval.suite.formats.reading import Part, Reading
 from skilleval.suite.formats.tree import At, to_document
+from skilleval.suite.skills import load_skill
 from skilleval.suite.yamldoc import Document
 from skilleval.suite.yamlio import display_path, load_yaml
 
@@ -90,7 +91,6 @@ def _usable(skill: Path | None) -> tuple[Path | None, list[Diagnostic]]:
     """
     if skill is None:
         return None, []
-    from skilleval.suite.skills import load_skill  # only with a skill
 
     try:
         load_skill(skill, Location(display_path(skill), 1, 1))

@@ -33,6 +33,7 @@ from skilleval.suite.formats.reading import (
     slug,
     unavailable,
 )
+from skilleval.suite.skills import load_skill
 
 FORMAT = "skill-creator evals"
 
@@ -104,7 +105,6 @@ def read(reading: Reading, variant: str) -> Part:
 
 
 def _check_name(reading: Reading, name: str) -> None:
-    from skilleval.suite.skills import load_skill  # only when named
 
     try:
         skill = load_skill(reading.skill, reading.at(["skill_name"])) if reading.skill else None

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from skilleval.errors import DiagnosticsError
 from skilleval.suite.formats.reading import ANNOTATIONS, Part, Reading, literal
+from skilleval.suite.skills import load_skill
 
 FORMAT = "trigger set"
 
@@ -136,8 +138,6 @@ def _skill_name(reading: Reading) -> str | None:
     """The name of the skill beside the file, for sets that name a skill per query."""
     if reading.skill is None:
         return None
-    from skilleval.errors import DiagnosticsError
-    from skilleval.suite.skills import load_skill  # only for named sets
 
     try:
         return load_skill(reading.skill, reading.at()).name
