@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from skilleval.cli.options import json_option, plugin_options
-from skilleval.cli.run_cmd import _color
-from skilleval.errors import UsageError
+from skilleval.cli.run_cmd import deliver
 from skilleval.exitcodes import ExitCode
-from skilleval.report import terminal
-from skilleval.report.outputs import check_output_path, write_output
-from skilleval.results.write import iter_run
+from skilleval.report.outputs import check_output_path
 from skilleval.runner.merge import merge_runs
 from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
-from skilleval.util.scrub import without_surrogates
 
 
 @click.command()
@@ -93,24 +88,13 @@ def merge(
     registry = registries[0]
     for target in outputs:
         check_output_path(target, registry)
-    run = outcome.run
-    unwritten: list[str] = []
-    for target, jsonl in [(outcome.run_dir.root / "report.html", None)] + [
-        (target, outcome.run_dir.jsonl_path) for target in outputs
-    ]:
-        try:
-            write_output(run, target, jsonl, registry)
-        except UsageError as exc:
-            unwritten.append(str(exc))
-    if as_json:
-        for piece in iter_run(run):
-            sys.stdout.write(without_surrogates(piece))
-        sys.stdout.flush()
-    if quiet:
-        click.echo(terminal.headline(run).splitlines()[-1], err=True)
-    else:
-        click.echo(terminal.render_terminal(run, color=_color()), err=True)
-        click.echo(f"merged {len(parts)} shards: {outcome.run_dir.root}", err=True)
-    for message in unwritten:
-        click.echo(f"error: {message}", err=True)
+    unwritten = deliver(
+        outcome.run,
+        outcome.run_dir,
+        outputs,
+        registry,
+        as_json=as_json,
+        quiet=quiet,
+        where=f"merged {len(parts)} shards",
+    )
     ctx.exit(ExitCode.USAGE if unwritten else outcome.exit_code)

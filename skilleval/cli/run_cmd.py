@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import click
@@ -22,10 +22,11 @@ from skilleval.report.outputs import (
     write_output,
 )
 from skilleval.report.progress import progress_reporter
+from skilleval.results.model import Run
 from skilleval.results.write import iter_run, matrix_json
 from skilleval.runner.resume import read_manifest
 from skilleval.runner.run import NoTestsSelected, RunOptions, run_suite
-from skilleval.runner.rundir import home_dir
+from skilleval.runner.rundir import RunDir, home_dir
 from skilleval.runner.shard import Shard, parse_shard, recorded_costs
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
@@ -229,28 +230,7 @@ def run(
         )
     # results.json is already written; an output that cannot be written is reported after
     # the others, and the run exits USAGE (2) rather than with the gate's code.
-    unwritten: list[str] = []
-    for target, jsonl in [(outcome.run_dir.root / "report.html", None)] + [
-        (out, outcome.run_dir.jsonl_path) for out in outputs
-    ]:
-        try:
-            write_output(run, target, jsonl, registry)
-        except UsageError as exc:
-            unwritten.append(str(exc))
-    if as_json:
-        # Streamed a record at a time: the document of a large run is never one string.
-        for piece in iter_run(run):
-            sys.stdout.write(without_surrogates(piece))
-        sys.stdout.flush()
-    if quiet:
-        # The full report's last line, without building the rest of it.
-        click.echo(terminal.headline(run).splitlines()[-1], err=True)
-    else:
-        click.echo(terminal.render_terminal(run, color=_color()), err=True)
-        click.echo(f"results: {outcome.run_dir.root}", err=True)
-    for message in unwritten:
-        click.echo(f"error: {message}", err=True)
-    if unwritten:
+    if deliver(run, outcome.run_dir, outputs, registry, as_json=as_json, quiet=quiet):
         ctx.exit(ExitCode.USAGE)
     if shard is not None and not run.suite.tests and outcome.exit_code != ExitCode.INTERRUPTED:
         ctx.exit(ExitCode.OK)  # nothing to judge here: the merged run gates
@@ -270,6 +250,43 @@ def environment(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = old
+
+
+def deliver(
+    run: Run,
+    run_dir: RunDir,
+    outputs: Sequence[Path],
+    registry: PluginManager,
+    *,
+    as_json: bool,
+    quiet: bool,
+    where: str = "results",
+) -> list[str]:
+    """Write a finished run's report and ``-o`` outputs, print it (the JSON document on
+    stdout with ``--json``, the terminal report or its headline on stderr) and say where it
+    is; return the outputs that could not be written, each already said."""
+    unwritten: list[str] = []
+    for target, jsonl in [(run_dir.root / "report.html", None)] + [
+        (out, run_dir.jsonl_path) for out in outputs
+    ]:
+        try:
+            write_output(run, target, jsonl, registry)
+        except UsageError as exc:
+            unwritten.append(str(exc))
+    if as_json:
+        # Streamed a record at a time: the document of a large run is never one string.
+        for piece in iter_run(run):
+            sys.stdout.write(without_surrogates(piece))
+        sys.stdout.flush()
+    if quiet:
+        # The full report's last line, without building the rest of it.
+        click.echo(terminal.headline(run).splitlines()[-1], err=True)
+    else:
+        click.echo(terminal.render_terminal(run, color=_color()), err=True)
+        click.echo(f"{where}: {run_dir.root}", err=True)
+    for message in unwritten:
+        click.echo(f"error: {message}", err=True)
+    return unwritten
 
 
 def _color() -> bool:
