@@ -19,7 +19,6 @@ Nothing here writes to stdout: it is reserved for ``--json`` output.
 
 from __future__ import annotations
 
-import datetime as dt
 import importlib.util
 import itertools
 import json
@@ -41,13 +40,6 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.batch import STORE_GAIN, Feed
 from skilleval.engine.batch_llama import log_softmax, restore_seq, seq_state
-from skilleval.engine.chat_layout import (
-    Adjustment,
-    Layout,
-    lay_out,
-    learn_layout,
-    turn_end_text,
-)
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.greedy_grammar import (
     LOOP_GUARD,
@@ -64,7 +56,6 @@ from skilleval.engine.llama_adapter import (
     clear_kv,
     context_of,
     drop_kv,
-    is_control,
     require_supported,
     vocab_of,
 )
@@ -81,7 +72,6 @@ from skilleval.engine.llama_checks import (
     one_line,
     pick,
     runtime_version,
-    token_text,
     validate_json,
 )
 from skilleval.engine.llama_config import (
@@ -94,6 +84,7 @@ from skilleval.engine.llama_config import (
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.engine.llama_queue import RequestQueue
+from skilleval.engine.llama_template import CHATML_TEMPLATE, ModelTemplate
 from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
 from skilleval.engine.wait_policy import WaitPolicy
 from skilleval.engine.wait_policy import choose as choose_wait_policy
@@ -120,26 +111,8 @@ SCORING_VERSION = 2
 """Part of the cache salt: bump when choice scoring changes so stale scores are not reused.
 2: an option is followed by the template's end-of-turn token, not the end-of-sequence one."""
 
-TEMPLATE_DATE = dt.datetime(2024, 7, 26)
-"""The date a chat template sees when it asks for today's (Llama 3.x's templates print it in
-every system turn): fixed, so that a prompt does not change from one day to the next. It is
-the date Llama 3.1's template falls back to when it is given none."""
-
-
-def _template_strftime(fmt: str) -> str:
-    return TEMPLATE_DATE.strftime(fmt)
-
-
 IN_FLIGHT = 2
 """Calls a batching provider takes at once, per slot."""
-
-# Used when a GGUF carries no chat template of its own.
-CHATML_TEMPLATE = (
-    "{% for message in messages %}"
-    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
-)
 
 
 @provider("gguf", schema=GGUF_SCHEMA, configure=LlamaConfig.configure, implied_by="path")
@@ -203,11 +176,7 @@ class LlamaProvider:
         self._path_lock = threading.Lock()
         self._identity: ModelIdentity | None = None
         self._llm: Any = None
-        self._formatter: Any = None
-        self._layout = Layout()
-        self._turn_end = -1
-        self._laid_out: set[Adjustment] = set()
-        """What the layout changed in some conversation so far (``engine/chat_layout.py``)."""
+        self._template: ModelTemplate | None = None
         self._grammars: dict[str, Any] = {}
         self._eval_log: list[int] = []
         self._canonical = 0
@@ -373,7 +342,7 @@ class LlamaProvider:
         conversations were laid out for the chat template (when that changed any), the layers
         offloaded to a GPU (when set) and the features llama.cpp was compiled with."""
         info: dict[str, Any] = {"threads": self.threads, "batch_width": self.batch_width}
-        laid_out = [name for name in self._layout.adjustments if name in self._laid_out]
+        laid_out = self._template.laid_out() if self._template is not None else []
         if laid_out:
             info["chat_layout"] = laid_out
         if self.wait_policy is not None:
@@ -414,8 +383,7 @@ class LlamaProvider:
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
-                self._formatter = None
-                self._layout = Layout()
+                self._template = None
                 self._canonical = 0
 
     # -- loading -------------------------------------------------------------------------------
@@ -434,7 +402,6 @@ class LlamaProvider:
         warn_without_gpu(self.config.gpu_layers, found.gpu_offload)
         try:
             from llama_cpp import Llama
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
         require_supported()
@@ -463,27 +430,7 @@ class LlamaProvider:
         self.load_ms = (time.perf_counter() - start) * 1000.0
         require_supported(llm)
 
-        eos_id = int(llm.token_eos())
-        bos_id = int(llm.token_bos())
-        template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
-        self._formatter = Jinja2ChatFormatter(
-            template=template,
-            eos_token=token_text(llm, eos_id),
-            bos_token=token_text(llm, bos_id),
-            stop_token_ids=[eos_id],
-        )
-        self._formatter.strftime_now = _template_strftime
-        # The same formatter renders prompts for counting and scoring and for generation, so
-        # the token counts reported are exactly those the model saw.
-        llm.chat_handler = self._formatter.to_chat_handler()
-        # What the template accepts, learned from the template (never from the model's name).
-        formatter = self._formatter
-
-        def render(messages: list[dict[str, str]]) -> str:
-            return str(formatter(messages=messages).prompt)
-
-        self._layout = learn_layout(render)
-        self._turn_end = self._end_of_turn(llm, turn_end_text(render, self._layout), eos_id)
+        self._template = ModelTemplate(llm)
 
         original_eval = llm.eval
 
@@ -502,19 +449,15 @@ class LlamaProvider:
         model (or this one); raises :class:`~skilleval.errors.InstallationError` if it crashed."""
         return ensure_runs(self.memo_dir, canary_model(self.path), self.threads)
 
-    @staticmethod
-    def _end_of_turn(llm: Any, after_reply: str | None, eos: int) -> int:
-        """The token that ends the model's turn: the first token the template writes after an
-        assistant turn's text when it is a control token, else end-of-sequence."""
-        if not after_reply or not after_reply.strip():
-            return eos
-        tokens = llm.tokenize(after_reply.lstrip().encode("utf-8"), add_bos=False, special=True)
-        return int(tokens[0]) if tokens and is_control(llm, int(tokens[0])) else eos
+    def template(self) -> ModelTemplate:
+        """The loaded model's chat template (loads the model)."""
+        self._load()
+        assert self._template is not None  # set by _load
+        return self._template
 
     def turn_end(self) -> int:
         """The end-of-turn token choice scoring appends to every option (loads the model)."""
-        self._load()
-        return self._turn_end
+        return self.template().turn_end
 
     def _prefixes(self) -> PrefixStore:
         """The prompt prefixes evaluated by earlier runs of this model file on this runtime and
@@ -535,24 +478,8 @@ class LlamaProvider:
             self._store = PrefixStore(folder)
         return self._store
 
-    def _conversation(self, messages: Sequence[Message]) -> list[dict[str, str]]:
-        """``messages`` laid out so that the model's chat template accepts them."""
-        laid, applied = lay_out([m.to_json() for m in messages], self._layout)
-        self._laid_out.update(applied)
-        return laid
-
     def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
-        try:
-            rendered = self._formatter(messages=self._conversation(messages))
-        except Exception as exc:
-            # Templates can raise anything (jinja2 errors, raise_exception's ValueError).
-            raise ProviderError(
-                f"the model's chat template rejected the messages: {one_line(exc)}"
-            ) from None
-        tokens = self._llm.tokenize(
-            rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
-        )
-        return [int(t) for t in tokens]
+        return self.template().tokens(messages)
 
     # -- prompt evaluation ---------------------------------------------------------------------
 
@@ -649,7 +576,7 @@ class LlamaProvider:
         self._eval_log.clear()
         try:
             out = llm.create_chat_completion(
-                messages=self._conversation(request.messages),
+                messages=self.template().conversation(request.messages),
                 temperature=float(request.temperature) if sampled else 0.0,
                 top_p=float(request.top_p) if sampled else 1.0,
                 # Only temperature and top_p shape sampling; llama.cpp's other filters are off.
@@ -716,7 +643,7 @@ class LlamaProvider:
         import numpy as np  # lazy: start-up time
 
         assert request.choices is not None
-        eos = self._turn_end
+        eos = self.template().turn_end
         n_vocab = int(llm.n_vocab())
 
         def logprobs() -> Any:
@@ -761,6 +688,4 @@ class LlamaProvider:
             self._batched.drain(feed)
 
     def _stops(self) -> list[str]:
-        # The stop strings llama-cpp-python's chat handler adds: the template's end token.
-        eos = getattr(self._formatter, "eos_token", "")
-        return [eos] if eos else []
+        return self.template().stops()

@@ -305,7 +305,8 @@ def test_a_template_that_prints_today_s_date_sees_a_fixed_one(
     import datetime as dt
 
     from skilleval.engine.base import Message
-    from skilleval.engine.llama import TEMPLATE_DATE, LlamaConfig, LlamaProvider
+    from skilleval.engine.llama import LlamaConfig, LlamaProvider
+    from skilleval.engine.llama_template import TEMPLATE_DATE
 
     assert "strftime_now" in FAMILIES[0].template_text()
     provider = LlamaProvider(LlamaConfig(path=str(family_model("llama3"))), tmp_path)
