@@ -21,7 +21,7 @@ No worker outlives skilleval: each runs in a session of its own (a Ctrl-C to the
 process group reaches skilleval, not the worker) and asks the kernel to kill it when its parent
 dies (``PR_SET_PDEATHSIG``, so even ``kill -9`` of skilleval ends it); every worker started is
 kept in one registry, a call interrupted by Ctrl-C or SIGTERM kills its worker, and the rest
-are killed at exit.
+are killed at exit (the pool: :mod:`skilleval.util.jspool`).
 
 Every failure (a syntax error, a throw, a limit) is a :class:`JsFailure` with the line in the
 user's code, never an exception out of this module. The worker is found next to this file and
@@ -30,23 +30,18 @@ started with the same interpreter; it imports nothing from skilleval.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import dataclasses
 import json
-import os
 import re
-import select
 import subprocess
-import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from pathlib import Path
-from typing import IO, Any, Final, Literal
+from typing import Any, Final, Literal
 
 from skilleval.errors import JavaScriptError
+from skilleval.util import jspool
 from skilleval.util.frozen import frozen
 from skilleval.util.scrub import clip
 
@@ -72,10 +67,6 @@ MEMORY_LIMIT: int = 64 * 1024 * 1024
 
 MESSAGE_CHARS: int = 2_000
 """The longest message a failure keeps (``throw 'R'.repeat(2e7)``); longer ones are cut."""
-
-WORKER: Final = Path(__file__).with_name("_jsworker.py")
-WORKER_COMMAND: list[str] = [sys.executable, "-I"]
-"""How the worker is started: this interpreter, isolated from the environment and user site."""
 
 INLINE_PARAMS: Final = ("output", "context")
 """The parameters of an inline check or transform, as promptfoo names them."""
@@ -196,149 +187,6 @@ def _last_statement_semicolon(code: str) -> int:
     return last
 
 
-# --- the worker pool ------------------------------------------------------------------------
-
-
-def _start_process() -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [*WORKER_COMMAND, str(WORKER), str(os.getpid())],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-_spawner: Any = None
-
-
-def _spawn() -> subprocess.Popen[bytes]:
-    """A new worker process, started by a thread that lives as long as skilleval does.
-
-    The kernel's parent-death signal follows the *thread* that started a process, so a
-    worker started by a grading thread would die when that thread's pool shuts down, perhaps
-    in the middle of another thread's call.
-    """
-    global _spawner
-    if threading.current_thread() is threading.main_thread():
-        return _start_process()
-    with _lock:
-        if _spawner is None:
-            from concurrent.futures import ThreadPoolExecutor  # lazy: start-up time
-
-            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skilleval-js")
-        spawner = _spawner
-    proc: subprocess.Popen[bytes] = spawner.submit(_start_process).result()
-    return proc
-
-
-class _Worker:
-    def __init__(self) -> None:
-        self.proc = _spawn()
-        self.buffer = b""
-        self.ended = False
-        """The worker closed its end (it died), as opposed to missing the deadline."""
-        with _lock:
-            _live.add(self)
-
-    def ask(self, request: Mapping[str, Any], deadline: float) -> dict[str, Any] | None:
-        """The worker's reply, or None when it died or missed the deadline."""
-        stdin, stdout = self.proc.stdin, self.proc.stdout
-        assert stdin is not None
-        assert stdout is not None
-        try:
-            stdin.write(json.dumps(request).encode() + b"\n")
-            stdin.flush()
-        except OSError:
-            self.ended = True
-            return None
-        fd = stdout.fileno()
-        while b"\n" not in self.buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                return None
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self.ended = True
-                return None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        try:
-            reply: dict[str, Any] = json.loads(line)
-        except (ValueError, RecursionError):
-            return {"ok": False, "kind": "worker", "error": "its reply is not JSON"}
-        return reply
-
-    def close(self, *, kill: bool = False) -> None:
-        with _lock:
-            _live.discard(self)
-        pipes: list[IO[bytes] | None] = [self.proc.stdin, self.proc.stdout]
-        if kill:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-        for pipe in pipes:
-            with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-            self.proc.wait()
-
-
-_idle: list[_Worker] = []
-_live: set[_Worker] = set()
-"""Every worker started and not yet closed, idle or busy."""
-_lock = threading.Lock()
-
-
-def _take() -> _Worker:
-    while True:
-        with _lock:
-            worker = _idle.pop() if _idle else None
-        if worker is None:
-            return _Worker()
-        if worker.proc.poll() is None:
-            return worker
-        # The kernel ended it with the thread that started it (PR_SET_PDEATHSIG).
-        worker.close(kill=True)
-
-
-def _give_back(worker: _Worker) -> None:
-    with _lock:
-        _idle.append(worker)
-
-
-def _forget_inherited() -> None:
-    """In a forked child: the workers, the spawner's thread and the lock are the parent's."""
-    global _lock, _spawner
-    _lock = threading.Lock()
-    _idle.clear()
-    _live.clear()
-    _spawner = None
-
-
-os.register_at_fork(after_in_child=_forget_inherited)
-
-
-@atexit.register
-def _close_all() -> None:
-    """Kill every worker still running, idle or busy (a call cut short by Ctrl-C)."""
-    with _lock:
-        workers = list(_live)
-        _idle.clear()
-    for worker in workers:
-        worker.close(kill=True)
-
-
 def _run(
     params: Sequence[str], body: str, call: str, name: str | None, args: Sequence[Any]
 ) -> JsOutcome:
@@ -356,7 +204,7 @@ def _run(
         "memory": MEMORY_LIMIT,
     }
     try:
-        worker = _take()
+        worker = jspool.take()
     except OSError as exc:
         return JsOutcome(failure=JsFailure("worker", f"the worker did not start ({exc})"))
     try:
@@ -381,7 +229,7 @@ def _run(
             message = f"the worker process ended unexpectedly{how}"
             return JsOutcome(failure=JsFailure("worker", message))
         return JsOutcome(failure=JsFailure("timeout", "stopped at the wall-clock deadline"))
-    _give_back(worker)
+    jspool.give_back(worker)
     outcome = _outcome(reply)
     failure = outcome.failure
     lines = body.count("\n") + 1

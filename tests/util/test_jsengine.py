@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from skilleval.util import jsengine
+from skilleval.util import jsengine, jspool
 from skilleval.util.jsengine import JsError, JsFailure, call_inline, call_module, inline_body
 
 
@@ -282,12 +282,12 @@ def test_a_formula_that_gives_no_number_raises(formula: str, message: str) -> No
 
 def test_without_quickjs_each_call_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # -S: no site-packages, so the worker cannot import quickjs.
-    monkeypatch.setattr(jsengine, "WORKER_COMMAND", [*jsengine.WORKER_COMMAND, "-S"])
-    monkeypatch.setattr(jsengine, "_idle", [])
+    monkeypatch.setattr(jspool, "WORKER_COMMAND", [*jspool.WORKER_COMMAND, "-S"])
+    monkeypatch.setattr(jspool, "_idle", [])
     try:
         failure = failure_of("1")
     finally:
-        jsengine._close_all()  # the workers of this test, before the real pool is back
+        jspool.close_all()  # the workers of this test, before the real pool is back
     assert failure.kind == "worker"
     assert failure.describe("check.js") == (
         "JavaScript at check.js could not run: the quickjs package is not installed"
@@ -297,12 +297,12 @@ def test_without_quickjs_each_call_says_how_to_install_it(monkeypatch: pytest.Mo
 
 def _with_worker(monkeypatch: pytest.MonkeyPatch, code: str) -> jsengine.JsOutcome:
     """Call through a worker that runs ``code`` instead of the real one."""
-    jsengine._close_all()
-    monkeypatch.setattr(jsengine, "WORKER_COMMAND", [sys.executable, "-c", code])
+    jspool.close_all()
+    monkeypatch.setattr(jspool, "WORKER_COMMAND", [sys.executable, "-c", code])
     try:
         return jsengine.call_inline("1", [])
     finally:
-        jsengine._close_all()
+        jspool.close_all()
 
 
 def test_a_worker_that_dies_is_reported_as_dying_not_as_a_timeout(
