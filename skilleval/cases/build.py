@@ -1,0 +1,98 @@
+"""``skilleval cases`` end to end: read the run and its suite, collect, check, describe."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skilleval.cases import overlap
+from skilleval.cases.collect import TAG, Case, Note, collect
+from skilleval.cases.overlap import Flag
+from skilleval.cases.source import RunSource, Warn, failing_records, open_run, suite_path
+from skilleval.lint.view import from_suite
+from skilleval.suite import formats
+from skilleval.suite.load import Overrides, load_suite
+from skilleval.suite.model import Suite
+from skilleval.suite.yamlio import load_yaml
+
+CASES_VERSION = 1
+"""Version of the ``--json`` document."""
+
+
+@dataclass
+class Made:
+    """What one ``skilleval cases`` found."""
+
+    run: RunSource
+    suite_file: Path
+    suite: Suite
+    foreign: bool
+    """The suite is another tool's eval file (or a skill folder), not a skilleval suite."""
+    cases: list[Case]
+    notes: list[Note]
+    flags: dict[str, list[Flag]]
+
+
+def make_cases(run: Path, given_suite: Path | None, arms: Sequence[str], warn: Warn) -> Made:
+    """The candidate cases and notes of the run at ``run``.
+
+    Raises:
+        UsageError: No run there, or its suite is not where the run says (and not given).
+        InvalidInputError: A results file that is not one.
+        DiagnosticsError: The suite does not load.
+    """
+    source = open_run(run)
+    path = suite_path(source, given_suite)
+    suite, _ = load_suite(path, Overrides())
+    if path.is_dir():
+        translated = formats.read_folder(path)
+        doc, foreign = translated.doc, True
+    else:
+        doc = load_yaml(path)
+        translated_file = formats.read_file(path, doc)
+        foreign = translated_file is not None
+        if translated_file is not None:
+            doc = translated_file.doc
+    records = failing_records(source, warn)
+    found = collect(records, suite, source.run_id, list(arms) or None)
+    view = from_suite(suite, doc, sorted(suite.files))
+    flags = overlap.check(found.cases, view.tests, suite.skill)
+    return Made(source, path, suite, foreign, found.cases, found.notes, flags)
+
+
+def header(made: Made) -> str:
+    """The comment above the cases."""
+    n = len(made.cases)
+    return (
+        f"{n} case{'s' if n != 1 else ''} from the failures of run {made.run.run_id} of "
+        f"{made.suite.display}, written by `skilleval cases`.\n"
+        f"Each is tagged `{TAG}` in its metadata, with the record it came from; its id is "
+        "TEST/ARM/TRIAL/KIND.\nReview each before keeping it: a failure shows where the "
+        "skill or the model falls short, not always a good test."
+    )
+
+
+def to_json(made: Made, output: Path | None, written: int | None) -> dict[str, Any]:
+    """The ``--json`` document."""
+    return {
+        "version": CASES_VERSION,
+        "run_id": made.run.run_id,
+        "run": str(made.run.root),
+        "suite": made.suite.display,
+        "cases": [
+            {
+                "id": c.id,
+                "kind": c.kind,
+                "source": {**c.origin.to_json(), "where": str(c.source_at)},
+                "also": [o.to_json() for o in c.also],
+                "why": c.why,
+                "flags": [f.to_json() for f in made.flags.get(c.id, ())],
+                "test": c.test,
+            }
+            for c in made.cases
+        ],
+        "notes": [n.to_json() for n in made.notes],
+        "output": None if output is None else {"path": str(output), "tests": written},
+    }
