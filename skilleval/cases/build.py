@@ -44,6 +44,7 @@ def make_cases(run: Path, given_suite: Path | None, arms: Sequence[str], warn: W
         DiagnosticsError: The suite does not load.
     """
     source = open_run(run)
+    records = failing_records(source, warn)  # a damaged results file is named first
     path = suite_path(source, given_suite)
     suite, _ = load_suite(path, Overrides())
     if path.is_dir():
@@ -55,7 +56,6 @@ def make_cases(run: Path, given_suite: Path | None, arms: Sequence[str], warn: W
         foreign = translated_file is not None
         if translated_file is not None:
             doc = translated_file.doc
-    records = failing_records(source, warn)
     found = collect(records, suite, source.run_id, list(arms) or None)
     view = from_suite(suite, doc, sorted(suite.files))
     flags = overlap.check(found.cases, view.tests, suite.skill)

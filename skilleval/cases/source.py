@@ -47,11 +47,12 @@ def open_run(path: Path) -> RunSource:
     Raises:
         UsageError: Nothing readable is there.
     """
-    found = resolve_run(path).resolve()  # runs/latest is a link: name the run itself
+    found = resolve_run(path)
     root = found.parent
     stream = root / JSONL_NAME
     results = stream if stream.is_file() else found
-    return RunSource(root, root.name, results, _recorded_suite(root, found))
+    run_id = found.resolve().parent.name  # runs/latest is a link: name the run itself
+    return RunSource(root, run_id, results, _recorded_suite(root, found))
 
 
 def _recorded_suite(root: Path, found: Path) -> Path | None:
