@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from fakes import COMMIT_SKILL
+from ruamel.yaml import YAML
 
 from skilleval.cli import run_cli
 
@@ -128,6 +128,10 @@ def cases(
     return json.loads(out.out), out.err
 
 
+def parse(text: str) -> Any:
+    return YAML(typ="safe").load(text)
+
+
 def at(test_id: str) -> str:
     """Where SUITE writes a test."""
     return f"suite.yaml:{SUITE.split(chr(10)).index(f'  - id: {test_id}') + 1}:5"
@@ -200,7 +204,8 @@ def test_judge_errors_and_copied_examples_are_notes_not_cases(
     run("suite.yaml", capsys)
     doc, _ = cases(capsys, str(latest_run()))
     sources = {c["source"]["test"] for c in doc["cases"]}
-    assert "graded" not in sources and "copied" not in sources
+    assert "graded" not in sources
+    assert "copied" not in sources
     kinds = {(n["test"], n["arm"], n["trial"]): n["kind"] for n in doc["notes"]}
     assert kinds[("graded", "on", 0)] == "judge-error"
     assert kinds[("copied", "on", 0)] == "copied-example"
@@ -262,10 +267,10 @@ def test_output_suite_validates_runs_and_leaves_the_suite_alone(
     before = Path("suite.yaml").read_bytes()
     target = Path("grown") / "cases.yaml"
     target.parent.mkdir()
-    doc, err = cases(capsys, str(latest_run()), "-o", str(target))
+    doc, _ = cases(capsys, str(latest_run()), "-o", str(target))
     assert Path("suite.yaml").read_bytes() == before
     assert doc["output"] == {"path": str(target), "tests": 3}
-    written = yaml.safe_load(target.read_text(encoding="utf-8"))
+    written = parse(target.read_text(encoding="utf-8"))
     # The settings are the suite's, with paths rebased to the new folder; only the cases.
     assert written["skill"] == "../skill/SKILL.md"
     assert written["model"]["provider"] == "scripted"
@@ -295,7 +300,7 @@ def test_printed_cases_are_a_tests_list_and_notes_go_to_stderr(
     run("suite.yaml", capsys)
     assert run_cli(["cases", str(latest_run())]) == 0
     out = capsys.readouterr()
-    printed = yaml.safe_load(out.out)
+    printed = parse(out.out)
     assert [t["id"] for t in printed["tests"]] == [
         "fix/on/0/output",
         "tests/on/0/routing",
