@@ -69,7 +69,7 @@ def header(made: Made) -> str:
         f"{n} case{'s' if n != 1 else ''} from the failures of run {made.run.run_id} of "
         f"{made.suite.display}, written by `skilleval cases`.\n"
         f"Each is tagged `{TAG}` in its metadata, with the record it came from; its id is "
-        "TEST/ARM/TRIAL/KIND.\nReview each before keeping it: a failure shows where the "
+        "TEST/ARM/TRIAL.\nReview each before keeping it: a failure shows where the "
         "skill or the model falls short, not always a good test."
     )
 
@@ -84,7 +84,7 @@ def to_json(made: Made, output: Path | None, written: int | None) -> dict[str, A
         "cases": [
             {
                 "id": c.id,
-                "kind": c.kind,
+                "kinds": list(c.kinds),
                 "source": {**c.origin.to_json(), "where": str(c.source_at)},
                 "also": [o.to_json() for o in c.also],
                 "why": c.why,

@@ -1,17 +1,19 @@
 """From a run's failing records to candidate cases, and to notes for what is not a failure.
 
-- A wrong routing decision becomes a ``routing`` case: the test's prompt with the
-  ``should_trigger`` it was meant to have. The decision is taken once per test and carried by
-  each of its records, so a test gives at most one routing case.
-- A failing output becomes an ``output`` case: the test's prompt with only the assertions that
-  failed, copied as they are written in the suite (an inherited ``defaultTest`` assertion is
-  copied into the case, which then opts out of the defaults).
+One case per test that failed, however many of its records show it:
+
+- A wrong routing decision makes the case carry the ``should_trigger`` the test was meant
+  to have. The decision is taken once per test and carried by each of its records.
+- A failing output makes the case carry the assertions that failed, in any of the test's
+  records, copied as they are written in the suite (an inherited ``defaultTest`` assertion
+  is copied into the case, which then opts out of the defaults) and none of those that
+  passed.
 - An error is not a failure: a judge that gave no usable grade, a judge reply that copies the
   rubric prompt's worked example, a check that could not run, a call that failed. Each
   becomes a note, never a case.
 
-The same failure in several trials or arms is one case, pointing at the first record that
-shows it and listing the others.
+The case points at the first record that shows its failure (the ``on`` arm first, then the
+lowest trial) and lists the others, so one request never appears twice in what is written.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, Literal
 
 from skilleval.cases.source import Written
 from skilleval.errors import Location
-from skilleval.results.records import AssertionResult, Record
+from skilleval.results.records import AssertionResult, Record, TriggerOutcome
 from skilleval.suite.model import AssertionEntry, Suite, TestCase
 from skilleval.util.frozen import frozen
 
@@ -35,6 +37,9 @@ Kind = Literal["routing", "output"]
 
 AGENT_KEYS = ("tools", "environment", "turns", "max_steps")
 """A test's agentic keys, copied as written: the case runs as its source test did."""
+
+RANK = ("on", "routed", "default", "off")
+"""Which record a case points at when several show its failure: the skill's arms first."""
 
 
 @frozen
@@ -57,7 +62,8 @@ class Case:
     """One candidate test, as plain data ready to be written as YAML."""
 
     id: str
-    kind: Kind
+    kinds: tuple[Kind, ...]
+    """``routing``, ``output`` or both."""
     origin: Origin
     test: dict[str, Any]
     """The test's keys in writing order; ``file://`` paths relative to :attr:`base_dir`."""
@@ -67,9 +73,9 @@ class Case:
     """The prompt as the run rendered it, for the overlap checks."""
     source_at: Location
     why: str
-    """One line: what went wrong."""
+    """What went wrong, in a few words."""
     also: list[Origin] = field(default_factory=list)
-    """Other records that showed the same failure."""
+    """Other records that showed a failure of the same test."""
 
 
 @frozen
@@ -92,6 +98,23 @@ class Collected:
     notes: list[Note] = field(default_factory=list)
 
 
+@dataclass
+class _Draft:
+    """What the records of one test showed, before it becomes a case."""
+
+    test: TestCase
+    origins: list[Origin] = field(default_factory=list)
+    prompt: str = ""
+    routing: TriggerOutcome | None = None
+    failed: dict[int, tuple[AssertionEntry, AssertionResult]] = field(default_factory=dict)
+    """By the entry's position among the test's assertions."""
+
+    def saw(self, origin: Origin, prompt: str) -> None:
+        if origin not in self.origins:
+            self.origins.append(origin)
+        self.prompt = self.prompt or prompt
+
+
 def collect(
     records: Iterable[Record], suite: Suite, run_id: str, arms: Sequence[str] | None
 ) -> Collected:
@@ -106,11 +129,11 @@ def collect(
     """
     tests = {t.id: t for t in suite.tests}
     order = {t.id: i for i, t in enumerate(suite.tests)}
-    written = Written()
     out = Collected()
-    found: dict[tuple[Any, ...], Case] = {}
-    sorted_records = sorted(records, key=lambda r: (order.get(r.test_id, len(order)), _rank(r)))
-    for record in sorted_records:
+    drafts: dict[str, _Draft] = {}
+    routing_errors: set[str] = set()
+    ordered = sorted(records, key=lambda r: (order.get(r.test_id, len(order)), _rank(r)))
+    for record in ordered:
         origin = Origin(record.test_id, record.arm, record.trial)
         test = tests.get(record.test_id)
         if test is None:
@@ -118,21 +141,27 @@ def collect(
                 Note(origin, "not-in-suite", f"test '{record.test_id}' is not in the suite now")
             )
             continue
-        _routing(record, origin, test, suite, run_id, written, found, out)
+        draft = drafts.setdefault(test.id, _Draft(test))
+        trigger = record.trigger
+        if trigger is not None and trigger.error is not None and test.id not in routing_errors:
+            routing_errors.add(test.id)
+            out.notes.append(
+                Note(origin, "routing-error", f"the routing decision failed: {trigger.error}")
+            )
+        elif trigger is not None and trigger.correct is False and trigger.expected is not None:
+            draft.routing = trigger
+            draft.saw(origin, record.prompt)
         if record.arm not in arms if arms is not None else record.arm == "off":
             continue
         _errors(record, origin, out)
-        if record.status == "fail":
-            _output(record, origin, test, suite, run_id, written, found, out)
-    out.cases = sorted(
-        found.values(),
-        key=lambda c: (order.get(c.origin.test, 0), c.kind != "routing", c.id),
-    )
+        if record.status == "fail" and _failed(record, origin, draft, out):
+            draft.saw(origin, record.prompt)
+    written = Written()
+    for draft in drafts.values():
+        if draft.origins:
+            out.cases.append(_case(draft, written, run_id))
+    out.cases.sort(key=lambda c: order.get(c.origin.test, 0))
     return out
-
-
-RANK = ("on", "routed", "default", "off")
-"""Which record a case points at when several show its failure: the skill's arms first."""
 
 
 def _rank(record: Record) -> tuple[int, str, int]:
@@ -140,54 +169,12 @@ def _rank(record: Record) -> tuple[int, str, int]:
     return (arm, record.arm, record.trial)
 
 
-def case_id(origin: Origin, kind: Kind) -> str:
-    """``TEST/ARM/TRIAL/KIND``, with any character an id cannot hold made a ``-``."""
+def case_id(origin: Origin) -> str:
+    """``TEST/ARM/TRIAL``, with any character an id cannot hold made a ``-``."""
     test = re.sub(r"[^A-Za-z0-9._:/-]+", "-", origin.test).strip("-") or "test"
     if not test[0].isalnum():
         test = f"t{test}"
-    return f"{test}/{origin.arm}/{origin.trial}/{kind}"
-
-
-def _routing(
-    record: Record,
-    origin: Origin,
-    test: TestCase,
-    suite: Suite,
-    run_id: str,
-    written: Written,
-    found: dict[tuple[Any, ...], Case],
-    out: Collected,
-) -> None:
-    trigger = record.trigger
-    if trigger is None:
-        return
-    key = ("routing", record.test_id)
-    if trigger.error is not None:
-        if key not in found and not any(
-            n.kind == "routing-error" and n.origin.test == record.test_id for n in out.notes
-        ):
-            out.notes.append(
-                Note(origin, "routing-error", f"the routing decision failed: {trigger.error}")
-            )
-        return
-    if trigger.correct is not False or trigger.expected is None:
-        return
-    if key in found:
-        return  # one decision per test, carried by each of its records
-    body = _body(test, written, origin, run_id, "routing")
-    body["should_trigger"] = trigger.expected
-    chosen = trigger.chosen if trigger.chosen is not None else "nothing"
-    wanted = "the skill" if trigger.expected else "anything but the skill"
-    found[key] = Case(
-        id=case_id(origin, "routing"),
-        kind="routing",
-        origin=origin,
-        test=_ordered(body),
-        base_dir=test.base_dir,
-        prompt=record.prompt,
-        source_at=test.where,
-        why=f"routed to {chosen} where {wanted} was wanted",
-    )
+    return f"{test}/{origin.arm}/{origin.trial}"
 
 
 def _errors(record: Record, origin: Origin, out: Collected) -> None:
@@ -209,29 +196,16 @@ def _errors(record: Record, origin: Origin, out: Collected) -> None:
         out.notes.append(Note(origin, "call-error", record.error))
 
 
-def _output(
-    record: Record,
-    origin: Origin,
-    test: TestCase,
-    suite: Suite,
-    run_id: str,
-    written: Written,
-    found: dict[tuple[Any, ...], Case],
-    out: Collected,
-) -> None:
+def _failed(record: Record, origin: Origin, draft: _Draft, out: Collected) -> bool:
+    """Add the record's failed assertions to the draft; False when none could be found."""
     failed = [a for a in record.asserts if a.status == "fail" and a.weight > 0] or [
         a for a in record.asserts if a.status == "fail"
     ]
-    if not failed:
-        return
-    entries = _entries(test)
-    turns = {id(e) for t in (test.agent.turns if test.agent else ()) for e in t.asserts}
-    copied: list[Any] = []
-    places: list[str] = []
-    from_default = False
+    entries = _entries(draft.test)
+    added = False
     for result in failed:
-        entry = _match(entries, result)
-        if entry is None:
+        found = _match(entries, result)
+        if found is None:
             out.notes.append(
                 Note(
                     origin,
@@ -241,35 +215,10 @@ def _output(
                 )
             )
             continue
-        places.append(f"{entry.where.line}:{entry.where.col}")
-        if id(entry) in turns:
-            continue  # the case copies the test's turns, with their assertions
-        copied.append(as_written(entry, result, written))
-        from_default = from_default or entry.from_default
-    if not places:
-        return
-    key = ("output", record.test_id, tuple(sorted(places)))
-    if key in found:
-        found[key].also.append(origin)
-        return
-    body = _body(test, written, origin, run_id, "output")
-    if copied:
-        body["assert"] = copied
-    if from_default:
-        options = dict(body.get("options") or {})
-        options["disableDefaultAsserts"] = True
-        body["options"] = options
-    shown = ", ".join(a.type for a in failed)
-    found[key] = Case(
-        id=case_id(origin, "output"),
-        kind="output",
-        origin=origin,
-        test=_ordered(body),
-        base_dir=test.base_dir,
-        prompt=record.prompt,
-        source_at=test.where,
-        why=f"failed {shown}",
-    )
+        index, entry = found
+        draft.failed.setdefault(index, (entry, result))
+        added = True
+    return added
 
 
 def _entries(test: TestCase) -> list[AssertionEntry]:
@@ -282,24 +231,63 @@ def _entries(test: TestCase) -> list[AssertionEntry]:
     return out
 
 
-def _match(entries: Sequence[AssertionEntry], result: AssertionResult) -> AssertionEntry | None:
-    """The suite's assertion a result was graded by: same file name, line and column, type."""
-    path, _, rest = result.where.rpartition(":")
+def _match(
+    entries: Sequence[AssertionEntry], result: AssertionResult
+) -> tuple[int, AssertionEntry] | None:
+    """The suite's assertion a result was graded by: same file name, line, column and type."""
+    path, _, col = result.where.rpartition(":")
     path, _, line = path.rpartition(":")
-    if not (line.isdigit() and rest.isdigit()):
+    if not (line.isdigit() and col.isdigit()):
         return None
-    for entry in entries:
+    for index, entry in enumerate(entries):
         at = entry.where
         if (
-            (at.line, at.col) == (int(line), int(rest))
+            (at.line, at.col) == (int(line), int(col))
             and Path(at.path).name == Path(path).name
             and entry.type == result.type
         ):
-            return entry
+            return index, entry
     return None
 
 
-def as_written(entry: AssertionEntry, result: AssertionResult, written: Written) -> Any:
+def _case(draft: _Draft, written: Written, run_id: str) -> Case:
+    test, origin = draft.test, draft.origins[0]
+    raw = written.node_at(test.where)
+    body = _body(test, raw[0] if raw and isinstance(raw[0], Mapping) else {}, origin, run_id)
+    kinds: list[Kind] = []
+    why: list[str] = []
+    if draft.routing is not None:
+        kinds.append("routing")
+        body["should_trigger"] = draft.routing.expected
+        chosen = draft.routing.chosen if draft.routing.chosen is not None else "nothing"
+        wanted = "the skill" if draft.routing.expected else "anything but the skill"
+        why.append(f"routed to {chosen} where {wanted} was wanted")
+    if draft.failed:
+        kinds.append("output")
+        turns = {id(e) for t in (test.agent.turns if test.agent else ()) for e in t.asserts}
+        pairs = [draft.failed[i] for i in sorted(draft.failed)]
+        copied = [as_written(e, written) for e, _ in pairs if id(e) not in turns]
+        if copied:
+            body["assert"] = copied
+        if any(e.from_default for e, _ in pairs):
+            options = dict(body.get("options") or {})
+            options["disableDefaultAsserts"] = True
+            body["options"] = options
+        why.append("failed " + ", ".join(e.type for e, _ in pairs))
+    return Case(
+        id=case_id(origin),
+        kinds=tuple(kinds),
+        origin=origin,
+        test=_ordered(body),
+        base_dir=test.base_dir,
+        prompt=draft.prompt,
+        source_at=test.where,
+        why="; ".join(why),
+        also=draft.origins[1:],
+    )
+
+
+def as_written(entry: AssertionEntry, written: Written) -> Any:
     """The assertion as the suite writes it, or rebuilt from what was loaded when the file
     does not hold it as a mapping (a CSV's ``__expected`` column)."""
     found = written.node_at(entry.where)
@@ -317,15 +305,11 @@ def as_written(entry: AssertionEntry, result: AssertionResult, written: Written)
     return rebuilt
 
 
-def _body(
-    test: TestCase, written: Written, origin: Origin, run_id: str, kind: Kind
-) -> dict[str, Any]:
+def _body(test: TestCase, raw: Mapping[str, Any], origin: Origin, run_id: str) -> dict[str, Any]:
     """The keys a case takes from its source test: prompt, vars, options, agentic keys."""
-    found = written.node_at(test.where)
-    raw: Mapping[str, Any] = found[0] if found and isinstance(found[0], Mapping) else {}
     body: dict[str, Any] = {
-        "id": case_id(origin, kind),
-        "description": _description(test, kind),
+        "id": case_id(origin),
+        "description": f"{test.description or test.id} (failed in a run)",
     }
     if isinstance(raw.get("prompt"), str):
         body["prompt"] = raw["prompt"]
@@ -341,12 +325,6 @@ def _body(
             body[key] = _plain(raw[key])
     body["metadata"] = {"tags": [TAG], "from": {"run": run_id, **origin.to_json()}}
     return body
-
-
-def _description(test: TestCase, kind: Kind) -> str:
-    what = "misrouted" if kind == "routing" else "failed"
-    label = test.description or test.id
-    return f"{label} ({what} in a run)"
 
 
 def _vars(test: TestCase, raw: Mapping[str, Any]) -> Any:

@@ -49,8 +49,12 @@ class Rebase:
         self.same = self.old == self.new
 
     def path(self, written: str) -> str:
+        """``written`` for the new folder: relative, or absolute when the two folders share
+        nothing but the root (a path climbing to ``/`` and down again says nothing)."""
         if self.same or not written or Path(written).is_absolute():
             return written
+        if Path(os.path.commonpath([self.old, self.new])) == Path(self.old.anchor):
+            return (self.old / written).as_posix()
         return Path(os.path.relpath(self.old / written, self.new)).as_posix()
 
     def ref(self, written: str) -> str:

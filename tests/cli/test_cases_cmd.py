@@ -72,7 +72,7 @@ tests:
     prompt: "Write a commit message: I made the tests pass again"
     assert:
       - type: icontains
-        value: fix
+        value: tests
   - id: graded
     should_trigger: true
     prompt: "Please write me the commit message for the new parser change"
@@ -147,17 +147,19 @@ def test_a_misrouted_prompt_becomes_a_should_trigger_case(
     run("suite.yaml", capsys)
     doc, _ = cases(capsys, str(latest_run()))
     found = by_id(doc)
-    missed = found["tests/on/0/routing"]
-    assert missed["kind"] == "routing"
+    missed = found["tests/on/0"]
+    assert missed["kinds"] == ["routing", "output"]
     assert missed["test"]["should_trigger"] is True
     assert missed["test"]["prompt"] == "Write a commit message: I made the tests pass again"
-    assert "assert" not in missed["test"]
-    assert missed["why"] == "routed to none where the skill was wanted"
-    assert found["poem/on/0/routing"]["test"]["should_trigger"] is False
+    assert missed["why"] == "routed to none where the skill was wanted; failed icontains"
+    poem = found["poem/on/0"]
+    assert poem["kinds"] == ["routing"]
+    assert poem["test"]["should_trigger"] is False
+    assert "assert" not in poem["test"]
     # Routed right, so no routing case for the others.
-    assert {c["id"] for c in doc["cases"] if c["kind"] == "routing"} == {
-        "tests/on/0/routing",
-        "poem/on/0/routing",
+    assert {c["id"] for c in doc["cases"] if "routing" in c["kinds"]} == {
+        "tests/on/0",
+        "poem/on/0",
     }
 
 
@@ -166,7 +168,7 @@ def test_a_failing_output_becomes_a_case_with_only_the_failed_assertions_as_writ
 ) -> None:
     run("suite.yaml", capsys)
     doc, _ = cases(capsys, str(latest_run()))
-    case = by_id(doc)["fix/on/0/output"]
+    case = by_id(doc)["fix/on/0"]
     # `icontains thing` passed on "feat: add the thing"; the regex failed and is copied
     # with its weight and metric, as the suite writes it.
     assert case["test"]["assert"] == [
@@ -189,11 +191,12 @@ def test_the_off_arm_is_read_when_asked_and_a_default_assertion_is_copied_in(
 ) -> None:
     run("suite.yaml", capsys)
     doc, _ = cases(capsys, str(latest_run()), "--arm", "off")
-    case = by_id(doc)["tests/off/0/output"]
-    # "Sure! Here is a message." fails the default assertion and the test's own.
+    case = by_id(doc)["fix/off/0"]
+    # "Sure! Here is a message." fails the default assertion and both of the test's own.
     assert case["test"]["assert"] == [
         {"type": "not-icontains", "value": "sure"},
-        {"type": "icontains", "value": "fix"},
+        {"type": "regex", "value": "^fix", "weight": 2, "metric": "conventional"},
+        {"type": "icontains", "value": "thing"},
     ]
     assert case["test"]["options"] == {"disableDefaultAsserts": True}
 
@@ -218,12 +221,12 @@ def test_a_duplicate_of_another_test_is_flagged_and_the_source_is_not(
     run("suite.yaml", capsys)
     doc, _ = cases(capsys, str(latest_run()))
     found = by_id(doc)
-    flags = found["fix/on/0/output"]["flags"]
+    flags = found["fix/on/0"]["flags"]
     # fix-again differs from fix by a "!": the same request once punctuation goes.
     assert [f["code"] for f in flags] == ["duplicate"]
     assert flags[0]["other"] == f"test 'fix-again' ({at('fix-again')})"
-    assert found["poem/on/0/routing"]["flags"] == []
-    assert found["tests/on/0/routing"]["flags"] == []
+    assert found["poem/on/0"]["flags"] == []
+    assert found["tests/on/0"]["flags"] == []
 
 
 @pytest.mark.parametrize(
@@ -240,7 +243,7 @@ def test_a_near_duplicate_is_flagged_from_lints_similarity(
     Path("suite.yaml").write_text(text, encoding="utf-8")
     run("suite.yaml", capsys)
     doc, _ = cases(capsys, str(latest_run()))
-    flags = by_id(doc)["fix/on/0/output"]["flags"]
+    flags = by_id(doc)["fix/on/0"]["flags"]
     assert [f["code"] for f in flags] == codes
     if codes:
         # All 10 words of one in the 11 of the other: difflib's ratio 20/21, above lint's 0.9.
@@ -255,7 +258,7 @@ def test_a_case_that_quotes_the_skill_is_flagged_by_lints_leakage_check(
     Path("suite.yaml").write_text(text, encoding="utf-8")
     run("suite.yaml", capsys)
     doc, _ = cases(capsys, str(latest_run()))
-    flags = by_id(doc)["tests/on/0/routing"]["flags"]
+    flags = by_id(doc)["tests/on/0"]["flags"]
     assert [f["code"] for f in flags] == ["prompt-echoes-skill"]
     assert flags[0]["message"].endswith("[SE202]")
 
@@ -276,7 +279,7 @@ def test_output_suite_validates_runs_and_leaves_the_suite_alone(
     assert written["model"]["provider"] == "scripted"
     assert written["defaultTest"] == {"assert": [{"type": "not-icontains", "value": "sure"}]}
     assert [t["id"] for t in written["tests"]] == [c["id"] for c in doc["cases"]]
-    fix = next(t for t in written["tests"] if t["id"] == "fix/on/0/output")
+    fix = next(t for t in written["tests"] if t["id"] == "fix/on/0")
     assert fix["vars"]["context"] == "file://../notes/context.txt"
     text = target.read_text(encoding="utf-8")
     assert text.startswith("# The suite the cases come from.\n")
@@ -284,14 +287,18 @@ def test_output_suite_validates_runs_and_leaves_the_suite_alone(
     assert not list(target.parent.glob(".*partial*"))
     assert run_cli(["validate", str(target)]) == 0
     capsys.readouterr()
+    # A test that misrouted and failed is one case: no request is sent twice.
+    run_cli(["lint", str(target)])
+    linted = capsys.readouterr()
+    assert "SE103" not in linted.out + linted.err
     assert run(str(target), capsys) == 0
     grown = json.loads((latest_run() / "results.json").read_text(encoding="utf-8"))
     ids = {r["test_id"] for r in grown["records"]}
     assert ids == {c["id"] for c in doc["cases"]}
     # Run again, the cases fail as their sources did: the failure is reproduced.
     statuses = {(r["test_id"], r["arm"]): r["status"] for r in grown["records"]}
-    assert statuses[("fix/on/0/output", "on")] == "fail"
-    assert sorted(grown["trigger"]["misrouted"]) == ["poem/on/0/routing", "tests/on/0/routing"]
+    assert statuses[("fix/on/0", "on")] == "fail"
+    assert sorted(grown["trigger"]["misrouted"]) == ["poem/on/0", "tests/on/0"]
 
 
 def test_printed_cases_are_a_tests_list_and_notes_go_to_stderr(
@@ -302,9 +309,9 @@ def test_printed_cases_are_a_tests_list_and_notes_go_to_stderr(
     out = capsys.readouterr()
     printed = parse(out.out)
     assert [t["id"] for t in printed["tests"]] == [
-        "fix/on/0/output",
-        "tests/on/0/routing",
-        "poem/on/0/routing",
+        "fix/on/0",
+        "tests/on/0",
+        "poem/on/0",
     ]
     assert "note: graded / on / trial 0: judge-error:" in out.err
     assert out.err.rstrip().splitlines()[-1].startswith("3 cases, 4 notes; 1 to check")
@@ -329,7 +336,7 @@ def test_a_changed_suite_gives_a_note_for_an_assertion_no_longer_there(
     run("suite.yaml", capsys)
     Path("suite.yaml").write_text(SUITE.replace("# The suite", "\n\n# The suite"), "utf-8")
     doc, _ = cases(capsys, str(latest_run()))
-    assert "fix/on/0/output" not in by_id(doc)
+    assert "fix/on/0" not in by_id(doc)
     assert any(
         n["kind"] == "suite-changed" and n["test"] == "fix" and "regex" in n["message"]
         for n in doc["notes"]
