@@ -18,12 +18,14 @@ lowest trial) and lists the others, so one request never appears twice in what i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from skilleval.cases.paths import Rebase
 from skilleval.cases.source import Written
 from skilleval.errors import Location
 from skilleval.results.records import AssertionResult, Record, TriggerOutcome
@@ -130,7 +132,7 @@ def collect(
     tests = {t.id: t for t in suite.tests}
     order = {t.id: i for i, t in enumerate(suite.tests)}
     out = Collected()
-    drafts: dict[str, _Draft] = {}
+    drafts: dict[tuple[str, str], _Draft] = {}
     routing_errors: set[str] = set()
     ordered = sorted(records, key=lambda r: (order.get(r.test_id, len(order)), _rank(r)))
     for record in ordered:
@@ -141,7 +143,7 @@ def collect(
                 Note(origin, "not-in-suite", f"test '{record.test_id}' is not in the suite now")
             )
             continue
-        draft = drafts.setdefault(test.id, _Draft(test))
+        draft = drafts.setdefault(_written_test(test), _Draft(test))
         trigger = record.trigger
         if trigger is not None and trigger.error is not None and test.id not in routing_errors:
             routing_errors.add(test.id)
@@ -159,9 +161,15 @@ def collect(
     written = Written()
     for draft in drafts.values():
         if draft.origins:
-            out.cases.append(_case(draft, written, run_id))
+            out.cases.append(_case(draft, written, run_id, suite.base_dir))
     out.cases.sort(key=lambda c: order.get(c.origin.test, 0))
     return out
+
+
+def _written_test(test: TestCase) -> tuple[str, str]:
+    """A test as written: with several prompts, ``t[a]`` and ``t[b]`` are one test, and a
+    case from either runs every prompt again."""
+    return (str(test.where), json.dumps(test.vars, sort_keys=True, default=str))
 
 
 def _rank(record: Record) -> tuple[int, str, int]:
@@ -250,7 +258,7 @@ def _match(
     return None
 
 
-def _case(draft: _Draft, written: Written, run_id: str) -> Case:
+def _case(draft: _Draft, written: Written, run_id: str, suite_dir: Path) -> Case:
     test, origin = draft.test, draft.origins[0]
     raw = written.node_at(test.where)
     body = _body(test, raw[0] if raw and isinstance(raw[0], Mapping) else {}, origin, run_id)
@@ -266,7 +274,15 @@ def _case(draft: _Draft, written: Written, run_id: str) -> Case:
         kinds.append("output")
         turns = {id(e) for t in (test.agent.turns if test.agent else ()) for e in t.asserts}
         pairs = [draft.failed[i] for i in sorted(draft.failed)]
-        copied = [as_written(e, written) for e, _ in pairs if id(e) not in turns]
+        # defaultTest writes its paths from the suite's folder, the case from its test's.
+        to_test = Rebase(suite_dir, test.base_dir)
+        copied = [
+            to_test.walk(as_written(e, written), ("defaultTest", "assert", 0))
+            if e.from_default
+            else as_written(e, written)
+            for e, _ in pairs
+            if id(e) not in turns
+        ]
         if copied:
             body["assert"] = copied
         if any(e.from_default for e, _ in pairs):

@@ -11,7 +11,6 @@ suite's own outputs) are left out, and the header says so.
 
 from __future__ import annotations
 
-import glob
 import io
 import os
 import secrets
@@ -21,6 +20,7 @@ from typing import Any
 
 from skilleval.cases.collect import Case
 from skilleval.cases.overlap import Flag
+from skilleval.cases.paths import Rebase
 from skilleval.errors import (
     Diagnostic,
     DiagnosticsError,
@@ -30,81 +30,18 @@ from skilleval.errors import (
 )
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.userfile import display_path
-from skilleval.util.fileref import PREFIX, is_ref, parse
 
 DROPPED = ("tests", "scenarios", "outputPath")
 """Top-level keys of the source suite that the written suite does not keep."""
-
-PATH_KEYS = frozenset(
-    {"skill", "skills", "plugins", "path", "src", "prompts", "model", "judge", "models", "id"}
-)
-"""Keys whose plain string values may be paths (rewritten only when the path exists)."""
-
-
-class Rebase:
-    """Relative paths written from folder ``old``, rewritten to be read from folder ``new``."""
-
-    def __init__(self, old: Path, new: Path) -> None:
-        self.old, self.new = old.resolve(), new.resolve()
-        self.same = self.old == self.new
-
-    def path(self, written: str) -> str:
-        """``written`` for the new folder: relative, or absolute when the two folders share
-        nothing but the root (a path climbing to ``/`` and down again says nothing)."""
-        if self.same or not written or Path(written).is_absolute():
-            return written
-        if Path(os.path.commonpath([self.old, self.new])) == Path(self.old.anchor):
-            return (self.old / written).as_posix()
-        return Path(os.path.relpath(self.old / written, self.new)).as_posix()
-
-    def ref(self, written: str) -> str:
-        """A ``file://`` reference, its ``:function`` kept."""
-        found = parse(written)
-        moved = self.path(found.path)
-        return f"{PREFIX}{moved}" + (f":{found.function}" if found.function else "")
-
-    def maybe(self, written: str) -> str:
-        """A plain string that is a path when a file or folder is there (``llama:`` kept)."""
-        if self.same or "\n" in written or "://" in written or len(written) > 1024:
-            return written
-        head, sep, rest = written.partition(":")
-        prefix, target = (f"{head}:", rest) if sep and head == "llama" else ("", written)
-        if not target or Path(target).is_absolute():
-            return written
-        exists = (self.old / target).exists()
-        if not exists and any(c in target for c in "*?["):
-            exists = bool(glob.glob(glob.escape(str(self.old)) + "/" + target, recursive=True))
-        return prefix + self.path(target) if exists else written
-
-    def walk(self, node: Any, key: str | None = None) -> Any:
-        """``node`` with its paths rewritten, in place for ruamel's containers."""
-        if isinstance(node, dict):
-            for k in list(node):
-                node[k] = self.walk(node[k], str(k))
-            return node
-        if isinstance(node, list):
-            for i, value in enumerate(node):
-                node[i] = self.walk(value, key)
-            return node
-        if not isinstance(node, str):
-            return node
-        if is_ref(node):
-            moved = self.ref(node)
-        elif key in PATH_KEYS:
-            moved = self.maybe(node)
-        else:
-            return node
-        if moved == node:
-            return node
-        # A quoted scalar keeps its quotes: ruamel's string classes take the new text.
-        return moved if type(node) is str else type(node)(moved)
 
 
 def case_comment(case: Case, flags: Sequence[Flag]) -> str:
     """The lines written above a case."""
     lines = [f"From {case.origin} ({case.source_at}): {case.why}."]
     if case.also:
-        shown = ", ".join(f"{o.arm}/{o.trial}" for o in case.also[:8])
+        shown = ", ".join(
+            f"{o.arm}/{o.trial}" if o.test == case.origin.test else str(o) for o in case.also[:8]
+        )
         more = f" and {len(case.also) - 8} more" if len(case.also) > 8 else ""
         lines.append(f"Also in {shown}{more}.")
     lines += [f"Check: {f.message}." for f in flags]
@@ -150,7 +87,7 @@ def case_list(cases: Sequence[Case], flags: Mapping[str, Sequence[Flag]], target
 
     seq = CommentedSeq()
     for i, case in enumerate(cases):
-        body = Rebase(case.base_dir, target_dir).walk(_plain_copy(case.test))
+        body = Rebase(case.base_dir, target_dir).walk(_plain_copy(case.test), ("tests", i))
         seq.append(_node(body))
         seq.yaml_set_comment_before_after_key(
             i, before=case_comment(case, flags.get(case.id, ())), indent=2

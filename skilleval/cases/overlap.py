@@ -1,6 +1,7 @@
 """Each candidate against the suite, with lint's word n-gram checks.
 
-A case repeats its source test's prompt by construction, so the source is not compared.
+A case repeats its source test's prompt by construction, so the source test as written (with
+each of its prompts, and each item of a list var) is not compared.
 What is flagged:
 
 - another test of the suite that sends the same request (lint's SE103 rule: equal once case,
@@ -100,10 +101,10 @@ def check(
     flags: dict[str, list[Flag]] = {}
     suite_index = _Index()
     for test in suite_tests:
-        suite_index.add(f"test '{test.id}' ({test.where})", test.id, test.prompt)
+        suite_index.add(f"test '{test.id}' ({test.where})", str(test.where), test.prompt)
     case_index = _Index()
     for case in cases:
-        source = case.origin.test
+        source = str(case.source_at)  # the test as written: each of its prompts, its items
         found = suite_index.nearest(case.prompt, source)
         if found is not None:
             flags.setdefault(case.id, []).append(_repeat(found, "the suite's"))
