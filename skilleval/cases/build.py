@@ -12,6 +12,7 @@ from skilleval.cases.collect import TAG, Case, Note, collect
 from skilleval.cases.overlap import Flag
 from skilleval.cases.source import RunSource, Warn, failing_records, open_run, suite_path
 from skilleval.lint.view import from_suite
+from skilleval.runner.resume import settings
 from skilleval.suite import formats
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
@@ -33,6 +34,8 @@ class Made:
     cases: list[Case]
     notes: list[Note]
     flags: dict[str, list[Flag]]
+    changed: list[str]
+    """Settings the run used other than the suite's (given on its command line)."""
 
 
 def make_cases(run: Path, given_suite: Path | None, arms: Sequence[str], warn: Warn) -> Made:
@@ -59,7 +62,16 @@ def make_cases(run: Path, given_suite: Path | None, arms: Sequence[str], warn: W
     found = collect(records, suite, source.run_id, list(arms) or None)
     view = from_suite(suite, doc, sorted(suite.files))
     flags = overlap.check(found.cases, view.tests, suite.skill)
-    return Made(source, path, suite, foreign, found.cases, found.notes, flags)
+    changed = _changed_settings(source, suite)
+    return Made(source, path, suite, foreign, found.cases, found.notes, flags, changed)
+
+
+def _changed_settings(source: RunSource, suite: Suite) -> list[str]:
+    """The settings the run used that the suite does not write (``--model`` …)."""
+    if source.settings is None:
+        return []
+    now = settings(suite)
+    return [k for k in ("model", "judge", "decoding", "trials") if source.settings.get(k) != now[k]]
 
 
 def header(made: Made) -> str:
@@ -71,6 +83,11 @@ def header(made: Made) -> str:
         f"Each is tagged `{TAG}` in its metadata, with the record it came from; its id is "
         "TEST/ARM/TRIAL.\nReview each before keeping it: a failure shows where the "
         "skill or the model falls short, not always a good test."
+    ) + (
+        f"\nThe run's {', '.join(made.changed)} differed from what the suite writes (set on "
+        "the command line): give the same again to see its failures."
+        if made.changed
+        else ""
     )
 
 
@@ -89,10 +106,22 @@ def to_json(made: Made, output: Path | None, written: int | None) -> dict[str, A
                 "also": [o.to_json() for o in c.also],
                 "why": c.why,
                 "flags": [f.to_json() for f in made.flags.get(c.id, ())],
-                "test": c.test,
+                "test": _jsonable(c.test),
             }
             for c in made.cases
         ],
         "notes": [n.to_json() for n in made.notes],
+        "changed_settings": made.changed,
         "output": None if output is None else {"path": str(output), "tests": written},
     }
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with what JSON has no type for (a YAML date) written as text."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -12,7 +12,7 @@ moved, ``--suite`` gives it, and the message says so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ class RunSource:
     """``results.jsonl`` when there is one, else the ``results.json`` given."""
     suite: Path | None
     """The suite the run recorded; None when it recorded none."""
+    settings: Mapping[str, Any] | None = None
+    """The settings that shaped the run's answers (model, judge, decoding …), from its
+    manifest; None when it has none."""
 
 
 def open_run(path: Path) -> RunSource:
@@ -52,18 +55,31 @@ def open_run(path: Path) -> RunSource:
     stream = root / JSONL_NAME
     results = stream if stream.is_file() else found
     run_id = found.resolve().parent.name  # runs/latest is a link: name the run itself
-    return RunSource(root, run_id, results, _recorded_suite(root, found))
+    saved = _manifest(root)
+    settings = saved.get("settings") if saved is not None else None
+    return RunSource(
+        root,
+        run_id,
+        results,
+        _recorded_suite(saved, found),
+        settings if isinstance(settings, dict) else None,
+    )
 
 
-def _recorded_suite(root: Path, found: Path) -> Path | None:
+def _manifest(root: Path) -> dict[str, Any] | None:
     manifest = root / MANIFEST
-    if manifest.is_file():
-        try:
-            saved = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            saved = None
-        if isinstance(saved, dict) and isinstance(saved.get("suite"), str):
-            return Path(saved["suite"])
+    if not manifest.is_file():
+        return None
+    try:
+        saved = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def _recorded_suite(saved: Mapping[str, Any] | None, found: Path) -> Path | None:
+    if saved is not None and isinstance(saved.get("suite"), str):
+        return Path(saved["suite"])
     if found.name.endswith(".json"):
         try:
             data = json.loads(found.read_text(encoding="utf-8"))

@@ -1,0 +1,143 @@
+"""``skilleval cases`` on suites whose tests live in other files, and on runs made with other
+settings than the suite writes, or with nothing failed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from skilleval.cli import run_cli
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def latest_run() -> Path:
+    return Path(os.environ["SKILLEVAL_HOME"]) / "runs" / "latest"
+
+
+def run(suite: str, capsys: pytest.CaptureFixture[str], *args: str) -> int:
+    code = run_cli(["run", suite, "-q", *args])
+    capsys.readouterr()
+    return code
+
+
+def cases(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    got = run_cli(["cases", "--json", *args])
+    out = capsys.readouterr()
+    assert got == 0, out.err
+    loaded: dict[str, Any] = json.loads(out.out)
+    return loaded
+
+
+def parse(text: str) -> Any:
+    return YAML(typ="safe").load(text)
+
+
+FILES_SUITE = """
+version: 1
+type: capability
+model:
+  provider: scripted
+  responses:
+    - match: "French"
+      output: "bonjour"
+    - match: "."
+      output: "hello there"
+prompts:
+  - {raw: "Say hi to {{who}}", label: plain}
+  - {raw: "Please greet {{who}} warmly", label: warm}
+tests:
+  - file://cases/tests.yaml
+  - file://cases/more.csv
+"""
+
+TESTS_FILE = """
+- id: greet
+  vars:
+    who: [Ann, Bob]
+  assert:
+    - type: icontains
+      value: hello
+    - type: python
+      value: file://check.py
+"""
+
+
+def test_cases_from_tests_files_keep_their_meaning_from_another_folder(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path("files.yaml").write_text(FILES_SUITE, encoding="utf-8")
+    Path("cases").mkdir()
+    Path("cases/tests.yaml").write_text(TESTS_FILE, encoding="utf-8")
+    Path("cases/check.py").write_text(
+        "def get_assert(output, context):\n    return 'Bob' in context['vars']['who']\n",
+        encoding="utf-8",
+    )
+    Path("cases/more.csv").write_text("who,__expected\nCarl,icontains:bonjour\n", "utf-8")
+    run("files.yaml", capsys)
+    Path("out").mkdir()
+    doc = cases(capsys, str(latest_run()), "-o", "out/grown.yaml")
+    found = {c["id"]: c for c in doc["cases"]}
+    # Each prompt's failure of one written test is one case, which runs every prompt again;
+    # a list var's item stays this test's item.
+    assert sorted(found) == ["carl-plain/default/0", "greet-1-plain/default/0"]
+    greet = found["greet-1-plain/default/0"]
+    assert greet["also"] == [{"test": "greet-1[warm]", "arm": "default", "trial": 0}]
+    assert greet["test"]["vars"] == {"who": "Ann"}
+    assert greet["test"]["assert"] == [{"type": "python", "value": "file://check.py"}]
+    # From CSV, the assertion is rebuilt from what was loaded.
+    assert found["carl-plain/default/0"]["test"]["assert"] == [
+        {"type": "icontains", "value": "bonjour"}
+    ]
+    written = parse(Path("out/grown.yaml").read_text(encoding="utf-8"))
+    assert written["tests"][0]["assert"] == [
+        {"type": "python", "value": "file://../cases/check.py"}
+    ]
+    assert run_cli(["run", "out/grown.yaml", "-q"]) == 0
+    capsys.readouterr()
+    grown = json.loads((latest_run() / "results.json").read_text(encoding="utf-8"))
+    statuses = {r["test_id"]: r["status"] for r in grown["records"]}
+    assert statuses == {
+        "greet-1-plain/default/0[plain]": "fail",
+        "greet-1-plain/default/0[warm]": "fail",
+        "carl-plain/default/0[plain]": "fail",
+        "carl-plain/default/0[warm]": "fail",
+    }
+
+
+def test_a_run_without_failures_writes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    Path("fine.yaml").write_text(
+        "version: 1\nmodel: echo\ntests:\n  - {prompt: hi, assert: [{type: equals, value: hi}]}\n",
+        encoding="utf-8",
+    )
+    assert run("fine.yaml", capsys) == 0
+    assert run_cli(["cases", str(latest_run()), "-o", "grown.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("0 cases, 0 notes: nothing in run ")
+    assert not Path("grown.yaml").exists()
+    doc = cases(capsys, str(latest_run()))
+    assert (doc["cases"], doc["notes"], doc["output"]) == ([], [], None)
+
+
+def test_settings_given_on_the_run_command_line_are_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path("fine.yaml").write_text(
+        "version: 1\nmodel: {provider: scripted, default: hi}\n"
+        "tests:\n  - {id: t, prompt: hello, assert: [{type: equals, value: hi}]}\n",
+        encoding="utf-8",
+    )
+    assert run("fine.yaml", capsys, "--model", "echo") == 1
+    doc = cases(capsys, str(latest_run()))
+    assert [c["id"] for c in doc["cases"]] == ["t/default/0"]
+    assert doc["changed_settings"] == ["model"]
+    assert run_cli(["cases", str(latest_run())]) == 0
+    assert "# The run's model differed from what the suite writes" in capsys.readouterr().out
