@@ -54,10 +54,12 @@ def cases(
     A misrouted prompt becomes a `should_trigger` case; a failing output becomes a case with
     the assertions that failed, as the suite writes them. Judge errors, judge replies that
     copy the rubric prompt's example and other errors are notes, not cases. Each case is
-    tagged `from-failure`, named after its record (TEST/ARM/TRIAL/KIND) and checked against
+    tagged `from-failure`, named after its record (TEST/ARM/TRIAL) and checked against
     the suite for near-duplicates. The cases are printed as YAML; with -o they are written as
     a suite of their own, checked to load before it is saved. The suite is never edited.
     """
+    if output is not None and output.suffix.lower() not in (".yaml", ".yml"):
+        raise UsageError(f"-o writes a YAML suite: give a .yaml or .yml file, not {output}")
     if output is not None and output.exists() and not force:
         raise UsageError(f"{output} exists; give --force to replace it, or another --output")
     made = make_cases(run, suite_file, arms, _warn)
