@@ -325,7 +325,7 @@ def _body(test: TestCase, raw: Mapping[str, Any], origin: Origin, run_id: str) -
     """The keys a case takes from its source test: prompt, vars, options, agentic keys."""
     body: dict[str, Any] = {
         "id": case_id(origin),
-        "description": f"{test.description or test.id} (failed in a run)",
+        "description": _description(test),
     }
     if isinstance(raw.get("prompt"), str):
         body["prompt"] = raw["prompt"]
@@ -341,6 +341,16 @@ def _body(test: TestCase, raw: Mapping[str, Any], origin: Origin, run_id: str) -
             body[key] = _plain(raw[key])
     body["metadata"] = {"tags": [TAG], "from": {"run": run_id, **origin.to_json()}}
     return body
+
+
+FAILED = " (failed in a run)"
+
+
+def _description(test: TestCase) -> str:
+    """The test's description (or id) marked as a failure, once: a case's case is not marked
+    twice."""
+    label = test.description or test.id
+    return label if label.endswith(FAILED) else label + FAILED
 
 
 def _vars(test: TestCase, raw: Mapping[str, Any]) -> Any:

@@ -97,4 +97,5 @@ def _summary(made: Made, output: Path | None, written: int | None) -> None:
         line += f": nothing in run {made.run.run_id} failed in a way that makes a case"
     click.echo(line, err=True)
     if written is not None and output is not None:
-        click.echo(f"wrote {output} ({written} tests; it loads on its own)", err=True)
+        tests = f"{written} test{'s' if written != 1 else ''}"
+        click.echo(f"wrote {output} ({tests}; it loads on its own)", err=True)
