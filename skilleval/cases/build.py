@@ -10,12 +10,20 @@ from typing import Any
 from skilleval.cases import overlap
 from skilleval.cases.collect import TAG, Case, Note, collect
 from skilleval.cases.overlap import Flag
-from skilleval.cases.source import RunSource, Warn, failing_records, open_run, suite_path
+from skilleval.cases.source import (
+    RunSource,
+    Warn,
+    Written,
+    failing_records,
+    open_run,
+    suite_path,
+)
 from skilleval.lint.view import from_suite
 from skilleval.runner.resume import settings
 from skilleval.suite import formats
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
+from skilleval.suite.yamldoc import Document
 from skilleval.suite.yamlio import load_yaml
 
 CASES_VERSION = 1
@@ -29,6 +37,8 @@ class Made:
     run: RunSource
     suite_file: Path
     suite: Suite
+    doc: Document
+    """The suite file as read (for another tool's file, the suite it stands for)."""
     foreign: bool
     """The suite is another tool's eval file (or a skill folder), not a skilleval suite."""
     cases: list[Case]
@@ -59,11 +69,12 @@ def make_cases(run: Path, given_suite: Path | None, arms: Sequence[str], warn: W
         foreign = translated_file is not None
         if translated_file is not None:
             doc = translated_file.doc
-    found = collect(records, suite, source.run_id, list(arms) or None)
+    written = Written() if foreign else Written(doc)
+    found = collect(records, suite, source.run_id, list(arms) or None, written)
     view = from_suite(suite, doc, sorted(suite.files))
     flags = overlap.check(found.cases, view.tests, suite.skill)
     changed = _changed_settings(source, suite)
-    return Made(source, path, suite, foreign, found.cases, found.notes, flags, changed)
+    return Made(source, path, suite, doc, foreign, found.cases, found.notes, flags, changed)
 
 
 def _changed_settings(source: RunSource, suite: Suite) -> list[str]:

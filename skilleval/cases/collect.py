@@ -118,7 +118,11 @@ class _Draft:
 
 
 def collect(
-    records: Iterable[Record], suite: Suite, run_id: str, arms: Sequence[str] | None
+    records: Iterable[Record],
+    suite: Suite,
+    run_id: str,
+    arms: Sequence[str] | None,
+    written: Written | None = None,
 ) -> Collected:
     """The cases and notes of a run's failing ``records``.
 
@@ -128,6 +132,7 @@ def collect(
         run_id: Written into each case's metadata.
         arms: The arms whose failing outputs become cases; None for every arm but ``off``
             (without the skill, failing is what the baseline is for).
+        written: The suite's files as written, when some are already read.
     """
     tests = {t.id: t for t in suite.tests}
     order = {t.id: i for i, t in enumerate(suite.tests)}
@@ -158,7 +163,7 @@ def collect(
         _errors(record, origin, out)
         if record.status == "fail" and _failed(record, origin, draft, out):
             draft.saw(origin, record.prompt)
-    written = Written()
+    written = written or Written()
     for draft in drafts.values():
         if draft.origins:
             out.cases.append(_case(draft, written, run_id, suite.base_dir))

@@ -29,6 +29,7 @@ from skilleval.errors import (
     UsageError,
 )
 from skilleval.suite.load import Overrides, load_suite
+from skilleval.suite.yamldoc import Document
 from skilleval.userfile import display_path
 
 DROPPED = ("tests", "scenarios", "outputPath")
@@ -108,7 +109,7 @@ def cases_text(
 
 
 def suite_text(
-    suite_file: Path,
+    suite: Document,
     cases: Sequence[Case],
     flags: Mapping[str, Sequence[Flag]],
     target: Path,
@@ -126,12 +127,15 @@ def suite_text(
     yaml = YAML(typ="rt")
     yaml.width = 4096
     yaml.preserve_quotes = True
+    if suite.file is None:
+        raise UsageError(f"{suite.display} is not a file; -o cannot copy its settings")
+    suite_file = suite.file
     try:
-        data = yaml.load(suite_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        raise UsageError(f"cannot read {suite_file} to copy its settings: {exc}") from None
+        data = yaml.load(without_tests(suite))
+    except YAMLError as exc:
+        raise UsageError(f"cannot read {suite.display} to copy its settings: {exc}") from None
     if not isinstance(data, CommentedMap):
-        raise UsageError(f"{suite_file} is not a mapping of settings; -o cannot copy them")
+        raise UsageError(f"{suite.display} is not a mapping of settings; -o cannot copy them")
     dropped = [k for k in DROPPED[1:] if k in data]
     for key in DROPPED:
         if key in data:
@@ -143,6 +147,27 @@ def suite_text(
     data["tests"] = case_list(cases, flags, target.parent)
     data.yaml_set_comment_before_after_key("tests", before="\n".join(lines))
     return _dump(data)
+
+
+def without_tests(doc: Document) -> str:
+    """The suite's text with its block-style ``tests:`` cut out, so that the slow round-trip
+    reader reads only the settings (a suite of thousands of tests would take seconds). The
+    text is kept whole when the cut is not plainly safe: a flow-style or JSON suite, or an
+    anchor inside the tests that a setting uses."""
+    text = doc.text
+    at = doc.keys.get(("tests",))
+    if not isinstance(doc.data, dict) or at is None or at.col != 1:
+        return text
+    if any(a[:1] != ("tests",) and b[:1] == ("tests",) for a, b in doc.aliases.items()):
+        return text
+    later = [loc.line for key, loc in doc.keys.items() if len(key) == 1 and loc.line > at.line]
+    if any(loc.col != 1 for key, loc in doc.keys.items() if len(key) == 1):
+        return text
+    lines = text.splitlines(keepends=True)
+    end = min(later, default=len(lines) + 1) - 1
+    while end > at.line and lines[end - 1].startswith("#"):
+        end -= 1  # the next key's own comment stays with it
+    return "".join(lines[: at.line - 1] + lines[end:])
 
 
 def _dump(data: Any) -> str:

@@ -16,8 +16,9 @@ thing belong in one suite, or on one side of a train/confirm split, is the user'
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skilleval.cases.collect import Case
@@ -54,21 +55,29 @@ class Flag:
 
 
 class _Index:
-    """Prompts seen so far, indexed by word so only possible near-duplicates are compared."""
+    """Prompts seen so far, indexed so that only possible near-duplicates are compared.
 
-    def __init__(self) -> None:
-        self.items: list[tuple[str, str, list[str], str]] = []
-        """(name, source test, words, normalised)."""
+    Prefix filtering: difflib's ratio is 2·M / (|a| + |b|) and the matched words M are at most
+    |b|, so a ratio of r needs M ≥ r / (2 − r) · |a| words of ``a`` shared with ``b`` (9/11 of
+    them at lint's 0.9). Two word multisets sharing that many always share one of the
+    :func:`_prefix` words of each: the rarest ones under an order fixed for all prompts. Only
+    prompts that share a prefix word are counted and compared, so a suite of thousands of
+    tests costs a handful of difflib calls per case, not one per test.
+    """
+
+    def __init__(self, rarity: Mapping[str, int]) -> None:
+        self.rarity = rarity
+        self.items: list[tuple[str, str, list[str], Counter[str]]] = []
+        """(name, source test, words, word counts)."""
         self.exact: dict[str, list[int]] = {}
-        self.by_word: dict[str, list[tuple[int, int]]] = {}
+        self.by_token: dict[tuple[str, int], list[int]] = {}
 
     def add(self, name: str, source: str, prompt: str) -> None:
         seq = words(prompt)
-        key = " ".join(seq)
-        self.exact.setdefault(key, []).append(len(self.items))
-        for word, n in Counter(seq).items():
-            self.by_word.setdefault(word, []).append((len(self.items), n))
-        self.items.append((name, source, seq, key))
+        self.exact.setdefault(" ".join(seq), []).append(len(self.items))
+        for token in _prefix(seq, self.rarity):
+            self.by_token.setdefault(token, []).append(len(self.items))
+        self.items.append((name, source, seq, Counter(seq)))
 
     def nearest(self, prompt: str, source: str) -> tuple[str, float] | None:
         """The most similar prompt from another source test, at or above NEAR_DUPLICATE."""
@@ -79,13 +88,12 @@ class _Index:
         for i in self.exact.get(key, ()):
             if self.items[i][1] != source:
                 return self.items[i][0], 1.0
-        shared: dict[int, int] = {}
-        for word, n in Counter(seq).items():
-            for j, m in self.by_word.get(word, ()):
-                shared[j] = shared.get(j, 0) + min(n, m)
+        counts = Counter(seq)
+        near = {j for token in _prefix(seq, self.rarity) for j in self.by_token.get(token, ())}
         best: tuple[str, float] | None = None
-        for j, common in sorted(shared.items()):
-            name, other_source, other, _ = self.items[j]
+        for j in sorted(near):  # the earliest of equally close prompts
+            name, other_source, other, other_counts = self.items[j]
+            common = sum((counts & other_counts).values())
             if other_source == source or 2 * common / (len(seq) + len(other)) < NEAR_DUPLICATE:
                 continue
             score = similarity(seq, other)
@@ -94,15 +102,31 @@ class _Index:
         return best
 
 
+def _prefix(seq: Sequence[str], rarity: Mapping[str, int]) -> list[tuple[str, int]]:
+    """The rarest words of ``seq`` (the k-th repeat of a word is a word of its own), as many
+    as prefix filtering needs: every near-duplicate shares at least one of them."""
+    tokens: list[tuple[str, int]] = []
+    seen: Counter[str] = Counter()
+    for word in seq:
+        seen[word] += 1
+        tokens.append((word, seen[word]))
+    tokens.sort(key=lambda t: (rarity.get(t[0], 0), t[0], t[1]))
+    needed = math.ceil(len(seq) * NEAR_DUPLICATE / (2 - NEAR_DUPLICATE) - 1e-9)
+    return tokens[: len(tokens) - needed + 1]
+
+
 def check(
     cases: Sequence[Case], suite_tests: Sequence[LintTest], skill: Skill | None
 ) -> dict[str, list[Flag]]:
     """The flags of each case, by case id (a case with none is absent)."""
     flags: dict[str, list[Flag]] = {}
-    suite_index = _Index()
+    rarity: Counter[str] = Counter()
+    for text in [*(t.prompt for t in suite_tests), *(c.prompt for c in cases)]:
+        rarity.update(set(words(text)))
+    suite_index = _Index(rarity)
     for test in suite_tests:
         suite_index.add(f"test '{test.id}' ({test.where})", str(test.where), test.prompt)
-    case_index = _Index()
+    case_index = _Index(rarity)
     for case in cases:
         source = str(case.source_at)  # the test as written: each of its prompts, its items
         found = suite_index.nearest(case.prompt, source)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Location, SkillevalError, UsageError
-from skilleval.results.load import JSONL_NAME, load_run, parse_record, resolve_run
+from skilleval.results.codec import decode
+from skilleval.results.load import JSONL_NAME, load_run, resolve_run
 from skilleval.results.records import Record
 from skilleval.suite.yamldoc import Document, PathKey
 from skilleval.suite.yamlio import load_yaml
@@ -121,6 +122,16 @@ def wanted(record: Record) -> bool:
     return trigger is not None and (trigger.correct is False or trigger.error is not None)
 
 
+def _wanted_json(data: Mapping[str, Any]) -> bool:
+    """:func:`wanted` on a record still in JSON, so that passing records are never decoded."""
+    if data.get("status") != "pass":
+        return True
+    trigger = data.get("trigger")
+    return isinstance(trigger, dict) and (
+        trigger.get("correct") is False or trigger.get("error") is not None
+    )
+
+
 def failing_records(source: RunSource, warn: Warn) -> list[Record]:
     """Every record of the run that went wrong, in the order the run wrote them.
 
@@ -132,17 +143,19 @@ def failing_records(source: RunSource, warn: Warn) -> list[Record]:
     """
     if source.results.name != JSONL_NAME:
         return [r for r in load_run(source.results, on_warning=warn).records if wanted(r)]
-    kept: dict[tuple[str, str, int], Record | None] = {}
-    for record in _stream(source.results, warn):
-        if wanted(record):
-            kept.pop(record.key, None)  # a later copy moves to the end, as it was written
-            kept[record.key] = record
-        elif record.key in kept:
-            kept[record.key] = None
+    kept: dict[tuple[Any, Any, Any], Record | None] = {}
+    for key, record in _stream(source.results, warn):
+        if record is not None:
+            kept.pop(key, None)  # a later copy moves to the end, as it was written
+            kept[key] = record
+        elif key in kept:
+            kept[key] = None
     return [r for r in kept.values() if r is not None]
 
 
-def _stream(path: Path, warn: Warn) -> Iterator[Record]:
+def _stream(path: Path, warn: Warn) -> Iterator[tuple[tuple[Any, Any, Any], Record | None]]:
+    """Each line's key, and its record when it went wrong (None for a passing one, which is
+    only read as JSON: decoding every record of a large run would cost most of the time)."""
     try:
         handle = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -152,7 +165,11 @@ def _stream(path: Path, warn: Warn) -> Iterator[Record]:
             if not line.strip():
                 continue
             try:
-                yield parse_record(line)
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                key = (data.get("test_id"), data.get("arm"), data.get("trial"))
+                yield key, decode(Record, data) if _wanted_json(data) else None
             except (ValueError, RecursionError) as exc:
                 text = str(exc) or type(exc).__name__
                 warn(f"{path}:{number}: skipped a corrupt line ({text[:80]})")
@@ -161,8 +178,10 @@ def _stream(path: Path, warn: Warn) -> Iterator[Record]:
 class Written:
     """The suite's files as written: the node at a position, for copying it as it is."""
 
-    def __init__(self) -> None:
+    def __init__(self, *known: Document) -> None:
         self._files: dict[str, tuple[Document, dict[tuple[int, int], PathKey]] | None] = {}
+        for doc in known:  # already read: the suite itself
+            self._files[doc.display] = (doc, _positions(doc))
 
     def node_at(self, where: Location) -> tuple[Any, Document] | None:
         """The value written at ``where`` and its document; None when it cannot be found
@@ -192,9 +211,14 @@ class Written:
                 except SkillevalError:
                     doc = None
                 if doc is not None:
-                    positions: dict[tuple[int, int], PathKey] = {}
-                    for key, loc in doc.values.items():
-                        positions.setdefault((loc.line, loc.col), key)
-                    entry = (doc, positions)
+                    entry = (doc, _positions(doc))
             self._files[shown] = entry
         return self._files[shown]
+
+
+def _positions(doc: Document) -> dict[tuple[int, int], PathKey]:
+    """Each node's path by where it is written (the outermost node at a position)."""
+    positions: dict[tuple[int, int], PathKey] = {}
+    for key, loc in doc.values.items():
+        positions.setdefault((loc.line, loc.col), key)
+    return positions

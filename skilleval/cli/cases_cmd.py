@@ -73,7 +73,7 @@ def cases(
         if output.resolve() == made.suite_file.resolve():
             raise UsageError(f"{output} is the suite itself; cases never edit it: give another -o")
         if made.cases:
-            text = suite_text(made.suite_file, made.cases, made.flags, output, header(made))
+            text = suite_text(made.doc, made.cases, made.flags, output, header(made))
             written = write_checked(text, output)
     if as_json:
         emit_json(to_json(made, output if written is not None else None, written))

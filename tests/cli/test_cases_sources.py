@@ -51,12 +51,13 @@ model:
       output: "bonjour"
     - match: "."
       output: "hello there"
-prompts:
-  - {raw: "Say hi to {{who}}", label: plain}
-  - {raw: "Please greet {{who}} warmly", label: warm}
 tests:
   - file://cases/tests.yaml
   - file://cases/more.csv
+# Two ways to say hello.
+prompts:
+  - {raw: "Say hi to {{who}}", label: plain}
+  - {raw: "Please greet {{who}} warmly", label: warm}
 """
 
 TESTS_FILE = """
@@ -97,7 +98,10 @@ def test_cases_from_tests_files_keep_their_meaning_from_another_folder(
     assert found["carl-plain/default/0"]["test"]["assert"] == [
         {"type": "icontains", "value": "bonjour"}
     ]
-    written = parse(Path("out/grown.yaml").read_text(encoding="utf-8"))
+    text = Path("out/grown.yaml").read_text(encoding="utf-8")
+    assert "# Two ways to say hello.\nprompts:\n" in text
+    assert "file://cases/tests.yaml" not in text
+    written = parse(text)
     assert written["tests"][0]["assert"] == [
         {"type": "python", "value": "file://../cases/check.py"}
     ]
