@@ -168,6 +168,14 @@ def collect(
         if draft.origins:
             out.cases.append(_case(draft, written, run_id, suite.base_dir))
     out.cases.sort(key=lambda c: order.get(c.origin.test, 0))
+    used: set[str] = set()
+    for case in out.cases:
+        # Two test ids that differ only in characters an id cannot hold: number the second.
+        unique, n = case.id, 2
+        while unique in used:
+            unique, n = f"{case.id}-{n}", n + 1
+        used.add(unique)
+        case.id = case.test["id"] = unique
     return out
 
 

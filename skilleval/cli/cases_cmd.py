@@ -51,9 +51,10 @@ def cases(
     """Write candidate tests from the failures of the run RUN (a run directory, `runs/latest`
     or a results file).
 
-    A misrouted prompt becomes a `should_trigger` case; a failing output becomes a case with
-    the assertions that failed, as the suite writes them. Judge errors, judge replies that
-    copy the rubric prompt's example and other errors are notes, not cases. Each case is
+    Each failing test becomes one case: a misrouted prompt carries the `should_trigger` it
+    was meant to have, a failing output the assertions that failed, as the suite writes them.
+    Judge errors, judge replies that copy the rubric prompt's example and other errors are
+    notes, not cases. Each case is
     tagged `from-failure`, named after its record (TEST/ARM/TRIAL) and checked against
     the suite for near-duplicates. The cases are printed as YAML; with -o they are written as
     a suite of their own, checked to load before it is saved. The suite is never edited.
