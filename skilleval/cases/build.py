@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 from skilleval.cases import overlap
 from skilleval.cases.collect import TAG, Case, Note, collect
 from skilleval.cases.overlap import Flag
+from skilleval.cases.paths import Rebase
 from skilleval.cases.source import (
     RunSource,
     Warn,
@@ -103,7 +105,12 @@ def header(made: Made) -> str:
 
 
 def to_json(made: Made, output: Path | None, written: int | None) -> dict[str, Any]:
-    """The ``--json`` document."""
+    """The ``--json`` document; each case's paths as the file it is written to reads them
+    (``output``, or the suite's folder when the cases are only printed)."""
+    if output is not None:
+        folder = output.parent
+    else:
+        folder = made.suite_file if made.suite_file.is_dir() else made.suite_file.parent
     return {
         "version": CASES_VERSION,
         "run_id": made.run.run_id,
@@ -117,7 +124,7 @@ def to_json(made: Made, output: Path | None, written: int | None) -> dict[str, A
                 "also": [o.to_json() for o in c.also],
                 "why": c.why,
                 "flags": [f.to_json() for f in made.flags.get(c.id, ())],
-                "test": _jsonable(c.test),
+                "test": _jsonable(Rebase(c.base_dir, folder).walk(copy.deepcopy(c.test))),
             }
             for c in made.cases
         ],

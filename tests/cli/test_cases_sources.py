@@ -93,7 +93,8 @@ def test_cases_from_tests_files_keep_their_meaning_from_another_folder(
     greet = found["greet-1-plain/default/0"]
     assert greet["also"] == [{"test": "greet-1[warm]", "arm": "default", "trial": 0}]
     assert greet["test"]["vars"] == {"who": "Ann"}
-    assert greet["test"]["assert"] == [{"type": "python", "value": "file://check.py"}]
+    # Paths are written for the folder of -o, in the file and in --json alike.
+    assert greet["test"]["assert"] == [{"type": "python", "value": "file://../cases/check.py"}]
     # From CSV, the assertion is rebuilt from what was loaded.
     assert found["carl-plain/default/0"]["test"]["assert"] == [
         {"type": "icontains", "value": "bonjour"}
