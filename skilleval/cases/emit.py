@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,9 @@ from skilleval.errors import (
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.yamldoc import Document
 from skilleval.userfile import display_path
+
+SCHEMA_COMMENT = re.compile(r"(?m)^(#\s*yaml-language-server:\s*\$schema=)(\S+)")
+"""The editor's schema comment, whose relative path moves with the file too."""
 
 DROPPED = ("tests", "scenarios", "outputPath")
 """Top-level keys of the source suite that the written suite does not keep."""
@@ -130,8 +134,13 @@ def suite_text(
     if suite.file is None:
         raise UsageError(f"{suite.display} is not a file; -o cannot copy its settings")
     suite_file = suite.file
+    rebase = Rebase(suite_file.parent, target.parent)
+    text = SCHEMA_COMMENT.sub(
+        lambda m: m.group(1) + (m.group(2) if ":" in m.group(2) else rebase.path(m.group(2))),
+        without_tests(suite),
+    )
     try:
-        data = yaml.load(without_tests(suite))
+        data = yaml.load(text)
     except YAMLError as exc:
         raise UsageError(f"cannot read {suite.display} to copy its settings: {exc}") from None
     if not isinstance(data, CommentedMap):
@@ -140,7 +149,7 @@ def suite_text(
     for key in DROPPED:
         if key in data:
             del data[key]
-    Rebase(suite_file.parent, target.parent).walk(data)
+    rebase.walk(data)
     lines = [header]
     if dropped:
         lines.append("Left out of the source suite: " + ", ".join(f"`{k}:`" for k in dropped) + ".")

@@ -41,7 +41,7 @@ def parse(text: str) -> Any:
     return YAML(typ="safe").load(text)
 
 
-FILES_SUITE = """
+FILES_SUITE = """# yaml-language-server: $schema=schemas/suite.schema.json
 version: 1
 type: capability
 model:
@@ -101,6 +101,7 @@ def test_cases_from_tests_files_keep_their_meaning_from_another_folder(
     ]
     text = Path("out/grown.yaml").read_text(encoding="utf-8")
     assert "# Two ways to say hello.\nprompts:\n" in text
+    assert text.startswith("# yaml-language-server: $schema=../schemas/suite.schema.json\n")
     assert "file://cases/tests.yaml" not in text
     written = parse(text)
     assert written["tests"][0]["assert"] == [
