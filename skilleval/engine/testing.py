@@ -17,7 +17,7 @@ from typing import Any
 from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request, clean_reply
 from skilleval.errors import ProviderError, RegexError, RegexTimeoutError
 from skilleval.plugins.markers import ConfigContext, provider
-from skilleval.util import saferegex
+from skilleval.sandbox import saferegex
 from skilleval.util.fileref import is_ref
 from skilleval.util.frozen import frozen
 

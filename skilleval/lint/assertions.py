@@ -13,7 +13,7 @@ from skilleval.errors import RegexError, RegexTimeoutError
 from skilleval.lint.checks import CANNOT_FAIL, CANNOT_PASS, NOT_CHECKABLE, UNSCORED_TEST
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import LintAssert, LintTest, LintView
-from skilleval.util import saferegex
+from skilleval.sandbox import saferegex
 
 Always = Literal["pass", "fail"]
 

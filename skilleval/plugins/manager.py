@@ -33,11 +33,11 @@ from skilleval.plugins.markers import (
     ReporterType,
     ToolKindType,
 )
+from skilleval.sandbox.pyfile import import_plugin_file
+from skilleval.sandbox.usercode import raised_at, user_output
 from skilleval.userfile import lookup_problem
 from skilleval.util.home import home_dir
 from skilleval.util.installed import entry_points_in
-from skilleval.util.pyfile import import_plugin_file
-from skilleval.util.usercode import raised_at, user_output
 
 ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
 """Installed packages name a module in either group; ``skilleval.assertions`` is the older

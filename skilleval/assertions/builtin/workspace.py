@@ -15,9 +15,9 @@ from typing import Any
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import PathEscape, RegexError, RegexTimeoutError
+from skilleval.sandbox import saferegex
+from skilleval.sandbox.process import run_in
 from skilleval.suite.template import is_template
-from skilleval.util import saferegex
-from skilleval.util.process import run_in
 from skilleval.util.workpath import path_problem, resolve_inside
 
 _PATH: dict[str, Any] = {
