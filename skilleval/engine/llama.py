@@ -49,7 +49,8 @@ from skilleval.engine.greedy_grammar import (
     closing_token,
     guards_loops,
 )
-from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
+from skilleval.engine.hf import Fetched, fetch
+from skilleval.engine.hf_ref import is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_adapter import (
     check_installed,
