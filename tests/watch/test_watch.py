@@ -23,7 +23,7 @@ from skilleval.results.model import Calls, JudgeInfo
 from skilleval.results.records import CallStats, Record
 from skilleval.watch import Outcome, Watcher, WatchOptions
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 20.0
 
 SKILL = COMMIT_SKILL
