@@ -429,11 +429,11 @@ def test_reads_and_folder_updates_are_not_changes(tmp_path: Path, plugin_suite: 
         FileOpenedEvent,
     )
 
-    from skilleval.watch import _forwarder
+    from skilleval.watch.observe import event_forwarder
 
     watcher = Watcher([plugin_suite], echo=lambda _: None)
     watcher.start(initial_run=False)
-    forward = _forwarder(watcher)
+    forward = event_forwarder(watcher)
     suite = str(plugin_suite)
     for event in (FileOpenedEvent(suite), FileClosedNoWriteEvent(suite)):
         forward.dispatch(event)
