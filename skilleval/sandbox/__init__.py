@@ -5,7 +5,9 @@ point keeps one contract: the caller states the limits (or takes the module's de
 gets back either a value describing what happened or an error from :mod:`skilleval.errors`.
 Nothing the user's code does (a loop, a throw, ``sys.exit``, a stray ``print``, a
 catastrophic pattern, a process that will not die) escapes as anything else, and nothing it
-starts outlives skilleval.
+starts outlives skilleval. The one exception on purpose is :func:`.pyfile.import_file`, which
+passes on what a module raises while it is imported; its callers turn that into an ``error``
+verdict or a diagnostic.
 
 =================  =============================  ==========================================
 module             limits in                      out
