@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from skilleval.api import Check, Verdict
+from skilleval.assertions.builtin._xml_fragments import xml_candidates
 from skilleval.assertions.builtin.xml_checks import (
     contains_xml,
     is_xml,
     required_paths,
-    xml_candidates,
     xml_problem,
 )
 
