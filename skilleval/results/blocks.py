@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Literal
 
-from skilleval.results.codec import OMIT_EMPTY, meta
-from skilleval.results.records import ARM, COUNT, RATE, Tier, TriggerOutcome
+from skilleval.results.codec import ARM, COUNT, OMIT_EMPTY, RATE, meta
+from skilleval.results.records import Tier, TriggerOutcome
 from skilleval.util.frozen import frozen
 
 LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]

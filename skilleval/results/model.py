@@ -35,8 +35,8 @@ from skilleval.results.blocks import (
     Trigger,
     TriggerCalibration,
 )
-from skilleval.results.codec import OMIT_EMPTY, meta
-from skilleval.results.records import ARM, COUNT, RATE, Record
+from skilleval.results.codec import ARM, COUNT, OMIT_EMPTY, RATE, meta
+from skilleval.results.records import Record
 from skilleval.util.frozen import frozen
 
 __all__ = [

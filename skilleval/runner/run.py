@@ -21,6 +21,7 @@ from skilleval.api import Judge
 from skilleval.engine.base import Provider, Request, complete_all
 from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
+from skilleval.results.agent import RecordExtra
 from skilleval.results.codec import decode
 from skilleval.results.model import Overfit, RouterFitness
 from skilleval.results.records import Record
@@ -91,9 +92,10 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     metadata = {t.id: dict(t.metadata) for t in tests if t.metadata}
 
     def emit(record: Record) -> None:
-        if record.test_id in metadata and "metadata" not in record.extra:
+        if record.test_id in metadata and record.metadata is None:
             # The test's `metadata:`, carried into its results as promptfoo does.
-            record = replace(record, extra={**record.extra, "metadata": metadata[record.test_id]})
+            extra = replace(record.extra or RecordExtra(), metadata=metadata[record.test_id])
+            record = replace(record, extra=extra)
         trig = triggers.get(record.test_id)
         if trig is not None and suite.skill is not None:
             record = replace(record, trigger=trig.outcome(suite.skill.name))
