@@ -11,6 +11,11 @@ API (``docs/assertions.md``, "Writing a plugin"):
   ``return Verdict.errored("why")``, both an ``error`` verdict, neither pass nor fail;
 * what a provider's ``configure`` may use (:class:`ConfigContext`) and raise
   (:class:`ProviderError`, :class:`TruncatedError`, :class:`InvalidReplyError`);
+* what an output format receives: the typed :class:`Run`, its :class:`Record` s (with
+  :class:`AssertionResult`, :class:`CallStats` and the agent's :class:`AgentBlock`) and the
+  blocks a renderer reads (:class:`Summary`, :class:`ArmSummary`, :class:`Tally`,
+  :class:`Lift`, :class:`Trigger`, :class:`Gate`, :class:`Environment` …), and for a run on
+  several models the :class:`Matrix` of :class:`Column` s;
 * the error a :class:`Judge` call raises when the judge gives no usable reply
   (:class:`JudgeError`), and the base of every error a user can fix
   (:class:`SkillevalError`), with :class:`Diagnostic` and :class:`Location` for positions.
@@ -36,6 +41,51 @@ if TYPE_CHECKING:
         TruncatedError,
     )
     from skilleval.plugins.markers import ConfigContext, provider, reporter, tool_kind
+    from skilleval.results.agent import AgentBlock
+    from skilleval.results.matrix import Column, Matrix
+    from skilleval.results.model import (
+        ArmSummary,
+        Calls,
+        Confusion,
+        Environment,
+        Gate,
+        GateCheck,
+        JudgeInfo,
+        Lift,
+        ModelInfo,
+        Reliability,
+        Run,
+        SkillInfo,
+        SuiteInfo,
+        Summary,
+        Tally,
+        TestRow,
+        Timing,
+        Trigger,
+    )
+    from skilleval.results.records import AssertionResult, CallStats, Record, TriggerOutcome
+
+RESULTS: tuple[str, ...] = (
+    "ArmSummary",
+    "Calls",
+    "Confusion",
+    "Environment",
+    "Gate",
+    "GateCheck",
+    "JudgeInfo",
+    "Lift",
+    "ModelInfo",
+    "Reliability",
+    "Run",
+    "SkillInfo",
+    "SuiteInfo",
+    "Summary",
+    "Tally",
+    "TestRow",
+    "Timing",
+    "Trigger",
+)
+"""The results blocks a renderer reads, exported from :mod:`skilleval.results.model`."""
 
 _HOMES = {
     **dict.fromkeys(("AssertionType", "Check", "Judge", "Stats", "Verdict", "assertion"), "api"),
@@ -53,6 +103,12 @@ _HOMES = {
         "errors",
     ),
     **dict.fromkeys(("ConfigContext", "provider", "reporter", "tool_kind"), "plugins.markers"),
+    **dict.fromkeys(RESULTS, "results.model"),
+    **dict.fromkeys(
+        ("AssertionResult", "CallStats", "Record", "TriggerOutcome"), "results.records"
+    ),
+    **dict.fromkeys(("Column", "Matrix"), "results.matrix"),
+    "AgentBlock": "results.agent",
 }
 """Where each exported name is defined. They are imported on first use, so that commands
 that need none of them (``skilleval --version``) do not pay for the plugin machinery."""
@@ -68,18 +124,43 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AgentBlock",
+    "ArmSummary",
+    "AssertionResult",
     "AssertionType",
+    "CallStats",
+    "Calls",
     "CannotEvaluate",
     "Check",
+    "Column",
     "ConfigContext",
+    "Confusion",
     "Diagnostic",
+    "Environment",
+    "Gate",
+    "GateCheck",
     "InvalidReplyError",
     "Judge",
     "JudgeError",
+    "JudgeInfo",
+    "Lift",
     "Location",
+    "Matrix",
+    "ModelInfo",
     "ProviderError",
+    "Record",
+    "Reliability",
+    "Run",
+    "SkillInfo",
     "SkillevalError",
     "Stats",
+    "SuiteInfo",
+    "Summary",
+    "Tally",
+    "TestRow",
+    "Timing",
+    "Trigger",
+    "TriggerOutcome",
     "TruncatedError",
     "Verdict",
     "__version__",

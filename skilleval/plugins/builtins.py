@@ -35,7 +35,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
 MANIFEST = Path(__file__).with_name("builtins.json")
 """Every built-in registration, in the order scanning the modules registers them."""
 
-CALLABLES: frozenset[str] = frozenset({"fn", "factory", "configure", "check_value"})
+CALLABLES: frozenset[str] = frozenset({"fn", "factory", "configure", "check_value", "side_by_side"})
 """The fields of a registration that hold its functions: left out of the manifest, and
 imported with the module when first called."""
 

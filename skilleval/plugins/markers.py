@@ -117,10 +117,14 @@ class ProviderType(Registration):
 class ReporterType(Registration):
     """An output format for ``-o FILE``, chosen by the file's extension.
 
-    ``factory(results, dest)`` writes the results to the path ``dest``.
+    ``factory(run, dest)`` writes the typed run (:class:`~skilleval.results.model.Run`) to
+    the path ``dest``; ``side_by_side(matrix, dest)``, when the format has one, writes the
+    report of a run on several models (:class:`~skilleval.results.matrix.Matrix`).
     """
 
     suffix: str
+    side_by_side: Callable[..., Any] | None = None
+    """Writes a run on several models side by side; None: the format cannot."""
 
     kind: ClassVar[Kind] = "reporter"
 
@@ -186,11 +190,27 @@ def provider(
     return mark
 
 
-def reporter(name: str, *, suffix: str) -> Callable[[F], F]:
-    """Mark ``fn(results, dest: Path) -> None`` as the output format ``name`` for files ending in ``suffix``."""
+def reporter(
+    name: str, *, suffix: str, side_by_side: Callable[..., Any] | None = None
+) -> Callable[[F], F]:
+    """Mark ``fn(run, dest: Path) -> None`` as the output format ``name`` for files ending in ``suffix``.
+
+    Args:
+        name: The format's name, as ``skilleval plugins`` lists it.
+        suffix: The lower-case extension of the files it writes (``.tsv``).
+        side_by_side: ``fn(matrix, dest: Path) -> None``, the same format for a run on several
+            models; without it, such a run refuses this extension before it starts.
+    """
 
     def mark(fn: F) -> F:
-        setattr(fn, MARK, ReporterType(name=name, factory=fn, suffix=suffix, summary=_summary(fn)))
+        reg = ReporterType(
+            name=name,
+            factory=fn,
+            suffix=suffix,
+            summary=_summary(fn),
+            side_by_side=side_by_side,
+        )
+        setattr(fn, MARK, reg)
         return fn
 
     return mark

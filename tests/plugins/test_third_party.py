@@ -1,5 +1,8 @@
 """A plugin from outside the package adds a provider, an output format and a tool kind.
 
+Its output format reads the typed run, as the built-in ones do, and writes a run on several
+models side by side.
+
 The plugin is a real installed distribution (an entry point in ``skilleval.plugins``, built
 in the test) or the same file in a plugin folder; each of its three registrations is used in
 a real ``skilleval run`` through the CLI.
@@ -22,7 +25,7 @@ PLUGIN = '''
 import json
 from dataclasses import dataclass
 
-from skilleval import provider, reporter, tool_kind
+from skilleval import Matrix, Record, Run, provider, reporter, tool_kind
 from skilleval.trajectory import ToolResult
 from skilleval.engine.base import Completion, ModelIdentity
 
@@ -65,10 +68,17 @@ def relay(config, context):
     return Relay(config["word"])
 
 
-@reporter("tsv", suffix=".tsv")
-def write_tsv(results, dest):
-    """Test id and status, tab-separated."""
-    rows = [f"{r['test_id']}\\t{r['status']}" for r in results["records"]]
+def write_tsv_matrix(matrix: Matrix, dest):
+    """Each model and its primary arm's pass rate."""
+    rows = [f"{c.label}\\t{c.summary.arms[c.primary_arm].pass_rate}" for c in matrix.columns]
+    dest.write_text("\\n".join(rows) + "\\n", encoding="utf-8")
+
+
+@reporter("tsv", suffix=".tsv", side_by_side=write_tsv_matrix)
+def write_tsv(run: Run, dest):
+    """Test id, status and tool calls, tab-separated, from the typed run."""
+    assert isinstance(run, Run) and all(isinstance(r, Record) for r in run.records)
+    rows = [f"{r.test_id}\\t{r.status}\\t{r.agent.totals.tool_calls}" for r in run.records]
     dest.write_text("\\n".join(rows) + "\\n", encoding="utf-8")
 
 
@@ -147,7 +157,7 @@ def test_an_installed_plugin_adds_a_provider_a_format_and_a_tool_kind(
     out = tmp_path / "out" / "results.tsv"
     assert run_cli(["run", str(suite), "-o", str(out), "--json"]) == ExitCode.OK
     doc = results_of(capsys)
-    assert out.read_text(encoding="utf-8") == "relayed\tpass\n"
+    assert out.read_text(encoding="utf-8") == "relayed\tpass\t1\n"
     environment = doc["environment"]
     assert isinstance(environment, dict)
     assert environment["model_spec"] == {
@@ -170,7 +180,7 @@ def test_the_same_file_works_from_a_plugin_folder(
     out = tmp_path / "results.tsv"
     code = run_cli(["run", str(suite), "--no-entry-points", "-o", str(out), "--json"])
     assert code == ExitCode.OK
-    assert out.read_text(encoding="utf-8") == "relayed\tpass\n"
+    assert out.read_text(encoding="utf-8") == "relayed\tpass\t1\n"
 
 
 def test_a_failing_run_through_plugins_exits_1_and_still_writes(
@@ -179,7 +189,7 @@ def test_a_failing_run_through_plugins_exits_1_and_still_writes(
     suite = suite_at(tmp_path / "s", SUITE.replace("word: hello", "word: bye"))
     out = tmp_path / "results.tsv"
     assert run_cli(["run", str(suite), "-o", str(out), "--json"]) == ExitCode.GATE_FAILED
-    assert out.read_text(encoding="utf-8") == "relayed\tfail\n"
+    assert out.read_text(encoding="utf-8") == "relayed\tfail\t1\n"
 
 
 @pytest.mark.parametrize(
@@ -289,3 +299,41 @@ def test_a_provider_that_cannot_start_is_a_plugin_error_at_its_line(
     suite = suite_at(tmp_path / "s", "plugins: [plugins]\nmodel: bad\ntests: [{prompt: hi}]\n")
     assert run_cli(["run", str(suite), "--no-entry-points"]) == ExitCode.INVALID
     assert f"plugins/bad.py:3:1: error: {message}" in capsys.readouterr().err
+
+
+def test_an_installed_format_writes_a_run_on_several_models_side_by_side(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    two = SUITE.replace(
+        "model: {provider: relay, word: hello}",
+        "models: [{provider: relay, word: hello}, {provider: relay, word: bye}]",
+    )
+    suite = suite_at(tmp_path / "s", two)
+    out = tmp_path / "side.tsv"
+    code = run_cli(["run", str(suite), "-o", str(out)])
+    assert code == ExitCode.GATE_FAILED  # the second model fails
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert [line.split("\t")[1] for line in lines] == ["1.0", "0.0"]
+    assert len(lines) == 2 and lines[0] != lines[1]
+
+
+def test_a_format_without_a_side_by_side_writer_is_refused_for_several_models(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "plain.py").write_text(
+        "from skilleval import reporter\n\n"
+        "@reporter('plain', suffix='.txt')\n"
+        "def write(run, dest):\n"
+        "    dest.write_text(run.run_id)\n",
+        encoding="utf-8",
+    )
+    suite = suite_at(
+        tmp_path / "s", "plugins: [plugins]\nmodels: [echo, echo]\ntests: [{prompt: hi}]\n"
+    )
+    out = tmp_path / "r.txt"
+    assert run_cli(["run", str(suite), "--no-entry-points", "-o", str(out)]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "a run on several models writes .json, .html, .md side by side, not '.txt'" in err
+    assert not out.exists()
