@@ -9,7 +9,8 @@ API (``docs/assertions.md``, "Writing a plugin"):
   :class:`Verdict`, and the :class:`Judge` a model-tier assertion grades with;
 * how a check says it cannot grade an output: ``raise CannotEvaluate("why")`` or
   ``return Verdict.errored("why")``, both an ``error`` verdict, neither pass nor fail;
-* what a provider's ``configure`` may use (:class:`ConfigContext`) and raise
+* what a provider declares about its calls (:class:`Capabilities`), and what its
+  ``configure`` may use (:class:`ConfigContext`) and raise
   (:class:`ProviderError`, :class:`TruncatedError`, :class:`InvalidReplyError`);
 * what an output format receives: the typed :class:`Run`, its :class:`Record` s (with
   :class:`AssertionResult`, :class:`CallStats` and the agent's :class:`AgentBlock`) and the
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from skilleval.version import __version__
 
 if TYPE_CHECKING:
-    from skilleval.api import AssertionType, Check, Judge, Stats, Verdict, assertion
+    from skilleval.api import AssertionType, Capabilities, Check, Judge, Stats, Verdict, assertion
     from skilleval.errors import (
         CannotEvaluate,
         Diagnostic,
@@ -88,7 +89,18 @@ RESULTS: tuple[str, ...] = (
 """The results blocks a renderer reads, exported from :mod:`skilleval.results.model`."""
 
 _HOMES = {
-    **dict.fromkeys(("AssertionType", "Check", "Judge", "Stats", "Verdict", "assertion"), "api"),
+    **dict.fromkeys(
+        (
+            "AssertionType",
+            "Capabilities",
+            "Check",
+            "Judge",
+            "Stats",
+            "Verdict",
+            "assertion",
+        ),
+        "api",
+    ),
     **dict.fromkeys(
         (
             "CannotEvaluate",
@@ -131,6 +143,7 @@ __all__ = [
     "CallStats",
     "Calls",
     "CannotEvaluate",
+    "Capabilities",
     "Check",
     "Column",
     "ConfigContext",

@@ -166,6 +166,38 @@ class Verdict:
         return cls(passed=False, reason=message, error=message, **kw)
 
 
+@frozen(kw_only=True)
+class Capabilities:
+    """What a provider says about its calls, so that skilleval never has to know it by name.
+
+    A provider declares them with ``@provider(..., capabilities=Capabilities(...))``; each is
+    False unless declared.
+    """
+
+    timed: bool = False
+    """Its calls' durations are a model at work: the run reports tokens per second and busy
+    time (not for echo or scripted replies, which take no time worth reporting)."""
+    costed: bool = False
+    """A call may cost money the provider does not report (a remote server): the ``cost``
+    assertion sees it as unknown. Otherwise a call costs 0."""
+    keep_loaded: bool = False
+    """Loading it is slow (weights in this process): ``watch`` keeps it loaded from one run to
+    the next while its settings stay the same, rather than build it for every run."""
+    measured: bool = False
+    """Its replies and routing choices come from a model, not from text written in advance:
+    a kept ``router-check`` verdict for its identity applies to a run's trigger block."""
+    scores: bool = False
+    """It can return log-probability scores for a constrained choice, which the trigger AUROC
+    and ``trigger: {calibrate: true}`` need."""
+
+    def names(self) -> tuple[str, ...]:
+        """The capabilities declared, by name, as listings show them."""
+        return tuple(name for name in _CAPABILITIES if getattr(self, name))
+
+
+_CAPABILITIES = ("timed", "costed", "keep_loaded", "measured", "scores")
+
+
 AssertionFn = Callable[[Check], Any]
 _Marked = TypeVar("_Marked", bound=Callable[..., Any])
 ValueCheck = Callable[[Any], "str | None"]

@@ -14,7 +14,7 @@ import functools
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import fields, replace
+from dataclasses import asdict, fields, is_dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
@@ -274,6 +274,8 @@ class PluginManager:
                     row["tier"] = p.tier
                 if isinstance(p, ReporterType):
                     row["suffix"] = p.suffix
+                if isinstance(p, ProviderType):
+                    row["capabilities"] = list(p.capabilities.names())
                 out.append(row)
         return out
 
@@ -306,7 +308,10 @@ def manifest_entries() -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for module_name in builtin_modules():
         for plugin in builtin_registrations(module_name).values():
-            data = {f.name: getattr(plugin, f.name) for f in fields(plugin)}  # type: ignore[arg-type]
+            data = {
+                f.name: _plain(getattr(plugin, f.name))
+                for f in fields(plugin)  # type: ignore[arg-type]
+            }
             entries.append(
                 {
                     "kind": plugin.kind,
@@ -319,6 +324,14 @@ def manifest_entries() -> list[dict[str, Any]]:
                 }
             )
     return entries
+
+
+def _plain(value: Any) -> Any:
+    """A registration's field as the manifest holds it: a declared object (capabilities) as
+    its fields."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return value
 
 
 _CLASSES: dict[str, Callable[..., Any]] = {

@@ -15,6 +15,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
+from skilleval.api import Capabilities
 from skilleval.util.frozen import frozen
 
 Kind = Literal["assertion", "provider", "reporter", "tool_kind"]
@@ -105,8 +106,14 @@ class ProviderType(Registration):
     configure: Callable[[Mapping[str, Any], ConfigContext], Any] | None = None
     implied_by: str | None = None
     """A key whose presence selects this provider when ``provider:`` is left out."""
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    """What its calls are (timed, costed, worth keeping loaded …); see :class:`~skilleval.api.Capabilities`."""
 
     kind: ClassVar[Kind] = "provider"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.capabilities, Mapping):  # as the built-ins' manifest writes it
+            object.__setattr__(self, "capabilities", Capabilities(**self.capabilities))
 
     def properties(self) -> Mapping[str, Any]:
         """The keys the provider's mapping accepts, as JSON Schema properties."""
@@ -163,6 +170,7 @@ def provider(
     schema: Mapping[str, Any] | None = None,
     configure: Callable[[Mapping[str, Any], ConfigContext], Any] | None = None,
     implied_by: str | None = None,
+    capabilities: Capabilities | None = None,
 ) -> Callable[[F], F]:
     """Mark ``fn(config, context) -> Provider`` as the provider ``name``.
 
@@ -173,6 +181,8 @@ def provider(
         configure: Turns the validated mapping into the config object ``fn`` receives; report
             problems with ``ctx.error``. Default: the mapping as a dict.
         implied_by: A key that selects this provider when ``provider:`` is not written.
+        capabilities: What its calls are: timed, costed, worth keeping loaded, backed by a
+            model, able to return scores. Default: none of them.
     """
 
     def mark(fn: F) -> F:
@@ -183,6 +193,7 @@ def provider(
             summary=_summary(fn),
             configure=configure,
             implied_by=implied_by,
+            capabilities=capabilities or Capabilities(),
         )
         setattr(fn, MARK, reg)
         return fn

@@ -314,7 +314,6 @@ def test_an_installed_format_writes_a_run_on_several_models_side_by_side(
     assert code == ExitCode.GATE_FAILED  # the second model fails
     lines = out.read_text(encoding="utf-8").splitlines()
     assert [line.split("\t")[1] for line in lines] == ["1.0", "0.0"]
-    assert len(lines) == 2 and lines[0] != lines[1]
 
 
 def test_a_format_without_a_side_by_side_writer_is_refused_for_several_models(
@@ -337,3 +336,64 @@ def test_a_format_without_a_side_by_side_writer_is_refused_for_several_models(
     err = capsys.readouterr().err
     assert "a run on several models writes .json, .html, .md side by side, not '.txt'" in err
     assert not out.exists()
+
+
+METERED = '''
+from skilleval import Capabilities, provider
+from skilleval.engine.base import Completion, ModelIdentity
+
+
+class Metered:
+    max_concurrency = 1
+
+    def identity(self):
+        return ModelIdentity(kind="metered", name="metered")
+
+    def complete(self, request):
+        return Completion(text="ok", completion_tokens=10, latency_ms=100.0)
+
+    def cache_salt(self, request):
+        return ""
+
+    def close(self):
+        pass
+
+
+@provider("metered", capabilities=Capabilities(DECLARED))
+def metered(config, context):
+    """A remote model that bills per call."""
+    return Metered()
+'''
+
+
+@pytest.mark.parametrize(
+    ("declared", "cost", "timed"),
+    [("timed=True, costed=True", "error", True), ("", "pass", False)],
+)
+def test_a_plugin_provider_declares_what_its_calls_are(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    declared: str,
+    cost: str,
+    timed: bool,
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "metered.py").write_text(METERED.replace("DECLARED", declared), encoding="utf-8")
+    suite = suite_at(
+        tmp_path / "s",
+        "plugins: [plugins]\nmodel: metered\n"
+        "tests: [{prompt: hi, assert: [{type: cost, value: 1}]}]\n",
+    )
+    args = ["run", str(suite), "--no-entry-points", "--no-cache", "--json"]
+    run_cli(args)
+    doc = results_of(capsys)
+    [record] = doc["records"]  # type: ignore[misc]
+    assert record["asserts"][0]["status"] == cost
+    # Tokens per second are reported for a timed provider only (a cost unknown is an error).
+    assert (doc["calls"]["generation_tokens_per_s"] is not None) == timed  # type: ignore[index]
+    assert run_cli(["plugins", str(suite), "--kind", "provider", "--json"]) == ExitCode.OK
+    listing = {p["name"]: p for p in json.loads(capsys.readouterr().out)}
+    assert listing["metered"]["capabilities"] == [c for c in ("timed", "costed") if c in declared]
+    assert listing["gguf"]["capabilities"] == ["timed", "keep_loaded", "measured", "scores"]
+    assert listing["echo"]["capabilities"] == []
