@@ -1,4 +1,5 @@
-"""What a plugin declares: the kinds of extension, their registrations, and the markers.
+"""What a plugin declares: the registrations of providers, output formats and tool kinds,
+and their markers (assertion types are declared in :mod:`skilleval.api`).
 
 Every extension point works the same way. A decorator (:func:`provider`, :func:`reporter`,
 :func:`tool_kind`, or :func:`~skilleval.api.assertion`) only attaches a declaration
@@ -13,23 +14,10 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from skilleval.api import Capabilities
+from skilleval.api import KIND_LABELS, MARK, Capabilities, Kind, Registration
 from skilleval.util.frozen import frozen
-
-Kind = Literal["assertion", "provider", "reporter", "tool_kind"]
-
-#: Each kind as messages and listings name it.
-KIND_LABELS: Mapping[Kind, str] = {
-    "assertion": "assertion type",
-    "provider": "provider",
-    "reporter": "output format",
-    "tool_kind": "tool kind",
-}
-
-MARK = "__skilleval_plugin__"
-"""The attribute a marker sets on a function; the manager scans for it."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,45 +40,6 @@ class ConfigContext(Protocol):
     def read_ref(self, ref: str, key: str) -> Any:
         """The value of a ``file://`` reference written at ``key``; None (and an error) if unreadable."""
         ...
-
-
-@frozen(kw_only=True)
-class Registration:
-    """What every registration has: a kind, a name, a config schema and a callable."""
-
-    name: str
-    factory: Callable[..., Any]
-    """The constructor (provider, tool kind) or the callable (reporter)."""
-    schema: Mapping[str, Any] | None = None
-    """JSON Schema (draft 2020-12) for the registration's configuration; None: it takes none."""
-    summary: str = ""
-    origin: str = "builtin"
-    """``builtin``, ``entry point 'NAME' (DIST VERSION)`` or a plugin file's path."""
-
-    kind: ClassVar[Kind]
-    """Which extension point; set by each subclass."""
-
-    @property
-    def defined_at(self) -> str:
-        code = getattr(self.factory, "__code__", None)
-        if code is None:
-            return "<unknown>"
-        return f"{code.co_filename}:{code.co_firstlineno}"
-
-    def problem(self) -> str | None:
-        """Why this registration cannot work, or None; checked when it is registered."""
-        label = KIND_LABELS[self.kind]
-        if not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
-            return f"{label} name '{self.name}' may only use letters, digits, '-' and '_'"
-        if self.schema is not None:
-            from jsonschema import Draft202012Validator  # lazy: start-up time
-            from jsonschema.exceptions import SchemaError
-
-            try:
-                Draft202012Validator.check_schema(dict(self.schema))
-            except SchemaError as exc:
-                return f"{label} '{self.name}' has an invalid config schema: {exc.message}"
-        return None
 
 
 @frozen(kw_only=True)
@@ -258,3 +207,19 @@ def registration_of(fn: Callable[..., Any]) -> Registration:
     if not isinstance(reg, Registration):
         raise TypeError(f"{fn!r} carries no skilleval plugin mark")
     return reg
+
+
+__all__ = [
+    "KIND_LABELS",
+    "MARK",
+    "ConfigContext",
+    "Kind",
+    "ProviderType",
+    "Registration",
+    "ReporterType",
+    "ToolKindType",
+    "provider",
+    "registration_of",
+    "reporter",
+    "tool_kind",
+]
