@@ -4,7 +4,9 @@ What plugin authors need is exported here, and nothing else; these names are the
 API (``docs/assertions.md``, "Writing a plugin"):
 
 * the markers for each extension point: :func:`assertion`, :func:`provider`,
-  :func:`reporter`, :func:`tool_kind`;
+  :func:`reporter`, :func:`tool_kind`, :func:`lint_check`;
+* what a lint check declares and gets: :class:`LintCheck`, the :class:`LintView` of a suite,
+  and the :class:`Finding` s it yields;
 * what an assertion receives and returns: :class:`Check` (with :class:`Stats`),
   :class:`Verdict`, and the :class:`Judge` a model-tier assertion grades with;
 * how a check says it cannot grade an output: ``raise CannotEvaluate("why")`` or
@@ -41,7 +43,16 @@ if TYPE_CHECKING:
         SkillevalError,
         TruncatedError,
     )
-    from skilleval.plugins.markers import ConfigContext, provider, reporter, tool_kind
+    from skilleval.lint.finding import Finding
+    from skilleval.lint.view import LintView
+    from skilleval.plugins.markers import (
+        ConfigContext,
+        LintCheck,
+        lint_check,
+        provider,
+        reporter,
+        tool_kind,
+    )
     from skilleval.results.agent import AgentBlock
     from skilleval.results.matrix import Column, Matrix
     from skilleval.results.model import (
@@ -114,7 +125,12 @@ _HOMES = {
         ),
         "errors",
     ),
-    **dict.fromkeys(("ConfigContext", "provider", "reporter", "tool_kind"), "plugins.markers"),
+    **dict.fromkeys(
+        ("ConfigContext", "LintCheck", "lint_check", "provider", "reporter", "tool_kind"),
+        "plugins.markers",
+    ),
+    "Finding": "lint.finding",
+    "LintView": "lint.view",
     **dict.fromkeys(RESULTS, "results.model"),
     **dict.fromkeys(
         ("AssertionResult", "CallStats", "Record", "TriggerOutcome"), "results.records"
@@ -150,6 +166,7 @@ __all__ = [
     "Confusion",
     "Diagnostic",
     "Environment",
+    "Finding",
     "Gate",
     "GateCheck",
     "InvalidReplyError",
@@ -157,6 +174,8 @@ __all__ = [
     "JudgeError",
     "JudgeInfo",
     "Lift",
+    "LintCheck",
+    "LintView",
     "Location",
     "Matrix",
     "ModelInfo",
@@ -178,6 +197,7 @@ __all__ = [
     "Verdict",
     "__version__",
     "assertion",
+    "lint_check",
     "provider",
     "reporter",
     "tool_kind",

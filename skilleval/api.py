@@ -206,7 +206,7 @@ _Marked = TypeVar("_Marked", bound=Callable[..., Any])
 ValueCheck = Callable[[Any], "str | None"]
 
 
-Kind = Literal["assertion", "provider", "reporter", "tool_kind"]
+Kind = Literal["assertion", "provider", "reporter", "tool_kind", "lint_check"]
 
 #: Each kind of extension as messages and listings name it.
 KIND_LABELS: Mapping[Kind, str] = {
@@ -214,6 +214,7 @@ KIND_LABELS: Mapping[Kind, str] = {
     "provider": "provider",
     "reporter": "output format",
     "tool_kind": "tool kind",
+    "lint_check": "lint check",
 }
 
 

@@ -23,7 +23,7 @@ from skilleval.api import KIND_LABELS, MARK, AssertionType, Kind, Registration
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.builtins import CALLABLES, builtin_modules, read_manifest
 from skilleval.plugins.declared import declared_assertions
-from skilleval.plugins.markers import ProviderType, ReporterType, ToolKindType
+from skilleval.plugins.markers import LintCheckType, ProviderType, ReporterType, ToolKindType
 from skilleval.userfile import lookup_problem
 from skilleval.util.home import home_dir
 from skilleval.util.installed import entry_points_in
@@ -223,6 +223,10 @@ class PluginManager:
     def reporters(self) -> list[ReporterType]:
         return [p for p in self.entries("reporter") if isinstance(p, ReporterType)]
 
+    def lint_checks(self) -> list[LintCheckType]:
+        """In the order registered: skilleval's own, then plugins'."""
+        return [p for p in self._tables["lint_check"].values() if isinstance(p, LintCheckType)]
+
     def tool_kinds(self) -> list[ToolKindType]:
         """In the order registered (built-ins as defined, then plugins), as messages list them."""
         return [p for p in self._tables["tool_kind"].values() if isinstance(p, ToolKindType)]
@@ -254,6 +258,8 @@ class PluginManager:
                     row["suffix"] = p.suffix
                 if isinstance(p, ProviderType):
                     row["capabilities"] = list(p.capabilities.names())
+                if isinstance(p, LintCheckType):
+                    row["checks"] = [c.id for c in p.checks]
                 out.append(row)
         return out
 
@@ -303,10 +309,12 @@ def manifest_entries() -> list[dict[str, Any]]:
 
 
 def _plain(value: Any) -> Any:
-    """A registration's field as the manifest holds it: a declared object (capabilities) as
-    its fields."""
+    """A registration's field as the manifest holds it: a declared object (capabilities, a
+    lint check) as its fields."""
     if is_dataclass(value) and not isinstance(value, type):
         return asdict(value)
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
     return value
 
 
@@ -315,6 +323,7 @@ _CLASSES: dict[str, type[Registration]] = {
     "provider": ProviderType,
     "reporter": ReporterType,
     "tool_kind": ToolKindType,
+    "lint_check": LintCheckType,
 }
 
 

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from skilleval.api import KIND_LABELS, MARK, Capabilities, Kind, Registration
 from skilleval.util.frozen import frozen
@@ -106,6 +106,67 @@ class ToolKindType(Registration):
     """Sibling keys on the tool that only this kind accepts (``timeout`` …), as JSON Schema properties."""
 
     kind: ClassVar[Kind] = "tool_kind"
+
+
+LintSeverity = Literal["error", "warning"]
+
+
+@frozen
+class LintCheck:
+    """One lint check, as ``docs/lint.md`` lists skilleval's own: what a finding reports."""
+
+    id: str
+    """Letters and three digits, e.g. ``SE101``; skilleval's own start with ``SE``."""
+    name: str
+    """A kebab-case name that ``lint.ignore`` accepts in place of the id."""
+    severity: LintSeverity
+    summary: str
+    silenceable: bool = True
+    """False for findings that stop the suite from running at all."""
+
+    def problem(self) -> str | None:
+        """Why this check cannot be declared, or None."""
+        if not (
+            len(self.id) >= 4
+            and self.id[:-3].isalpha()
+            and self.id[:-3].isupper()
+            and self.id[-3:].isdigit()
+        ):
+            return f"lint check id '{self.id}' must be capital letters and three digits, like SE101"
+        if not self.name or not all(c.islower() or c.isdigit() or c == "-" for c in self.name):
+            return f"lint check name '{self.name}' must be kebab-case"
+        if self.severity not in ("error", "warning"):
+            return f"lint check {self.id} has severity '{self.severity}', not error or warning"
+        return None
+
+
+@frozen(kw_only=True)
+class LintCheckType(Registration):
+    """A lint check (or a family of them) that ``skilleval lint`` runs on every suite.
+
+    ``factory(view)`` gets the suite as lint sees it (:class:`~skilleval.lint.view.LintView`)
+    and yields findings: a :class:`~skilleval.lint.finding.Finding` of one of :attr:`checks`,
+    or ``(location, message)`` for the first of them.
+    """
+
+    checks: tuple[LintCheck, ...]
+    """What it reports; its ids and names are what ``lint.ignore`` accepts."""
+
+    kind: ClassVar[Kind] = "lint_check"
+
+    def __post_init__(self) -> None:
+        # As the built-ins' manifest writes them: one mapping per check.
+        made = tuple(c if isinstance(c, LintCheck) else LintCheck(**c) for c in self.checks)
+        object.__setattr__(self, "checks", made)
+
+    def problem(self) -> str | None:
+        if not self.checks:
+            return f"lint check '{self.name}' declares no check"
+        for check in self.checks:
+            problem = check.problem()
+            if problem is not None:
+                return problem
+        return Registration.problem(self)
 
 
 def _summary(fn: Callable[..., Any]) -> str:
@@ -201,6 +262,27 @@ def tool_kind(
     return mark
 
 
+def lint_check(*checks: LintCheck, name: str | None = None) -> Callable[[F], F]:
+    """Mark ``fn(view) -> Iterable[Finding | (Location, str)]`` as running the lint ``checks``.
+
+    Args:
+        checks: What it reports; a ``(location, message)`` it yields is a finding of the first.
+        name: The registration's name; default: the first check's name.
+    """
+
+    def mark(fn: F) -> F:
+        reg = LintCheckType(
+            name=name or (checks[0].name if checks else ""),
+            factory=fn,
+            checks=tuple(checks),
+            summary=_summary(fn),
+        )
+        setattr(fn, MARK, reg)
+        return fn
+
+    return mark
+
+
 def registration_of(fn: Callable[..., Any]) -> Registration:
     """The declaration a marker attached to ``fn``."""
     reg = getattr(fn, MARK, None)
@@ -214,10 +296,14 @@ __all__ = [
     "MARK",
     "ConfigContext",
     "Kind",
+    "LintCheck",
+    "LintCheckType",
+    "LintSeverity",
     "ProviderType",
     "Registration",
     "ReporterType",
     "ToolKindType",
+    "lint_check",
     "provider",
     "registration_of",
     "reporter",

@@ -1,4 +1,5 @@
-"""A plugin from outside the package adds a provider, an output format and a tool kind.
+"""A plugin from outside the package adds a provider, an output format, a tool kind and a
+lint check.
 
 Its output format reads the typed run, as the built-in ones do, and writes a run on several
 models side by side.
@@ -25,7 +26,7 @@ PLUGIN = '''
 import json
 from dataclasses import dataclass
 
-from skilleval import Matrix, Record, Run, provider, reporter, tool_kind
+from skilleval import LintCheck, Matrix, Record, Run, lint_check, provider, reporter, tool_kind
 from skilleval.trajectory import ToolResult
 from skilleval.engine.base import Completion, ModelIdentity
 
@@ -80,6 +81,14 @@ def write_tsv(run: Run, dest):
     assert isinstance(run, Run) and all(isinstance(r, Record) for r in run.records)
     rows = [f"{r.test_id}\\t{r.status}\\t{r.agent.totals.tool_calls}" for r in run.records]
     dest.write_text("\\n".join(rows) + "\\n", encoding="utf-8")
+
+
+@lint_check(LintCheck("RX001", "vague-prompt", "warning", "a prompt ends with 'it'"))
+def vague(view):
+    """A prompt that ends with 'it' leaves the model guessing."""
+    for test in view.tests:
+        if test.prompt.rstrip(".!?").endswith(" it"):
+            yield test.where, f"the prompt of test '{test.id}' ends with 'it'"
 
 
 class Prefixed:
@@ -240,7 +249,10 @@ def test_plugins_lists_every_kind_with_its_origin(
     assert by_kind["provider", "gguf"]["origin"] == "builtin"
     assert by_kind["tool_kind", "mock"]["origin"] == "builtin"
     assert by_kind["reporter", "junit"]["suffix"] == ".xml"
-    assert {"assertion", "provider", "reporter", "tool_kind"} == {p["kind"] for p in listing}
+    assert by_kind["lint_check", "vague-prompt"]["checks"] == ["RX001"]
+    assert by_kind["lint_check", "test-set"]["origin"] == "builtin"
+    kinds = {"assertion", "provider", "reporter", "tool_kind", "lint_check"}
+    assert kinds == {p["kind"] for p in listing}
 
 
 def test_a_plugin_provider_named_on_the_command_line_is_checked_too(
@@ -397,3 +409,41 @@ def test_a_plugin_provider_declares_what_its_calls_are(
     assert listing["metered"]["capabilities"] == [c for c in ("timed", "costed") if c in declared]
     assert listing["gguf"]["capabilities"] == ["timed", "keep_loaded", "measured", "scores"]
     assert listing["echo"]["capabilities"] == []
+
+
+def test_an_installed_plugin_adds_a_lint_check_that_lint_ignore_knows(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = suite_at(tmp_path / "s")
+    assert run_cli(["lint", str(suite)]) == ExitCode.OK  # a warning only
+    err = capsys.readouterr().err
+    assert "suite.yaml:9:5: warning: the prompt of test 'relayed' ends with 'it'" in err
+    assert "[RX001 vague-prompt]" in err
+    quiet = suite_at(
+        tmp_path / "q",
+        SUITE + "lint:\n  ignore: [{id: vague-prompt, reason: the relay ignores prompts}]\n",
+    )
+    assert run_cli(["lint", str(quiet), "--json"]) == ExitCode.OK
+    [file] = json.loads(capsys.readouterr().out)["files"]
+    [finding] = file["findings"]
+    assert (finding["code"], finding["silenced"]) == ("RX001", "the relay ignores prompts")
+
+
+def test_a_lint_check_that_raises_is_an_error_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "s" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "broken.py").write_text(
+        "from skilleval import LintCheck, lint_check\n\n"
+        "@lint_check(LintCheck('BX001', 'broken', 'error', 'always raises'))\n"
+        "def broken(view):\n"
+        "    raise ValueError('no view today')\n",
+        encoding="utf-8",
+    )
+    suite = suite_at(tmp_path / "s", "plugins: [plugins]\nmodel: echo\ntests: [{prompt: hi}]\n")
+    assert run_cli(["lint", str(suite)]) != ExitCode.OK
+    err = capsys.readouterr().err
+    assert (
+        "plugins/broken.py:3:1: error: lint check 'broken' failed: ValueError: no view today" in err
+    )
