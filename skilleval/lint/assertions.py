@@ -30,7 +30,7 @@ PROBES = (
 
 @lint_check(CANNOT_FAIL, CANNOT_PASS, UNSCORED_TEST, NOT_CHECKABLE, name="assertions")
 def check(view: LintView) -> Iterator[Finding]:
-    """SE301–SE303: assertions and tests that cannot fail or cannot pass."""
+    """SE301–SE304: assertions and tests that cannot fail, cannot pass or cannot be checked here."""
     seen: set[tuple[str, int, int]] = set()
     for test in view.tests:
         yield from _unscored(test)
