@@ -170,7 +170,7 @@ def run(
                 "`--model` set to it, or run the suite again"
             )
         for out in outputs:
-            check_matrix_output(out)
+            check_matrix_output(out, registry)
         with environment(suite.env):
             _run_matrix(
                 ctx,
@@ -334,7 +334,7 @@ def _run_matrix(
                 unwritten.append(str(exc))
     for target in [outcome.path / "report.html", *outputs]:
         try:
-            write_matrix(matrix, target)
+            write_matrix(matrix, target, registry)
         except UsageError as exc:
             unwritten.append(str(exc))
     if as_json:

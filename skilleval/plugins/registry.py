@@ -126,7 +126,7 @@ class Registry(PluginManager):
                 "tier": s.tier,
                 "origin": s.origin,
                 "summary": s.summary,
-                "defined_at": s.defined_at if s.origin != "builtin" else None,
+                "defined_at": s.defined_at if s.external else None,
             }
             for s in self
         ]

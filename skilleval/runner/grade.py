@@ -277,8 +277,9 @@ def _evaluate(
 
 
 def runs_user_code(entry: AssertionEntry) -> bool:
-    """Whether the assertion runs code a user wrote: a plugin type, or ``python``."""
-    return entry.spec.origin != "builtin" or entry.spec.name in USER_CODE_TYPES
+    """Whether the assertion runs code a user wrote: a plugin's type (``external``), or
+    ``python``."""
+    return entry.spec.external or entry.spec.name in USER_CODE_TYPES
 
 
 def time_limit(entry: AssertionEntry) -> float:

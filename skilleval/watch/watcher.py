@@ -256,11 +256,11 @@ class Watcher:
         return options, transient
 
     def _model(self, spec: ModelSpec, transient: list[Provider]) -> Provider:
-        if spec.kind != "gguf":
+        if not spec.provider.capabilities.keep_loaded:
             made = create_provider(spec, home=self.home, jobs=self.options.jobs)
             transient.append(made)
             return made
-        # Loading a GGUF takes seconds; keep it loaded while its settings stay the same.
+        # Loading one takes seconds (a GGUF); keep it loaded while its settings stay the same.
         key = json.dumps(spec.to_json(), sort_keys=True)
         if key not in self._models:
             self._models[key] = create_provider(spec, home=self.home, jobs=self.options.jobs)
