@@ -155,7 +155,12 @@ def collect(
             out.notes.append(
                 Note(origin, "routing-error", f"the routing decision failed: {trigger.error}")
             )
-        elif trigger is not None and trigger.correct is False and trigger.expected is not None:
+        elif (
+            trigger is not None
+            and trigger.correct is False
+            and trigger.expected is not None
+            and draft.routing is None  # one decision, carried by each of the test's records
+        ):
             draft.routing = trigger
             draft.saw(origin, record.prompt)
         if record.arm not in arms if arms is not None else record.arm == "off":

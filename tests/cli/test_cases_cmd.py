@@ -156,6 +156,8 @@ def test_a_misrouted_prompt_becomes_a_should_trigger_case(
     assert poem["kinds"] == ["routing"]
     assert poem["test"]["should_trigger"] is False
     assert "assert" not in poem["test"]
+    # One routing decision per test, though each of its records carries it.
+    assert poem["also"] == []
     # Routed right, so no routing case for the others.
     assert {c["id"] for c in doc["cases"] if "routing" in c["kinds"]} == {
         "tests/on/0",
