@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_cmd", "import_group"),
     "doctor": ("doctor_cmd", "doctor"),
     "merge": ("merge_cmd", "merge"),
+    "improve": ("improve_cmd", "improve_cmd"),
 }
 """Each command by name: the module of ``skilleval.cli`` that defines it, and its function."""
 
