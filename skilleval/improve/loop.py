@@ -174,6 +174,11 @@ class Loop:
             made_one = write_proposed(
                 current, name, part, saved["text"], saved["why"], self.out / "candidates"
             )
+            # What the proposer was shown, beside its edit: the training failures only.
+            shown = proposer.prompt_text(self.models.template, current, part, found)
+            (self.out / "candidates" / name / "proposer-prompt.txt").write_text(
+                shown, encoding="utf-8"
+            )
             if isinstance(made_one, str):
                 self.result.candidates.append(_dropped(name, round_no, part, made_one))
             else:
@@ -245,6 +250,12 @@ class Loop:
                 outcomes = self.evaluation(cand.skill, f"candidate {cand.name}")
             except BudgetSpent:
                 entry.update(status="not evaluated", reason="the request budget is spent")
+                for done in result.candidates:
+                    if done["round"] == round_no and not done["status"]:
+                        done.update(
+                            status="not decided",
+                            reason="the request budget ran out before the round chose",
+                        )
                 raise
             entry["figures"] = self._figures(outcomes, base)
             dropped = choice.screen(cand.part(current), outcomes, base, split.train)
