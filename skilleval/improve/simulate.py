@@ -18,6 +18,8 @@ import sys
 from collections.abc import Sequence
 
 from skilleval.improve import choice, rule
+from skilleval.improve.candidates import Part
+from skilleval.improve.choice import Outcomes
 from skilleval.improve.evaluate import TestOutcome
 from skilleval.util.frozen import frozen
 
@@ -77,9 +79,10 @@ def simulate(
         for _round in range(rounds):
             pool = {f"c{k}": _draw(rng, chances, effect) for k in range(candidates)}
             if naive:
-                ranked = choice.rank(
-                    [(n, "instructions", o) for n, o in pool.items()], base, confirm
-                )
+                everyone: list[tuple[str, Part, Outcomes]] = [
+                    (n, "instructions", o) for n, o in pool.items()
+                ]
+                ranked = choice.rank(everyone, base, confirm)
                 check = rule.confirm(
                     "instructions", pool[ranked[0].name], base, confirm, alpha=alpha
                 )
@@ -87,7 +90,7 @@ def simulate(
                     any_accepted = True
                     base = pool[ranked[0].name]
                 continue
-            survivors = [
+            survivors: list[tuple[str, Part, Outcomes]] = [
                 (name, "instructions", o)
                 for name, o in pool.items()
                 if choice.screen("instructions", o, base, train) is None
