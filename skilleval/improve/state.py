@@ -58,7 +58,7 @@ class State:
             return
         try:
             data = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         if (
             not isinstance(data, dict)

@@ -37,6 +37,10 @@ CANDIDATES = {
         "Write one commit message for the change. For example: ledger rounding bug "
         "in the invoice exporter gets fix: (zq-format).",
     ),
+    "echoing": CURRENT.replace(
+        "Write one commit message for the change.",
+        "Write one commit message for the change. Start it with its type (zq-format, zq-echo).",
+    ),
     "routes": CURRENT.replace(
         "description: Write a git commit message for a described change.",
         "description: Write a git commit message for a described change (zq-route).",
@@ -80,6 +84,13 @@ NEGATIVES = [
 ]
 
 
+def _overfit_reply(label: str, holistic: float) -> str:
+    """The overfitting judge's reply labelling both of the suite's distinct assertions alike."""
+    items = ", ".join(f'{{"index": {i}, "reasoning": "x", "label": "{label}"}}' for i in (1, 2))
+    text = f'{{"assertions": [{items}], "holistic_reasoning": "x", "holistic": {holistic}}}'
+    return "'" + text + "'"
+
+
 def suite_text(delay_ms: int = 0) -> str:
     lines = [
         "version: 1",
@@ -87,6 +98,11 @@ def suite_text(delay_ms: int = 0) -> str:
         "model:",
         "  provider: scripted",
         "  responses:",
+        # The overfitting judge: a skill marked zq-echo makes every assertion narrow.
+        f'    - {{arm: "", match: "(?s)You review the test suite.*zq-echo", '
+        f"output: {_overfit_reply('narrow', 1)}}}",
+        f'    - {{arm: "", match: "You review the test suite", '
+        f"output: {_overfit_reply('broad', 0)}}}",
         '    - {arm: router, match: "(?s)zq-route.*CHANGE", output: commit-message}',
         '    - {arm: on, match: "zq-break", output: "whatever you like"}',
         '    - {arm: on, match: "(?s)zq-format.*CHANGE", output: "fix: apply the change"}',

@@ -282,3 +282,47 @@ def test_a_budget_stops_the_loop_at_the_same_place(tmp_path: Path) -> None:
     assert "budget" in doc["cost"]["stopped"]
     assert doc["cost"]["planned_requests"] <= 150
     assert [c["status"] for c in doc["candidates"]] == ["not decided", "not evaluated"]
+
+
+def test_an_edit_the_overfitting_judge_flags_is_refused(tmp_path: Path) -> None:
+    suite, folder = scripted.make(tmp_path, ["echoing"])
+    code, doc = _improve(suite, tmp_path / "out", "--candidates", str(folder))
+    assert code == 1
+    echoing = _by_name(doc)["echoing"]
+    assert echoing["status"] == "refused"
+    assert "overfitting judge rates the suite High" in echoing["reason"]
+    guards = doc["rounds"][0]["guards"]
+    assert guards["lint"] == []
+    assert guards["overfit"]["current"] == "Low"
+    assert guards["overfit"]["refused"] is True
+    # The same edit without the echo passes the judge.
+    scripted.make(tmp_path / "plain", ["better"])
+    code, fine = _improve(
+        tmp_path / "plain" / "suite.yaml",
+        tmp_path / "out2",
+        "--candidates",
+        str(tmp_path / "plain" / "candidates"),
+    )
+    assert code == 0
+    assert fine["rounds"][0]["guards"]["overfit"]["candidate"] == "Low"
+
+
+def test_max_candidates_and_rounds(tmp_path: Path) -> None:
+    suite, folder = scripted.make(tmp_path, ["better", "neutral"])
+    code, doc = _improve(
+        suite,
+        tmp_path / "out",
+        "--candidates",
+        str(folder),
+        "--max-candidates",
+        "1",
+        "--rounds",
+        "2",
+    )
+    assert code == 0
+    assert [c["name"] for c in doc["candidates"]] == ["better"]
+    assert doc["settings"]["alpha_per_round"] == 0.025
+    assert doc["rounds"][0]["alpha"] == 0.025
+    # Folder candidates are all tried in round 1; without a proposer there is no round 2.
+    assert len(doc["rounds"]) == 1
+    assert "no proposer" in doc["cost"]["stopped"]
