@@ -22,7 +22,8 @@ def diff_lines(diff: str) -> list[dict[str, str]]:
     for line in diff.splitlines(keepends=True):
         kind = "hunk" if line.startswith(("@@", "---", "+++")) else ""
         kind = kind or ("add" if line.startswith("+") else "del" if line.startswith("-") else "")
-        out.append({"kind": kind, "text": line})
+        # Each line is a block of its own: its newline would add an empty one.
+        out.append({"kind": kind, "text": line.rstrip("\n") or " "})
     return out
 
 

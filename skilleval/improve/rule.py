@@ -138,15 +138,28 @@ def confirm(
     not_worse = mine >= theirs
     accepted = helps and not_worse
     what = "routing" if measure == "routing" else "pass rate"
-    if not helps:
-        reason = f"its {what} on the confirmation set is not significantly better: {lift.reason}"
+    tally = (
+        f"the candidate does better on {lift.b} and worse on {lift.c} of the {lift.n} "
+        f"confirmation tests compared"
+    )
+    p_text = f"p = {lift.p_one_sided:.3g} (one-sided exact test, α {alpha:.4g})"
+    if lift.verdict == "underpowered":
+        reason = (
+            f"too few confirmation tests to decide its {what}: {tally}, and no result of so "
+            f"few could reach α {alpha:.4g}"
+        )
+    elif not helps and lift.p_one_sided <= alpha:
+        reason = f"its {what} gain is below min_lift {min_lift:g}: {tally}, {p_text}"
+    elif not helps:
+        reason = f"its {what} is not significantly better: {tally}, {p_text}"
     elif not not_worse:
         reason = (
-            f"its {what} is better, but its {'pass count' if other == 'pass' else 'routing'} "
-            f"on the confirmation set is worse ({mine} against {theirs})"
+            f"its {what} is significantly better, but its "
+            f"{'pass count' if other == 'pass' else 'routing'} on the confirmation set is "
+            f"worse ({mine} against {theirs})"
         )
     else:
-        reason = f"its {what} on the confirmation set is significantly better: {lift.reason}"
+        reason = f"its {what} is significantly better: {tally}, {p_text}"
     return Confirmation(measure, lift, other, mine, theirs, accepted, reason)
 
 
