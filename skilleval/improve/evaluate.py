@@ -31,8 +31,9 @@ FAILURE_CHARS = 600
 proposer."""
 
 
-class Interrupted(Exception):
-    """The evaluation was stopped by Ctrl-C or SIGTERM; what finished is kept."""
+class Interrupted(KeyboardInterrupt):
+    """The evaluation was stopped by Ctrl-C or SIGTERM (the run caught it and wrote what
+    finished); raised on so the loop stops as it would on the interrupt itself."""
 
 
 @frozen

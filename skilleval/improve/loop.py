@@ -242,6 +242,12 @@ class Loop:
                 entry.update(status="refused", reason="the same SKILL.md as one already tried")
                 continue
             seen.add(cand.skill.digest)
+            if cand.part(current) == "nothing":
+                entry.update(
+                    status="refused",
+                    reason="it changes neither the description nor the instructions",
+                )
+                continue
             copied = guards.copied_phrase(self.view, current, cand.skill)
             if copied is not None:
                 entry.update(status="refused", reason=copied.message())

@@ -326,3 +326,35 @@ def test_max_candidates_and_rounds(tmp_path: Path) -> None:
     # Folder candidates are all tried in round 1; without a proposer there is no round 2.
     assert len(doc["rounds"]) == 1
     assert "no proposer" in doc["cost"]["stopped"]
+
+
+def test_sigterm_stops_with_130_and_one_line(tmp_path: Path) -> None:
+    suite, folder = scripted.make(tmp_path, ["better", "neutral"], delay_ms=20)
+    out = tmp_path / "out"
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "skilleval",
+            "improve",
+            str(suite),
+            "--candidates",
+            str(folder),
+            "--no-cache",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    state = out / "improve-state.json"
+    deadline = time.monotonic() + 60
+    while not state.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # into the next evaluation
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130
+    assert "run the same command again to resume" in err
+    assert "Traceback" not in err
