@@ -56,7 +56,7 @@ def round_chart(doc: Mapping[str, Any]) -> dict[str, Any] | None:
             )
             group.append((cand["name"], _share(cand["figures"]["selection"]["candidate"]), kind))
         for name, share, kind in group:
-            h = round(share * span, 2)
+            h = max(1.5, round(share * span, 2))  # a 0% bar stays visible
             bars.append(
                 {
                     "x": x,
@@ -64,6 +64,7 @@ def round_chart(doc: Mapping[str, Any]) -> dict[str, Any] | None:
                     "w": _BAR,
                     "h": h,
                     "kind": kind,
+                    "label": f"{share:.0%}",
                     "title": f"round {record['round']}: {name} {share:.0%}",
                 }
             )
