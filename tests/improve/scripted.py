@@ -41,6 +41,10 @@ CANDIDATES = {
         "Write one commit message for the change.",
         "Write one commit message for the change. Start it with its type (zq-format, zq-echo).",
     ),
+    "renamed": CURRENT.replace("name: commit-message", "name: pip-cache").replace(
+        "Write one commit message for the change.",
+        "Write one commit message for the change. Start it with its type (zq-format).",
+    ),
     "routes": CURRENT.replace(
         "description: Write a git commit message for a described change.",
         "description: Write a git commit message for a described change (zq-route).",
@@ -55,7 +59,7 @@ SUBJECTS = [
     "slow orders query",
     "dropped python 3.8",
     "flaky network test",
-    "pip cache in ci",
+    "the pip-cache step in ci",
     "empty csv rows crash",
     "login redirect loop",
     "missing translations",
@@ -91,7 +95,7 @@ def _overfit_reply(label: str, holistic: float) -> str:
     return "'" + text + "'"
 
 
-def suite_text(delay_ms: int = 0) -> str:
+def suite_text(delay_ms: int = 0, hard: int = 0) -> str:
     lines = [
         "version: 1",
         "skill: skill/SKILL.md",
@@ -116,6 +120,7 @@ def suite_text(delay_ms: int = 0) -> str:
             f"  - id: c{i:02d}",
             "    should_trigger: true",
             f'    prompt: "Commit message for this CHANGE: {subject}."',
+            *(["    metadata: {tags: [hard]}"] if i < hard else []),
             "    assert:",
             "      - {type: regex, value: '^fix: '}",
         ]
@@ -130,12 +135,14 @@ def suite_text(delay_ms: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
-def make(root: Path, candidates: list[str], *, delay_ms: int = 0) -> tuple[Path, Path]:
+def make(
+    root: Path, candidates: list[str], *, delay_ms: int = 0, hard: int = 0
+) -> tuple[Path, Path]:
     """Write the suite, its skill and the named candidates; return (suite, candidates dir)."""
     (root / "skill").mkdir(parents=True, exist_ok=True)
     (root / "skill" / "SKILL.md").write_text(CURRENT, encoding="utf-8")
     suite = root / "suite.yaml"
-    suite.write_text(suite_text(delay_ms), encoding="utf-8")
+    suite.write_text(suite_text(delay_ms, hard), encoding="utf-8")
     folder = root / "candidates"
     for name in candidates:
         (folder / name).mkdir(parents=True, exist_ok=True)

@@ -358,3 +358,25 @@ def test_sigterm_stops_with_130_and_one_line(tmp_path: Path) -> None:
     assert child.returncode == 130
     assert "run the same command again to resume" in err
     assert "Traceback" not in err
+
+
+def test_an_edit_lint_flags_is_refused(tmp_path: Path) -> None:
+    # Renamed after words of a test prompt: that prompt now names the skill (SE201).
+    suite, folder = scripted.make(tmp_path, ["renamed"])
+    code, doc = _improve(suite, tmp_path / "out", "--candidates", str(folder))
+    assert code == 1
+    renamed = _by_name(doc)["renamed"]
+    assert renamed["status"] == "refused"
+    assert "lint finds what the current skill does not" in renamed["reason"]
+    assert "SE201" in renamed["reason"]
+    assert doc["rounds"][0]["confirmation"]["accepted"] is True  # the statistics alone would
+
+
+def test_tags_are_spread_over_the_sets(tmp_path: Path) -> None:
+    suite, folder = scripted.make(tmp_path, ["neutral"], hard=6)
+    _, doc = _improve(suite, tmp_path / "out", "--candidates", str(folder))
+    split = doc["split"]
+    assert split["strata"] == {"no-trigger": 6, "trigger": 18, "trigger [hard]": 6}
+    hard = {f"c{i:02d}" for i in range(6)}
+    for name in ("train", "selection", "confirm"):
+        assert hard & set(split[name]), name
