@@ -146,13 +146,14 @@ class Loop:
         return outcomes
 
     def _proposals(
-        self, round_no: int, current: Skill, train: dict[str, TestOutcome]
+        self, round_no: int, current: Skill, train: dict[str, TestOutcome], room: int
     ) -> list[Candidate]:
+        """Up to ``room`` proposals, one per part the training failures call for."""
         if self.models.proposer is None:
             return []
         found = proposer.failures(train, self.prompts, self.expected)
         made: list[Candidate] = []
-        for part in proposer.parts_to_edit(found):
+        for part in proposer.parts_to_edit(found)[: max(0, room)]:
             name = f"round{round_no}-{part}"
             key = f"propose:{round_no}:{part}:{current.digest}"
             self._spend(1)
@@ -197,9 +198,17 @@ class Loop:
                 accepted = self._round(round_no, current, offered, alpha)
                 if accepted is not None:
                     current = accepted
+                if round_no == settings.rounds:
+                    break
                 if self.models.proposer is None:
-                    if round_no < settings.rounds:
-                        self.result.stopped = "no proposer: the folder's candidates were all tried"
+                    self.result.stopped = "no proposer: the folder's candidates were all tried"
+                    break
+                if accepted is None:
+                    # The same skill and the same failures: the next proposals would repeat.
+                    self.result.stopped = (
+                        f"round {round_no} accepted nothing, and another round would propose "
+                        "from the same failures of the same skill"
+                    )
                     break
         except BudgetSpent:
             if self.result.rounds and not self.result.rounds[-1]["reason"]:
@@ -230,8 +239,9 @@ class Loop:
         base = self.evaluation(current, "the current skill")
         record["current_figures"] = {name: figures(base, split.ids(name)) for name in SETS}
         train = {i: base[i] for i in split.train}
-        pool = offered + self._proposals(round_no, current, train)
-        pool = pool[: self.settings.max_candidates]
+        room = self.settings.max_candidates
+        pool = offered[:room]
+        pool += self._proposals(round_no, current, train, room - len(pool))
         seen: set[str] = {current.digest}
         survivors: list[tuple[Candidate, dict[str, TestOutcome]]] = []
         for cand in pool:

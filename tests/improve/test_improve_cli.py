@@ -172,8 +172,10 @@ def test_a_suite_too_small_to_split_says_so(
     assert "Traceback" not in err
 
 
-def test_the_proposer_sees_only_training_tests(tmp_path: Path) -> None:
-    suite, _ = scripted.make(tmp_path, [])
+def _proposing_suite(root: Path) -> Path:
+    """The scripted suite whose model, asked for new instructions, proposes the marker that
+    makes the commit requests pass (and has no answer for a new description)."""
+    suite, _ = scripted.make(root, [])
     proposal = json.dumps(
         {
             "part": "instructions",
@@ -187,6 +189,11 @@ def test_the_proposer_sees_only_training_tests(tmp_path: Path) -> None:
         f'    - {{match: "Rewrite the skill\'s instructions", output: {json.dumps(proposal)}}}\n',
     )
     suite.write_text(text)
+    return suite
+
+
+def test_the_proposer_sees_only_training_tests(tmp_path: Path) -> None:
+    suite = _proposing_suite(tmp_path)
     code, doc = _improve(suite, tmp_path / "out", "--proposer", "suite")
     assert code == 0
     cand = _by_name(doc)["round1-instructions"]
@@ -380,3 +387,23 @@ def test_tags_are_spread_over_the_sets(tmp_path: Path) -> None:
     hard = {f"c{i:02d}" for i in range(6)}
     for name in ("train", "selection", "confirm"):
         assert hard & set(split[name]), name
+
+
+def test_rounds_propose_from_the_current_best_and_stop_when_nothing_changes(
+    tmp_path: Path,
+) -> None:
+    suite = _proposing_suite(tmp_path)
+    code, doc = _improve(suite, tmp_path / "out", "--proposer", "suite", "--rounds", "3")
+    assert code == 0
+    assert doc["settings"]["alpha_per_round"] == pytest.approx(0.05 / 3)
+    first, second = doc["rounds"]
+    assert first["accepted"] is True
+    # Round 2 starts from the accepted skill, whose only training failures are misrouted
+    # requests: a description is asked for, and this proposer has none to give.
+    assert second["current"] != first["current"]
+    names = _by_name(doc)
+    assert names["round2-description"]["status"] == "refused"
+    assert "proposer gave no usable reply" in names["round2-description"]["reason"]
+    assert "round 2 accepted nothing" in doc["cost"]["stopped"]
+    improved = (tmp_path / "out" / "SKILL.improved.md").read_text(encoding="utf-8")
+    assert "zq-format" in improved
