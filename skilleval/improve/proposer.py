@@ -29,9 +29,9 @@ from skilleval.suite.skills import Skill
 from skilleval.util.frozen import frozen
 
 PROMPT_FILE = Path(__file__).with_name("proposer_prompt.md")
-MAX_TEXT = {"description": 400, "instructions": 3000}
-"""The longest new text the schema allows, per part."""
 MAX_TOKENS = {"description": 200, "instructions": 900}
+"""The reply's token budget per part: what bounds the new text's length. The schema sets no
+``maxLength``: llama.cpp refuses the grammar a long bounded string compiles to."""
 SHOWN_FAILURES = 8
 """The most training failures one prompt shows."""
 
@@ -44,8 +44,8 @@ def proposal_schema(part: str) -> dict[str, Any]:
         "required": ["part", "text", "why"],
         "properties": {
             "part": {"enum": [part]},
-            "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT[part]},
-            "why": {"type": "string", "minLength": 1, "maxLength": 300},
+            "text": {"type": "string", "minLength": 1},
+            "why": {"type": "string", "minLength": 1},
         },
     }
 

@@ -7,23 +7,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skilleval.engine.base import Provider
-from skilleval.engine.cache import CachingProvider
+from skilleval.engine.cache import CachingProvider, ResponseCache, open_cache
+from skilleval.engine.factory import check_model, create_provider
 from skilleval.errors import SkillevalError, UsageError
 from skilleval.improve import report_html, report_json
 from skilleval.improve.candidates import Candidate
 from skilleval.improve.evaluate import judge_for
 from skilleval.improve.guards import lint_view
 from skilleval.improve.loop import Loop, Models, Outcome, Settings
+from skilleval.improve.meter import Metered
 from skilleval.improve.rule import decision_sizes, round_alpha
 from skilleval.improve.split import DEFAULT_FRACTIONS, Split, make_split
 from skilleval.improve.state import State, files_digest, fingerprint
-from skilleval.runner.options import RunOptions
-from skilleval.runner.providers import build_provider
+from skilleval.runner.providers import Paced
 from skilleval.runner.shard import suite_digest
 from skilleval.suite.model import Suite, TestCase
 from skilleval.suite.model_config import ModelSpec
@@ -79,15 +80,24 @@ def check_split(split: Split, fractions: Sequence[float]) -> None:
         )
 
 
-def _providers(req: Request) -> tuple[Provider, Provider | None, Provider | None]:
-    options = RunOptions(
-        home=req.home, jobs=req.settings.jobs, use_cache=req.use_cache, warn=req.warn
-    )
+def _build(spec: ModelSpec, req: Request, cache: ResponseCache | None) -> CachingProvider:
+    """The model for ``spec``, metered, behind the response cache, built as a run builds it."""
+    inner: Provider = create_provider(spec, home=req.home, jobs=req.settings.jobs)
+    check_model(inner, spec)
+    if req.suite.delay_ms:
+        inner = Paced(inner, req.suite.delay_ms / 1000)
+    return CachingProvider(Metered(inner), cache, req.warn)
+
+
+def _providers(
+    req: Request,
+) -> tuple[CachingProvider, CachingProvider | None, CachingProvider | None]:
     suite = req.suite
-    generator = build_provider(suite, options)
+    cache = open_cache(req.home / "cache.db", req.warn) if req.use_cache else None
+    generator = _build(suite.model, req, cache)
     judge = None
     if suite.judge is not None and suite.judge != suite.model:
-        judge = build_provider(replace(suite, model=suite.judge), options)
+        judge = _build(suite.judge, req, cache)
     proposer = None
     if req.proposer is not None:
         if req.proposer == suite.model:
@@ -95,7 +105,7 @@ def _providers(req: Request) -> tuple[Provider, Provider | None, Provider | None
         elif req.proposer == suite.judge and judge is not None:
             proposer = judge
         else:
-            proposer = build_provider(replace(suite, model=req.proposer), options)
+            proposer = _build(req.proposer, req, cache)
     return generator, judge, proposer
 
 
@@ -134,18 +144,20 @@ def _inputs(req: Request, generator: Provider) -> str:
     return fingerprint(parts)
 
 
-def _cost(providers: Sequence[Provider | None], started: float, state: State) -> dict[str, Any]:
-    seen: list[CachingProvider] = []
+def _cost(
+    providers: Sequence[CachingProvider | None], started: float, state: State
+) -> dict[str, Any]:
+    """What this invocation cost: the calls the models answered (not the cache), their
+    tokens, the seconds, and the steps read back from the state file instead."""
+    meters: list[Metered] = []
     for p in providers:
-        if isinstance(p, CachingProvider) and all(p is not q for q in seen):
-            seen.append(p)
-    totals = {"model_calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    for p in seen:
-        s = p.stats()
-        totals["model_calls"] += s["calls"]
-        totals["cache_hits"] += s["hits"]
-        totals["prompt_tokens"] += s["prompt_tokens"]
-        totals["completion_tokens"] += s["completion_tokens"]
+        inner = None if p is None else p.inner
+        if isinstance(inner, Metered) and all(inner is not m for m in meters):
+            meters.append(inner)
+    totals = {"model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for meter in meters:
+        for key, value in meter.stats().items():
+            totals[key] += value
     return totals | {
         "seconds": round(time.perf_counter() - started, 3),
         "steps_resumed": state.resumed,

@@ -34,7 +34,8 @@ def render(doc: Mapping[str, Any], cost: Mapping[str, Any], where: str) -> str:
                     lines.append(f"      {name:<9} {_figure(figures[name])}")
     lines.append(
         f"  cost: {doc['cost']['planned_requests']} planned requests; {cost['model_calls']} "
-        f"model calls, {cost['cache_hits']} cached, {cost['seconds']} s"
+        f"answered by a model this time (the rest from the cache or the state), "
+        f"{cost['seconds']} s"
     )
     lines.append(f"  report: {where}")
     lines.append(doc["decision"]["summary"])
