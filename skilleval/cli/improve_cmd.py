@@ -84,7 +84,13 @@ def _proposer(suite_file: Path, suite: Suite, value: str, overrides: Overrides) 
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A suite of extra tests (e.g. from `skilleval cases -o`), added to the train set only.",
 )
-@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Rounds of propose, choose and confirm; α is split evenly over them.",
+)
 @click.option(
     "--max-candidates",
     type=click.IntRange(min=1),

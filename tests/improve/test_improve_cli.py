@@ -407,3 +407,20 @@ def test_rounds_propose_from_the_current_best_and_stop_when_nothing_changes(
     assert "round 2 accepted nothing" in doc["cost"]["stopped"]
     improved = (tmp_path / "out" / "SKILL.improved.md").read_text(encoding="utf-8")
     assert "zq-format" in improved
+
+
+def test_a_broken_candidate_is_reported_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite, folder = scripted.make(tmp_path, ["better"])
+    (folder / "broken").mkdir()
+    (folder / "broken" / "SKILL.md").write_text(
+        "---\nname: Bad Name\ndescription: x\n---\n\nbody\n"
+    )
+    code = run_cli(
+        ["improve", str(suite), "-o", str(tmp_path / "out"), "--candidates", str(folder)]
+    )
+    assert code == 4
+    err = capsys.readouterr().err
+    assert "broken/SKILL.md:2:" in err
+    assert "Traceback" not in err
