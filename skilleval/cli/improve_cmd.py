@@ -48,6 +48,12 @@ def _grown(suite: Suite, grow: Path | None, overrides: Overrides) -> tuple[TestC
     return extra.tests
 
 
+def _folder_name(suite: Suite) -> str:
+    """The default output folder's name: the suite's folder and file (most suites are
+    called suite.yaml)."""
+    return f"{suite.path.resolve().parent.name}-{suite.path.stem}"
+
+
 def _proposer(suite_file: Path, suite: Suite, value: str, overrides: Overrides) -> ModelSpec:
     """``--proposer``: ``suite`` for the suite's own model, else any ``--model`` value, read
     as the suite loader reads a judge given on the command line."""
@@ -127,7 +133,7 @@ def _proposer(suite_file: Path, suite: Suite, value: str, overrides: Overrides) 
     "out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Where the report, SKILL.improved.md and the resumable state go "
-    "[default: <home>/improve/<suite name>].",
+    "[default: <home>/improve/<suite folder>-<suite name>].",
 )
 @click.option("--write", is_flag=True, help="Replace the suite's SKILL.md with an accepted edit.")
 @model_option("--model", help="The model under test (overrides `model:`).")
@@ -187,7 +193,7 @@ def improve_cmd(
     home = home_dir()
     request = Request(
         suite=full,
-        out=out if out is not None else home / "improve" / suite.path.stem,
+        out=out if out is not None else home / "improve" / _folder_name(suite),
         home=home,
         settings=settings,
         seed=seed if seed is not None else suite.decoding.seed,

@@ -424,3 +424,10 @@ def test_a_broken_candidate_is_reported_at_its_line(
     err = capsys.readouterr().err
     assert "broken/SKILL.md:2:" in err
     assert "Traceback" not in err
+
+
+def test_the_default_output_folder_is_under_the_home(tmp_path: Path) -> None:
+    suite, folder = scripted.make(tmp_path / "my-skill", ["neutral"])
+    assert run_cli(["improve", str(suite), "--candidates", str(folder)]) == 1
+    home = Path(os.environ["SKILLEVAL_HOME"])
+    assert (home / "improve" / "my-skill-suite" / "improve.json").is_file()
