@@ -9,7 +9,6 @@ and no script at all.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 _W, _H, _LEFT, _TOP, _BOTTOM_PAD = 640, 200, 40, 10, 26
@@ -89,8 +88,11 @@ def render(doc: Mapping[str, Any], cost: Mapping[str, Any], current_text: str) -
     # lazy: start-up time (jinja2 is the report's heavy import)
     import jinja2
 
+    from skilleval.util.jinjacache import HomeBytecodeCache
+
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
+        loader=jinja2.PackageLoader("skilleval.improve", "templates"),
+        bytecode_cache=HomeBytecodeCache("improve"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
