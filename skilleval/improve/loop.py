@@ -111,6 +111,8 @@ class Loop:
         self.result = Outcome()
         self.prompts = {t.id: t.prompt for t in view.tests}
         self.expected = {t.id: t.should_trigger for t in suite.tests}
+        self.names: dict[str, str] = {}
+        """Accepted skills' names by digest, for the rounds that start from them."""
 
     # -- budget and steps ----------------------------------------------------------------
 
@@ -228,6 +230,7 @@ class Loop:
             "round": round_no,
             "alpha": alpha,
             "current": current.digest,
+            "current_name": self.names.get(current.digest, "the suite's skill"),
             "candidates": [],
             "chosen": None,
             "confirmation": None,
@@ -308,6 +311,7 @@ class Loop:
         entry.update(status="accepted", reason=check.reason)
         record.update(accepted=True, reason=f"{cand.name}: {check.reason}")
         result.accepted.append(cand.name)
+        self.names[cand.skill.digest] = cand.name
         return cand.skill
 
     def _choose(

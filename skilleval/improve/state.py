@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,9 @@ def files_digest(paths: Iterable[Path], base: Path) -> str:
 class State:
     """Finished steps by key, written through to the sealed file after each one."""
 
-    def __init__(self, folder: Path, inputs: str, notice: Any = None) -> None:
+    def __init__(
+        self, folder: Path, inputs: str, notice: Callable[[str], None] | None = None
+    ) -> None:
         self.path = folder / STATE_FILE
         self.inputs = inputs
         self.steps: dict[str, Any] = {}

@@ -401,6 +401,8 @@ def test_rounds_propose_from_the_current_best_and_stop_when_nothing_changes(
     # Round 2 starts from the accepted skill, whose only training failures are misrouted
     # requests: a description is asked for, and this proposer has none to give.
     assert second["current"] != first["current"]
+    assert first["current_name"] == "the suite's skill"
+    assert second["current_name"] == "round1-instructions"
     names = _by_name(doc)
     assert names["round2-description"]["status"] == "refused"
     assert "proposer gave no usable reply" in names["round2-description"]["reason"]
