@@ -1,4 +1,5 @@
-"""The contract between skilleval and an assertion type.
+"""The contract between skilleval and its plugins: what an assertion type gets and gives, and
+what every registration declares.
 
 An assertion type is a plain function marked with :func:`assertion`. It receives one
 :class:`Check` and returns a :class:`Verdict` (or a bool, a number, or a mapping with
@@ -17,7 +18,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from skilleval.trajectory import Step
 from skilleval.util.frozen import frozen
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
     from skilleval.errors import Location
 
 Tier = Literal["deterministic", "model"]
-MARK = "__skilleval_assertion__"
+MARK = "__skilleval_plugin__"
+"""The attribute every marker sets on its function (a :class:`Registration`); the plugin
+manager scans modules for it."""
 NEGATION_PREFIX = "not-"
 
 
@@ -166,27 +169,122 @@ class Verdict:
         return cls(passed=False, reason=message, error=message, **kw)
 
 
+@frozen(kw_only=True)
+class Capabilities:
+    """What a provider says about its calls, so that skilleval never has to know it by name.
+
+    A provider declares them with ``@provider(..., capabilities=Capabilities(...))``; each is
+    False unless declared.
+    """
+
+    timed: bool = False
+    """Its calls' durations are a model at work: the run reports tokens per second and busy
+    time (not for echo or scripted replies, which take no time worth reporting)."""
+    costed: bool = False
+    """A call may cost money the provider does not report (a remote server): the ``cost``
+    assertion sees it as unknown. Otherwise a call costs 0."""
+    keep_loaded: bool = False
+    """Loading it is slow (weights in this process): ``watch`` keeps it loaded from one run to
+    the next while its settings stay the same, rather than build it for every run."""
+    measured: bool = False
+    """Its replies and routing choices come from a model, not from text written in advance:
+    a kept ``router-check`` verdict for its identity applies to a run's trigger block."""
+    scores: bool = False
+    """It can return log-probability scores for a constrained choice, which the trigger AUROC
+    and ``trigger: {calibrate: true}`` need."""
+
+    def names(self) -> tuple[str, ...]:
+        """The capabilities declared, by name, as listings show them."""
+        return tuple(name for name in _CAPABILITIES if getattr(self, name))
+
+
+_CAPABILITIES = ("timed", "costed", "keep_loaded", "measured", "scores")
+
+
 AssertionFn = Callable[[Check], Any]
 _Marked = TypeVar("_Marked", bound=Callable[..., Any])
 ValueCheck = Callable[[Any], "str | None"]
 
 
-@frozen
-class AssertionType:
-    """The declaration attached to an assertion function by :func:`assertion`."""
+Kind = Literal["assertion", "provider", "reporter", "tool_kind", "lint_check"]
+
+#: Each kind of extension as messages and listings name it.
+KIND_LABELS: Mapping[Kind, str] = {
+    "assertion": "assertion type",
+    "provider": "provider",
+    "reporter": "output format",
+    "tool_kind": "tool kind",
+    "lint_check": "lint check",
+}
+
+
+@frozen(kw_only=True)
+class Registration:
+    """What every extension declares, whatever its kind: a name, a function, a JSON Schema
+    for its configuration, and where it came from.
+
+    A marker (:func:`assertion`, :func:`~skilleval.plugins.markers.provider`,
+    :func:`~skilleval.plugins.markers.reporter`, :func:`~skilleval.plugins.markers.tool_kind`)
+    attaches one to its function under :data:`MARK`; a plugin manager scans for it. Each kind
+    is a subclass adding what only it declares.
+    """
 
     name: str
-    fn: AssertionFn
-    value_schema: Mapping[str, Any] | None
-    """JSON Schema for ``value:``; None means the type takes no value."""
+    factory: Callable[..., Any]
+    """The function: an assertion's check, a provider's or tool kind's constructor, an output
+    format's writer."""
+    schema: Mapping[str, Any] | None = None
+    """JSON Schema (draft 2020-12) of its configuration (an assertion's ``value:``); None:
+    it takes none."""
+    summary: str = ""
+    origin: str = "builtin"
+    """``builtin``, ``entry point 'NAME' (DIST VERSION)`` or a plugin file's path."""
+    external: bool = False
+    """Its code comes from outside skilleval (an installed plugin or a plugin folder), as the
+    plugin manager that loaded it knows: its checks run under the user-code guards and
+    listings give the ``file:line`` it is defined at."""
+
+    kind: ClassVar[Kind]
+    """Which extension point; set by each subclass."""
+
+    @property
+    def defined_at(self) -> str:
+        code = getattr(self.factory, "__code__", None)
+        if code is None:
+            return "<unknown>"
+        return f"{code.co_filename}:{code.co_firstlineno}"
+
+    def problem(self) -> str | None:
+        """Why this registration cannot work, or None; checked when it is registered."""
+        label = KIND_LABELS[self.kind]
+        if not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
+            return f"{label} name '{self.name}' may only use letters, digits, '-' and '_'"
+        return self.schema_problem("config")
+
+    def schema_problem(self, what: str) -> str | None:
+        """Why :attr:`schema` is not a valid JSON Schema, or None."""
+        if self.schema is None:
+            return None
+        problem = _schema_problem(json.dumps(self.schema, sort_keys=True, default=str))
+        if problem is None:
+            return None
+        return f"{KIND_LABELS[self.kind]} '{self.name}' has an invalid {what} schema: {problem}"
+
+
+@frozen(kw_only=True)
+class AssertionType(Registration):
+    """The declaration attached to an assertion function by :func:`assertion`.
+
+    Its :attr:`factory` is the check; :attr:`schema` is the JSON Schema of ``value:`` (None:
+    the type takes no value).
+    """
+
     tier: Tier = "deterministic"
     value_required: bool = True
     check_value: ValueCheck | None = None
     """Semantic checks beyond the schema (a regex compiles …); returns a message or None."""
     options_schema: Mapping[str, Any] = field(default_factory=dict)
     """Extra keys the type accepts beside the common ones, as JSON Schema properties."""
-    summary: str = ""
-    origin: str = "builtin"
     uses_threshold: bool = False
     """True when ``threshold:`` can stand in for ``value:`` (promptfoo's latency, levenshtein)."""
     compares: bool | Literal["arms"] = False
@@ -195,22 +293,17 @@ class AssertionType:
     per check, in order. ``"arms"``: the same, over the outputs of one test and trial in each
     arm (``side-by-side``), ordered by arm name."""
 
-    @property
-    def kind(self) -> Literal["assertion"]:
-        """The plugin kind, for the plugin manager."""
-        return "assertion"
+    kind: ClassVar[Kind] = "assertion"
 
     @property
-    def factory(self) -> AssertionFn:
-        """The function, under the name every registration uses."""
-        return self.fn
+    def fn(self) -> AssertionFn:
+        """The check, under the name assertion code has always used."""
+        return self.factory
 
     @property
-    def defined_at(self) -> str:
-        code = getattr(self.fn, "__code__", None)
-        if code is None:
-            return "<unknown>"
-        return f"{code.co_filename}:{code.co_firstlineno}"
+    def value_schema(self) -> Mapping[str, Any] | None:
+        """JSON Schema for ``value:``; None means the type takes no value."""
+        return self.schema
 
     def problem(self) -> str | None:
         """Why this type cannot work, or None; checked when it is registered."""
@@ -223,16 +316,12 @@ class AssertionType:
         if self.tier not in ("deterministic", "model"):
             return f"assertion type '{self.name}' has an unknown tier '{self.tier}'"
         try:
-            params = inspect.signature(self.fn).parameters
+            params = inspect.signature(self.factory).parameters
         except (TypeError, ValueError):
             return None
         if len(params) != 1:
             return f"assertion type '{self.name}' must take exactly one argument (a Check), not {len(params)}"
-        if self.value_schema is not None:
-            problem = _schema_problem(json.dumps(self.value_schema, sort_keys=True, default=str))
-            if problem is not None:
-                return f"assertion type '{self.name}' has an invalid value schema: {problem}"
-        return None
+        return self.schema_problem("value")
 
 
 @functools.lru_cache(maxsize=512)
@@ -279,8 +368,8 @@ def assertion(
         doc = inspect.getdoc(fn) or ""
         spec = AssertionType(
             name=name,
-            fn=fn,
-            value_schema=value,
+            factory=fn,
+            schema=value,
             tier=tier,
             value_required=(value is not None) if value_required is None else value_required,
             check_value=check_value,

@@ -26,13 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from skilleval.api import Check  # noqa: E402
-from skilleval.assertions.builtin.markup import (  # noqa: E402
-    contains_xml,
-    html_problem,
-    html_signs,
-    is_xml,
-)
+from skilleval.assertions.builtin.html_checks import html_problem, html_signs  # noqa: E402
 from skilleval.assertions.builtin.textmetrics import bleu, gleu, rouge_n  # noqa: E402
+from skilleval.assertions.builtin.xml_checks import contains_xml, is_xml  # noqa: E402
 
 WORDS = [
     "the",

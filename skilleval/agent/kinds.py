@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.plugins.markers import tool_kind
+from skilleval.sandbox.process import run_process
+from skilleval.sandbox.pyfile import import_file, imports_allowed
 from skilleval.trajectory import ToolContext, ToolResult, args_match, result_text
 from skilleval.userfile import display_path, lookup_problem
 from skilleval.util import fileref
 from skilleval.util.frozen import frozen
-from skilleval.util.process import run_process
-from skilleval.util.pyfile import import_file, imports_allowed
 
 COMMAND_TIMEOUT_S = 10.0
 COMMAND_MAX_OUTPUT = 16_000

@@ -21,8 +21,8 @@ from pathlib import Path
 from types import TracebackType
 
 from skilleval.errors import PathEscape
+from skilleval.sandbox.process import ProcessResult, run_in
 from skilleval.suite.agent_config import EnvironmentConfig, FileCopy
-from skilleval.util.process import ProcessResult, run_in
 from skilleval.util.signals import sigterm_as_interrupt as sigterm_as_interrupt
 from skilleval.util.workpath import resolve_inside
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from skilleval.cli.cached import cached_provider
+from skilleval.cli.fitness_summary import echo_summary, figure
 from skilleval.cli.options import emit_json, fitness_options, json_option
 from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
@@ -137,28 +138,20 @@ def _progress(outcome: PairOutcome, done: int, total: int) -> None:
     )
 
 
-def _figure(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
 def _summary(report: JudgeCheckReport) -> None:
-    if report.aborted:
-        click.echo(f"error: the judge could not run: {report.aborted}", err=True)
-        return
-    scored = len(report.scored_pairs)
-    lines = [
-        f"accuracy        {_figure(report.accuracy)}  "
-        f"({report.correct}/{report.outputs} outputs graded right; a constant judge gets 0.50)",
-        f"discrimination  {_figure(report.discrimination)}  "
-        f"(good scored above bad, ties half, over {scored} pairs scored on both sides; "
-        "chance is 0.50)",
-        f"error rate      {_figure(report.error_rate)}  "
-        f"({report.errors}/{report.outputs} outputs could not be graded)",
-    ]
-    if report.constant:
-        lines.append("note: the judge gave every output the same grade; it cannot tell them apart")
-    click.echo("\n".join(lines), err=True)
-    click.echo(f"{report.seconds:.1f}s", err=True)
+    def figures() -> list[str]:
+        scored = len(report.scored_pairs)
+        return [
+            f"accuracy        {figure(report.accuracy)}  "
+            f"({report.correct}/{report.outputs} outputs graded right; a constant judge gets 0.50)",
+            f"discrimination  {figure(report.discrimination)}  "
+            f"(good scored above bad, ties half, over {scored} pairs scored on both sides; "
+            "chance is 0.50)",
+            f"error rate      {figure(report.error_rate)}  "
+            f"({report.errors}/{report.outputs} outputs could not be graded)",
+        ]
+
+    echo_summary(report, "judge", figures, "output the same grade")
 
 
 def _side_json(compared: Any) -> dict[str, Any]:

@@ -38,6 +38,32 @@ def json_option(fn: F) -> F:
     )(fn)
 
 
+def filter_option(fn: F) -> F:
+    """``-k/--filter``: run only the tests whose id matches (``run``, ``watch``)."""
+    return click.option(
+        "-k",
+        "--filter",
+        "filters",
+        multiple=True,
+        help="Run only tests whose id matches (exact, glob or substring; repeatable).",
+    )(fn)
+
+
+def jobs_option(default: int | None, default_help: str = "") -> Callable[[F], F]:
+    """``-j/--jobs``, the parallel requests (``run``, ``watch``); ``default`` None leaves the
+    number to the command, which ``default_help`` then explains."""
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=default is not None,
+        help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
+        "requests an in-process model decodes together, unless model.parallel is set."
+        + default_help,
+    )
+
+
 def emit_json(data: Any) -> None:
     """Write exactly one JSON document to stdout."""
     # A lone surrogate (from a suite's own "\\udc00") cannot be written as UTF-8: U+FFFD.

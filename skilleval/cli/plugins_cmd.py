@@ -17,6 +17,7 @@ _HEADINGS: dict[Kind, str] = {
     "provider": "providers",
     "reporter": "output formats",
     "tool_kind": "tool kinds",
+    "lint_check": "lint checks",
 }
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from skilleval.cli.cached import cached_provider, warn
+from skilleval.cli.fitness_summary import echo_summary, figure
 from skilleval.cli.judge_check_cmd import judge_spec, model_name
 from skilleval.cli.options import (
     emit_json,
@@ -98,44 +99,37 @@ def _progress(outcome: CaseOutcome, done: int, total: int) -> None:
     )
 
 
-def _figure(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
 def _summary(report: RouterCheckReport) -> None:
-    if report.aborted:
-        click.echo(f"error: the router could not run: {report.aborted}", err=True)
-        return
-    n = len(report.outcomes)
-    interval = report.interval
-    shown = "" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}]"
-    lines = [
-        f"accuracy        {_figure(report.accuracy)}{shown}  "
-        f"({report.correct}/{n} cases routed to the expected label, 95% Wilson interval; "
-        "always answering none gets 0.50)",
-        f"recall          {_figure(report.recall)}  (requests for a skill routed to that skill)",
-        f"false triggers  {_figure(report.false_triggers)}  "
-        f"(requests for no skill routed to one; near-misses alone: "
-        f"{_figure(report.near_miss_false_triggers)})",
-        f"error rate      {_figure(report.error_rate)}  "
-        f"({report.errors}/{n} cases could not be routed)",
-    ]
-    estimate = report.auroc
-    if estimate.value is None:
-        lines.append("AUROC           n/a  (the router gives no scores to rank by)")
-    else:
-        lo, hi = estimate.ci95 or (0.0, 1.0)
-        lines.append(
-            f"AUROC           {estimate.value:.2f} [{lo:.2f}, {hi:.2f}]  (how well the best "
-            "skill's score minus none's ranks requests for a skill above the rest; 0.50 is a "
-            "coin, 95% Newcombe interval)"
-        )
-    reasons = report.unqualified_because()
-    if reasons:
-        lines.extend(f"UNQUALIFIED: {reason}" for reason in reasons)
-    else:
-        lines.append("qualified: both intervals clear chance")
-    if report.constant:
-        lines.append("note: the router gave every case the same label; it cannot tell them apart")
-    click.echo("\n".join(lines), err=True)
-    click.echo(f"{report.seconds:.1f}s", err=True)
+    def figures() -> list[str]:
+        n = len(report.outcomes)
+        interval = report.interval
+        shown = "" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+        lines = [
+            f"accuracy        {figure(report.accuracy)}{shown}  "
+            f"({report.correct}/{n} cases routed to the expected label, 95% Wilson interval; "
+            "always answering none gets 0.50)",
+            f"recall          {figure(report.recall)}  (requests for a skill routed to that skill)",
+            f"false triggers  {figure(report.false_triggers)}  "
+            f"(requests for no skill routed to one; near-misses alone: "
+            f"{figure(report.near_miss_false_triggers)})",
+            f"error rate      {figure(report.error_rate)}  "
+            f"({report.errors}/{n} cases could not be routed)",
+        ]
+        estimate = report.auroc
+        if estimate.value is None:
+            lines.append("AUROC           n/a  (the router gives no scores to rank by)")
+        else:
+            lo, hi = estimate.ci95 or (0.0, 1.0)
+            lines.append(
+                f"AUROC           {estimate.value:.2f} [{lo:.2f}, {hi:.2f}]  (how well the best "
+                "skill's score minus none's ranks requests for a skill above the rest; 0.50 is a "
+                "coin, 95% Newcombe interval)"
+            )
+        reasons = report.unqualified_because()
+        if reasons:
+            lines.extend(f"UNQUALIFIED: {reason}" for reason in reasons)
+        else:
+            lines.append("qualified: both intervals clear chance")
+        return lines
+
+    echo_summary(report, "router", figures, "case the same label")

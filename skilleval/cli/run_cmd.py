@@ -10,7 +10,14 @@ from pathlib import Path
 
 import click
 
-from skilleval.cli.options import emit_json, json_option, model_option, plugin_options
+from skilleval.cli.options import (
+    emit_json,
+    filter_option,
+    jobs_option,
+    json_option,
+    model_option,
+    plugin_options,
+)
 from skilleval.errors import UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.plugins.manager import PluginManager
@@ -53,22 +60,8 @@ from skilleval.util.scrub import printable, without_surrogates
 )
 @click.option("--trials", type=click.IntRange(min=1), help="Trials per test (distribution mode).")
 @click.option("--seed", type=click.IntRange(min=0), help="Base seed (overrides `decoding.seed`).")
-@click.option(
-    "-k",
-    "--filter",
-    "filters",
-    multiple=True,
-    help="Run only tests whose id matches (exact, glob or substring; repeatable).",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
-    "requests an in-process model decodes together, unless model.parallel is set. Default 1, "
-    "or the suite's evaluateOptions.maxConcurrency.",
-)
+@filter_option
+@jobs_option(None, " Default 1, or the suite's evaluateOptions.maxConcurrency.")
 @click.option("--no-cache", is_flag=True, help="Call the model even when a cached reply exists.")
 @click.option(
     "--no-judge-check",
@@ -177,7 +170,7 @@ def run(
                 "`--model` set to it, or run the suite again"
             )
         for out in outputs:
-            check_matrix_output(out)
+            check_matrix_output(out, registry)
         with environment(suite.env):
             _run_matrix(
                 ctx,
@@ -341,7 +334,7 @@ def _run_matrix(
                 unwritten.append(str(exc))
     for target in [outcome.path / "report.html", *outputs]:
         try:
-            write_matrix(matrix, target)
+            write_matrix(matrix, target, registry)
         except UsageError as exc:
             unwritten.append(str(exc))
     if as_json:

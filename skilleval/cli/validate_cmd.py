@@ -11,8 +11,8 @@ import click
 from skilleval.cli.options import emit_json, json_option, plugin_options
 from skilleval.errors import DiagnosticsError
 from skilleval.exitcodes import ExitCode
+from skilleval.sandbox.pyfile import no_user_imports
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.util.pyfile import no_user_imports
 
 
 @click.command()

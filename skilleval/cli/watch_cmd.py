@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from skilleval.cli.options import model_option, plugin_options
+from skilleval.cli.options import filter_option, jobs_option, model_option, plugin_options
 from skilleval.exitcodes import ExitCode
 from skilleval.suite.load import Overrides
 from skilleval.watch import Outcome, Watcher, WatchOptions
@@ -26,22 +26,8 @@ from skilleval.watch import Outcome, Watcher, WatchOptions
     help="default, a .gguf path, hf:OWNER/REPO:QUANT, ollama:NAME, lmstudio:NAME or echo "
     "(overrides `model:`).",
 )
-@click.option(
-    "-k",
-    "--filter",
-    "filters",
-    multiple=True,
-    help="Run only tests whose id matches (exact, glob or substring; repeatable).",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Parallel requests for providers that allow it (the OpenAI provider); above 1, the "
-    "requests an in-process model decodes together, unless model.parallel is set.",
-)
+@filter_option
+@jobs_option(1)
 @click.option(
     "--no-initial-run", is_flag=True, help="Only validate at start; run on the first change."
 )

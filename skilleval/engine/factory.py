@@ -33,8 +33,7 @@ def create_provider(spec: ModelSpec, *, home: Path, jobs: int = 1) -> Provider:
     except SkillevalError:
         raise
     except Exception as exc:
-        if spec.provider.origin == "builtin":
-            raise  # a bug in skilleval: keep the traceback
+        # Whoever wrote it, a factory that raises is reported at its line.
         message = f"provider '{spec.kind}' failed to start: {type(exc).__name__}: {exc}"
         raise PluginError([Diagnostic(where, message)]) from exc
     if not isinstance(made, Provider):

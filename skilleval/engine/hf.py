@@ -1,7 +1,8 @@
 """GGUF models from a Hugging Face hub: ``hf:OWNER/REPO/FILE.gguf`` and ``hf:OWNER/REPO:QUANT``.
 
-A reference is checked when the suite loads (:func:`problem_with`, so a mistake in it is a
-positioned load error) and fetched only when a run needs the file (:func:`fetch`), through
+A reference is checked when the suite loads (:func:`~skilleval.engine.hf_ref.problem_with`,
+so a mistake in it is a positioned load error; references are :mod:`skilleval.engine.hf_ref`)
+and fetched only when a run needs the file (:func:`fetch`), through
 ``huggingface_hub`` into its standard cache: a file is downloaded once, then found there again,
 offline too. ``HF_ENDPOINT``, ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_HUB_OFFLINE`` and ``HF_TOKEN``
 are huggingface_hub's own settings and act exactly as they do there.
@@ -12,7 +13,7 @@ are huggingface_hub's own settings and act exactly as they do there.
 
 Every failure (no such repository, revision or file; no network and nothing cached; the hub
 answering with an error; a full disk) is one :class:`~skilleval.errors.ModelDownloadError` line
-that names the repository and the file.
+that names the repository and the file (worded by :mod:`skilleval.engine.hf_errors`).
 """
 
 from __future__ import annotations
@@ -23,55 +24,24 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from skilleval.engine.hf_errors import chain_of, explain, is_offline, one_line
+from skilleval.engine.hf_ref import HubRef, pick_quant, shard_files
 from skilleval.engine.identity import file_identity
 from skilleval.errors import ModelDownloadError, ProviderError
 from skilleval.util.frozen import frozen
 from skilleval.util.home import home_dir
 from skilleval.util.homefile import damaged
 
-__all__ = ["PREFIX", "Fetched", "HubRef", "fetch", "is_hub_ref", "parse_ref", "pick_quant"]
+__all__ = ["Fetched", "fetch"]
 
-PREFIX = "hf:"
 INSTALL_HINT = (
     "install it with: pip install 'skilleval[llama]' (or pip install 'huggingface_hub>=2.4,<3')"
 )
-
-# The hub's rule for a user or repository name: letters, digits, '-', '_' and '.', starting and
-# ending with a letter or digit, at most 96 characters.
-_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
-_REPO = re.compile(rf"{_NAME}/{_NAME}")
-_QUANT = re.compile(r"[A-Za-z0-9_]+")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-_SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
-_EXAMPLE = (
-    "hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO:QUANT (QUANT like Q4_K_M), "
-    "optionally ending in @REVISION"
-)
-_LISTED = 12
-"""How many file names an error about ``:QUANT`` lists before it says how many more."""
-
-
-@frozen
-class HubRef:
-    """A parsed ``hf:`` reference."""
-
-    repo: str
-    """``OWNER/REPO``."""
-    filename: str | None
-    """The file inside the repository, when it is named."""
-    quant: str | None
-    """The quantisation tag, when the file is to be picked by it."""
-    revision: str | None
-    """A branch, tag or commit; None means the repository's default branch."""
-    written: str
-    """The reference as the suite wrote it."""
-
-    def __str__(self) -> str:
-        return self.written
 
 
 @frozen
@@ -95,115 +65,6 @@ class Fetched:
             "revision": self.revision,
             "endpoint": self.endpoint,
         }
-
-
-def is_hub_ref(text: str) -> bool:
-    """Whether a ``model:`` path is an ``hf:`` reference."""
-    return text.startswith(PREFIX)
-
-
-def problem_with(text: str) -> str | None:
-    """Why ``text`` is not a valid ``hf:`` reference, or None when it is."""
-    try:
-        parse_ref(text)
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
-def parse_ref(text: str) -> HubRef:
-    """Read ``hf:OWNER/REPO/FILE.gguf[@REVISION]`` or ``hf:OWNER/REPO:QUANT[@REVISION]``.
-
-    Raises:
-        ValueError: The reference is malformed; the message says what is wrong and shows the form.
-    """
-    body = text.removeprefix(PREFIX)
-    revision: str | None = None
-    if "@" in body:
-        body, revision = body.rsplit("@", 1)
-        if not revision or any(c.isspace() for c in revision):
-            raise ValueError(f"'{text}': an empty or blank revision after '@'; write {_EXAMPLE}")
-    quant: str | None = None
-    if ":" in body:
-        body, quant = body.split(":", 1)
-        if not _QUANT.fullmatch(quant):
-            raise ValueError(
-                f"'{text}': '{quant}' is not a quantisation tag (letters, digits and '_', "
-                "like Q4_K_M); write " + _EXAMPLE
-            )
-    parts = body.split("/")
-    repo = "/".join(parts[:2])
-    filename = "/".join(parts[2:])
-    if not _REPO.fullmatch(repo):
-        raise ValueError(f"'{text}': '{repo}' is not OWNER/REPO; write {_EXAMPLE}")
-    if quant is not None and filename:
-        raise ValueError(f"'{text}': name the file or the quantisation, not both; write {_EXAMPLE}")
-    if quant is None and not filename:
-        raise ValueError(f"'{text}' names no file; write {_EXAMPLE}")
-    if filename:
-        if not filename.lower().endswith(".gguf"):
-            raise ValueError(f"'{text}': '{filename}' is not a .gguf file; write {_EXAMPLE}")
-        if any(part in ("", ".", "..") for part in filename.split("/")):
-            raise ValueError(
-                f"'{text}': '{filename}' is not a file path inside the repository; write {_EXAMPLE}"
-            )
-    return HubRef(repo, filename or None, quant, revision, text)
-
-
-def pick_quant(files: Sequence[str], quant: str) -> list[str]:
-    """The ``.gguf`` file (or the shards of the one model) whose name carries ``quant``.
-
-    A tag matches a whole dot-, dash- or slash-separated part of the path, in any case, so
-    ``Q4_K`` does not pick ``Q4_K_M``. Multimodal projectors (``mmproj…``) are never picked.
-
-    Raises:
-        ValueError: No file or more than one model matches; the message lists what there is.
-    """
-    ggufs = sorted(f for f in files if f.lower().endswith(".gguf"))
-    wanted = quant.lower()
-    matches = [
-        f
-        for f in ggufs
-        if not f.rsplit("/", 1)[-1].lower().startswith("mmproj")
-        and wanted in (part.lower() for part in re.split(r"[-./]", f))
-    ]
-    models = {_model_of(f) for f in matches}
-    if len(models) == 1:
-        shards = sorted(matches, key=lambda f: (_SHARD.match(f.rsplit("/", 1)[-1]) is None, f))
-        return shards if _SHARD.match(shards[0].rsplit("/", 1)[-1]) else shards[:1]
-    if not matches:
-        there = f"its .gguf files are {_listing(ggufs)}" if ggufs else "it has no .gguf file"
-        raise ValueError(f"no .gguf file matches {quant}; {there}")
-    raise ValueError(
-        f"{quant} matches {len(models)} models ({_listing(matches)}); "
-        "name the file: hf:OWNER/REPO/FILE.gguf"
-    )
-
-
-def _model_of(filename: str) -> str:
-    """The model a file belongs to: its name without a shard suffix."""
-    head, _, name = filename.rpartition("/")
-    shard = _SHARD.match(name)
-    return f"{head}/{shard['stem']}" if shard else filename
-
-
-def _listing(files: Sequence[str]) -> str:
-    shown = ", ".join(files[:_LISTED])
-    return shown + (f" and {len(files) - _LISTED} more" if len(files) > _LISTED else "")
-
-
-def _shards(filename: str) -> list[str]:
-    """Every shard of a split model given one of them; the file alone otherwise."""
-    head, slash, name = filename.rpartition("/")
-    shard = _SHARD.match(name)
-    if shard is None:
-        return [filename]
-    count = int(shard["count"])
-    width = len(shard["count"])
-    return [
-        f"{head}{slash}{shard['stem']}-{i:0{width}d}-of-{shard['count']}.gguf"
-        for i in range(1, count + 1)
-    ]
 
 
 def fetch(ref: HubRef) -> Fetched:
@@ -233,7 +94,7 @@ def fetch(ref: HubRef) -> Fetched:
                 raise ModelDownloadError(f"cannot fetch {ref}: in {where}, {exc}") from None
         else:
             assert ref.filename is not None  # parse_ref guarantees one of the two
-            wanted = _shards(ref.filename)
+            wanted = shard_files(ref.filename)
         # The first file is asked for by the revision as written, so that huggingface_hub
         # records where a branch or tag pointed and finds the file again offline.
         first: Path | None = None
@@ -326,7 +187,7 @@ def _download(ref: HubRef, filename: str, revision: str | None, endpoint: str) -
             local_files_only=unreachable is not None,
         )
     except Exception as exc:
-        if unreachable is not None and not _offline(_chain(exc)):
+        if unreachable is not None and not is_offline(chain_of(exc)):
             what = f"{filename} from {ref.repo}" + (f" at revision {revision}" if revision else "")
             raise ModelDownloadError(
                 f"cannot fetch {ref}: cannot reach {endpoint} for {what}, and it is not in the"
@@ -334,7 +195,7 @@ def _download(ref: HubRef, filename: str, revision: str | None, endpoint: str) -
             ) from None
         # huggingface_hub raises its own errors, httpx2's, OSError and ValueError, from
         # several layers; each becomes one line naming the repository and the file.
-        raise ModelDownloadError(_explain(exc, ref, filename, revision, endpoint)) from None
+        raise ModelDownloadError(explain(exc, ref, filename, revision, endpoint)) from None
     return Path(str(local))
 
 
@@ -365,7 +226,7 @@ def _unreachable(endpoint: str) -> str | None:
             with socket.create_connection((host, port), timeout=PROBE_S):
                 reason = None
         except (OSError, ValueError) as exc:
-            reason = _one_line(exc)
+            reason = one_line(exc)
         _probed[endpoint] = reason
     return _probed[endpoint]
 
@@ -413,13 +274,15 @@ def _repo_files(ref: HubRef, endpoint: str) -> tuple[list[str], str]:
         errors.RepositoryNotFoundError,
         errors.RevisionNotFoundError,
     ) as exc:
-        raise ModelDownloadError(_explain(exc, ref, None, ref.revision, endpoint)) from None
+        raise ModelDownloadError(explain(exc, ref, None, ref.revision, endpoint)) from None
     except Exception as exc:
         # Offline, unreachable or failing: what was downloaded before is still usable.
         cached = _cached_files(ref)
         if cached is None:
-            raise ModelDownloadError(_explain(exc, ref, None, ref.revision, endpoint)) from None
-        why = "HF_HUB_OFFLINE is set" if _offline(_chain(exc)) else f"{endpoint} cannot be asked"
+            raise ModelDownloadError(explain(exc, ref, None, ref.revision, endpoint)) from None
+        why = (
+            "HF_HUB_OFFLINE is set" if is_offline(chain_of(exc)) else f"{endpoint} cannot be asked"
+        )
         return cached, why
     return [str(s.rfilename) for s in (info.siblings or [])], ""
 
@@ -451,73 +314,3 @@ def _commit_of(local: Path, filename: str) -> str | None:
         return None
     commit = parents[depth - 1].name
     return commit if _COMMIT.fullmatch(commit) else None
-
-
-def _explain(
-    exc: BaseException, ref: HubRef, filename: str | None, revision: str | None, endpoint: str
-) -> str:
-    """One line on why ``ref`` could not be fetched."""
-    from huggingface_hub import constants, errors  # lazy: start-up time
-
-    what = f"{filename} from {ref.repo}" if filename else ref.repo
-    at = f" at revision {revision}" if revision else ""
-    chain = _chain(exc)
-    http = next((e for e in chain if isinstance(e, errors.HfHubHTTPError)), None)
-    if isinstance(exc, errors.GatedRepoError):
-        reason = f"{ref.repo} is gated: accept its terms on the hub, then set HF_TOKEN"
-    elif isinstance(exc, errors.RepositoryNotFoundError):
-        reason = f"no repository {ref.repo} on {endpoint} (or it is private: set HF_TOKEN)"
-    elif isinstance(exc, errors.RevisionNotFoundError):
-        reason = f"{ref.repo} has no revision {revision}"
-    elif isinstance(exc, errors.RemoteEntryNotFoundError):
-        reason = f"{ref.repo} has no file {filename}{at}"
-    elif _offline(chain):
-        reason = f"{what}{at} is not in the local cache, and HF_HUB_OFFLINE is set"
-    elif http is not None and http.response is not None:
-        status = f"{http.response.status_code} {http.response.reason_phrase}".strip()
-        reason = (
-            f"{endpoint} answered HTTP {status} for {what}{at}, and it is not in the local cache"
-        )
-    elif isinstance(exc, errors.LocalEntryNotFoundError) or any(map(_network, chain)):
-        cause = chain[-1]
-        detail = f" ({_one_line(cause)})" if cause is not exc else ""
-        reason = f"cannot reach {endpoint} for {what}{at}, and it is not in the local cache{detail}"
-    elif isinstance(exc, OSError):
-        reason = (
-            f"cannot store {what} in {constants.HF_HUB_CACHE}: {exc.strerror or _one_line(exc)}"
-        )
-    else:
-        reason = f"{what}{at}: {type(exc).__name__}: {_one_line(exc)}"
-    return f"cannot fetch {ref}: {reason}"
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """``exc`` and its causes, outermost first."""
-    chain = [exc]
-    while (
-        cause := chain[-1].__cause__ or chain[-1].__context__
-    ) is not None and cause not in chain:
-        chain.append(cause)
-    return chain
-
-
-def _offline(chain: Sequence[BaseException]) -> bool:
-    from huggingface_hub import constants, errors  # lazy: start-up time
-
-    if any(isinstance(e, errors.OfflineModeIsEnabled) for e in chain):
-        return True
-    return bool(constants.HF_HUB_OFFLINE) and isinstance(chain[0], errors.LocalEntryNotFoundError)
-
-
-def _network(exc: BaseException) -> bool:
-    # huggingface_hub's HTTP library (httpx, or httpx2 in its later versions) is its own
-    # business: any error raised from inside it that is not an HTTP status is the network's.
-    library = type(exc).__module__.split(".")[0]
-    return isinstance(exc, (ConnectionError, TimeoutError)) or library.startswith(
-        ("httpx", "httpcore")
-    )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__

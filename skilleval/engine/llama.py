@@ -29,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from skilleval.api import Capabilities
 from skilleval.engine.base import (
     Completion,
     Message,
@@ -49,7 +50,8 @@ from skilleval.engine.greedy_grammar import (
     closing_token,
     guards_loops,
 )
-from skilleval.engine.hf import Fetched, fetch, is_hub_ref, parse_ref
+from skilleval.engine.hf import Fetched, fetch
+from skilleval.engine.hf_ref import is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_adapter import (
     check_installed,
@@ -115,7 +117,13 @@ IN_FLIGHT = 2
 """Calls a batching provider takes at once, per slot."""
 
 
-@provider("gguf", schema=GGUF_SCHEMA, configure=LlamaConfig.configure, implied_by="path")
+@provider(
+    "gguf",
+    schema=GGUF_SCHEMA,
+    configure=LlamaConfig.configure,
+    implied_by="path",
+    capabilities=Capabilities(timed=True, keep_loaded=True, measured=True, scores=True),
+)
 def gguf(config: LlamaConfig, context: ProviderContext) -> LlamaProvider:
     """A GGUF model run in this process by llama-cpp-python (the embedded one by default)."""
     return LlamaProvider(config, context.home, jobs=context.jobs)

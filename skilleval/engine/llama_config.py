@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skilleval.engine.hf import is_hub_ref, problem_with
+from skilleval.engine.hf_ref import is_hub_ref, problem_with
 from skilleval.plugins.markers import ConfigContext
 
 __all__ = [

@@ -7,41 +7,38 @@ to ``jobs``. Every failure becomes a one-line :class:`~skilleval.errors.Provider
 Structured output is sent as OpenAI's ``{"type": "json_schema", ...}`` response format. Servers
 that only know ``{"type": "json_object", "schema": ...}`` (llama-cpp-python) reject that form;
 in ``auto`` mode the provider then switches to the ``json_object`` form for the rest of the run.
-Replies are validated against the schema either way.
+Replies are validated against the schema either way. Reading a reply and wording a failure
+are in :mod:`skilleval.engine.openai_reply`, the wire format in
+:mod:`skilleval.engine.openai_wire`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 import httpx
 
-from skilleval.engine.base import Completion, ModelIdentity, Request, clean_reply
+from skilleval.engine.base import Completion, ModelIdentity, Request
 from skilleval.engine.openai_provider import OpenAIConfig
+from skilleval.engine.openai_reply import client_error, gave_up, read_completion, unreachable
 from skilleval.engine.openai_wire import (
-    CHOICE_KEY,
     chat_completions_url,
     choice_schema,
     embedding_vectors,
     error_detail,
-    is_unknown_model,
     one_line,
     rejects_field,
     rejects_json_schema,
-    reply_usage,
     retry_after_s,
     schema_name,
-    snippet,
 )
-from skilleval.errors import CannotEmbed, InvalidReplyError, ProviderError, ServerUnreachable
+from skilleval.errors import CannotEmbed, ProviderError, ServerUnreachable
 from skilleval.version import __version__
 
 LOCAL_CONNECT_S = 2.0
@@ -216,8 +213,10 @@ class OpenAIProvider:
                 self._format = "json_object"
             response, latency_ms = self._post(self._payload(request, schema, "json_object"), False)
         if response.status_code >= 400:
-            raise ProviderError(self._client_error(response))
-        return self._completion(request, schema, response, latency_ms)
+            raise ProviderError(
+                client_error(self._url, self._model, self._spec.api_key_env, response)
+            )
+        return read_completion(self._url, request, schema, response, latency_ms)
 
     def _payload(
         self,
@@ -277,7 +276,7 @@ class OpenAIProvider:
                 failures["timeout"] += 1
                 continue
             except httpx.ConnectError as exc:
-                raise ProviderError(self._unreachable(exc)) from None
+                raise ProviderError(unreachable(self._url, exc)) from None
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                 failures["connection reset"] += 1
                 last_detail = one_line(str(exc) or type(exc).__name__)
@@ -297,7 +296,7 @@ class OpenAIProvider:
                 retry_after = retry_after_s(response)
                 continue
             return response, latency_ms
-        raise ProviderError(self._gave_up(failures, last_detail))
+        raise ProviderError(gave_up(self._url, self._spec.timeout_s, failures, last_detail))
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts`` from the server's ``/embeddings`` endpoint, with this model.
@@ -329,126 +328,3 @@ class OpenAIProvider:
         if retry_after is not None:
             delay = max(delay, min(retry_after, _RETRY_AFTER_CAP_S))
         return delay
-
-    def _unreachable(self, exc: httpx.ConnectError) -> str:
-        reason = str(exc)
-        if "refused" in reason.lower():
-            return f"cannot reach {self._url}: connection refused — is the server running?"
-        return f"cannot reach {self._url}: {one_line(reason or type(exc).__name__)}"
-
-    def _gave_up(self, failures: Counter[str], last_detail: str) -> str:
-        attempts = sum(failures.values())
-        if set(failures) == {"timeout"}:
-            tries = f" ({attempts} attempts)" if attempts > 1 else ""
-            return f"{self._url}: no reply within {self._spec.timeout_s} s{tries}"
-        summary = ", ".join(f"{label} x{count}" for label, count in failures.items())
-        last = f" (last: {last_detail})" if last_detail else ""
-        return f"{self._url}: server kept failing: {summary}{last}"
-
-    def _client_error(self, response: httpx.Response) -> str:
-        status = response.status_code
-        detail = error_detail(response)
-        lowered = detail.lower()
-        said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
-        if is_unknown_model(response, lowered):
-            return f"{self._url}: server has no model {self._model!r} ({said})"
-        if status == 404:
-            return (
-                f"{self._url}: {said} — is base_url an OpenAI-compatible server "
-                "(it should serve /v1/chat/completions)?"
-            )
-        if status in (401, 403):
-            if self._spec.api_key_env:
-                hint = f"check the key in {self._spec.api_key_env}"
-            else:
-                hint = "set api_key_env to the variable that holds the key"
-            return f"{self._url}: {said} — {hint}"
-        return f"{self._url}: {said}"
-
-    def _completion(
-        self,
-        request: Request,
-        schema: Mapping[str, Any] | None,
-        response: httpx.Response,
-        latency_ms: float,
-    ) -> Completion:
-        try:
-            body = response.json()
-        except ValueError:
-            kind = response.headers.get("content-type", "no content-type")
-            raise ProviderError(
-                f"{self._url}: reply is not JSON (HTTP {response.status_code}, {kind}): "
-                f"{snippet(response.text)!r}"
-            ) from None
-        message, finish_reason = self._first_choice(body)
-        content = message.get("content")
-        text = content if isinstance(content, str) else ""
-        usage = body.get("usage")
-        prompt_tokens, completion_tokens, cached_tokens = reply_usage(usage)
-        # JSON may carry a lone surrogate ("\ud800"), which no file can hold: scrubbed here.
-        completion = clean_reply(
-            Completion(
-                text=text,
-                finish_reason=finish_reason,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                latency_ms=latency_ms,
-                tokens_evaluated=max(0, prompt_tokens - cached_tokens),
-            )
-        )
-        if finish_reason == "length" or schema is None:
-            return completion
-        if request.choices:
-            return replace(completion, text=self._chosen(text, request.choices))
-        self._validate(text, schema)
-        return completion
-
-    def _first_choice(self, body: Any) -> tuple[Mapping[str, Any], str]:
-        choices = body.get("choices") if isinstance(body, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ProviderError(
-                f"{self._url}: reply has no choices[0]; is this an OpenAI-compatible "
-                f"chat-completions server? Got {snippet(json.dumps(body))!r}"
-            )
-        first = choices[0]
-        message = first.get("message")
-        if not isinstance(message, dict):
-            raise ProviderError(f"{self._url}: reply has no choices[0].message")
-        finish = first.get("finish_reason")
-        return message, finish if isinstance(finish, str) and finish else "stop"
-
-    def _chosen(self, text: str, options: tuple[str, ...]) -> str:
-        stripped = text.strip()
-        try:
-            parsed: Any = json.loads(stripped)
-        except ValueError:
-            parsed = stripped
-        if isinstance(parsed, dict):
-            parsed = parsed.get(CHOICE_KEY)
-        if isinstance(parsed, str) and parsed in options:
-            return parsed
-        raise InvalidReplyError(
-            f"{self._url}: server ignored the choice constraint: reply {snippet(text)!r} "
-            f"is not one of {list(options)}"
-        )
-
-    def _validate(self, text: str, schema: Mapping[str, Any]) -> None:
-        # Deferred: only schema-constrained calls pay for the import. jsonschema ships no stubs.
-        import jsonschema  # type: ignore[import-untyped,unused-ignore]
-
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise InvalidReplyError(
-                f"{self._url}: server ignored the JSON schema: reply is not JSON ({exc}): "
-                f"{snippet(text)!r}"
-            ) from None
-        try:
-            jsonschema.validate(value, schema)
-        except jsonschema.SchemaError as exc:
-            raise ProviderError(f"invalid JSON schema: {one_line(exc.message)}") from None
-        except jsonschema.ValidationError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-            raise InvalidReplyError(
-                f"{self._url}: server ignored the JSON schema: at {where}: {snippet(exc.message)}"
-            ) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from skilleval.api import Capabilities
 from skilleval.engine.base import ProviderContext
 from skilleval.plugins.markers import ConfigContext, provider
 from skilleval.util.frozen import frozen
@@ -77,7 +78,13 @@ OPENAI_SCHEMA: dict[str, Any] = {
 }
 
 
-@provider("openai", schema=OPENAI_SCHEMA, configure=OpenAIConfig.configure, implied_by="base_url")
+@provider(
+    "openai",
+    schema=OPENAI_SCHEMA,
+    configure=OpenAIConfig.configure,
+    implied_by="base_url",
+    capabilities=Capabilities(timed=True, costed=True, measured=True),
+)
 def openai(config: OpenAIConfig, context: ProviderContext) -> OpenAIProvider:
     """Any OpenAI-compatible /v1/chat/completions server (vLLM, llama.cpp server …)."""
     from skilleval.engine.openai import OpenAIProvider  # lazy: start-up time (httpx)

@@ -39,6 +39,7 @@ __all__ = [
     "PrefixStore",
     "StoredPrefix",
     "kept_prefixes",
+    "prefix_name",
     "remove_kept_prefixes",
     "shared_length",
     "state_cells",
@@ -130,7 +131,7 @@ class PrefixStore:
         key = tuple(tokens)
         if state_cells(data) != len(key):
             return  # a state that is not one cell per token (a sliding window) is not kept
-        entry = StoredPrefix(_name(key), key, _digest(key, data))
+        entry = StoredPrefix(prefix_name(key), key, _digest(key, data))
         name = entry.name
         meta = json.dumps({"tokens": list(key), "sha256": entry.sha256})
         try:
@@ -190,7 +191,8 @@ class PrefixStore:
             total -= size
 
 
-def _name(tokens: tuple[int, ...]) -> str:
+def prefix_name(tokens: tuple[int, ...]) -> str:
+    """The file name an entry for ``tokens`` is stored under: a hash of the tokens."""
     return hashlib.sha256(json.dumps(tokens).encode("ascii")).hexdigest()[:32]
 
 
@@ -213,7 +215,7 @@ def _entry(name: str, raw: object) -> StoredPrefix:
         raise ValueError("not token ids")
     sha = raw.get("sha256")
     key = tuple(tokens)
-    if not isinstance(sha, str) or len(sha) != 64 or _name(key) != name:
+    if not isinstance(sha, str) or len(sha) != 64 or prefix_name(key) != name:
         raise ValueError("not the entry its name says")
     return StoredPrefix(name, key, sha)
 

@@ -14,10 +14,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skilleval.api import Capabilities
 from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request, clean_reply
 from skilleval.errors import ProviderError, RegexError, RegexTimeoutError
 from skilleval.plugins.markers import ConfigContext, provider
-from skilleval.util import saferegex
+from skilleval.sandbox import saferegex
 from skilleval.util.fileref import is_ref
 from skilleval.util.frozen import frozen
 
@@ -305,7 +306,12 @@ def _checked_rules(rules: Any, ctx: ConfigContext) -> list[Mapping[str, Any]]:
     return out
 
 
-@provider("scripted", schema=SCRIPTED_SCHEMA, configure=ScriptedConfig.configure)
+@provider(
+    "scripted",
+    schema=SCRIPTED_SCHEMA,
+    configure=ScriptedConfig.configure,
+    capabilities=Capabilities(scores=True),
+)
 def scripted(config: ScriptedConfig, context: ProviderContext) -> ScriptedProvider:
     """Replies from rules in the suite: by test id, prompt regex or arm; no model."""
     return ScriptedProvider(config)

@@ -23,7 +23,7 @@ from skilleval.expr.grammar import at, check_depth, parser, syntax_error, unquot
 from skilleval.expr.limits import MAX_ITEMS, check_int, too_big, weight
 from skilleval.expr.program import Expr, Run
 from skilleval.expr.values import ARITH, compare, get, is_num, kind, slice_
-from skilleval.util import saferegex
+from skilleval.sandbox import saferegex
 
 __all__ = ["Expr", "compile_expr"]
 

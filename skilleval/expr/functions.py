@@ -17,7 +17,7 @@ from typing import Any, Final
 from skilleval.errors import ExprRuntimeError, RegexError, RegexTimeoutError
 from skilleval.expr.limits import MAX_INT_DIGITS, MAX_ITEMS, check_built, check_int, weight
 from skilleval.expr.values import contains, is_index, is_list, is_num, kind
-from skilleval.util import saferegex
+from skilleval.sandbox import saferegex
 from skilleval.util.frozen import frozen
 
 __all__ = ["FUNCTIONS", "Function"]

@@ -13,7 +13,8 @@ from skilleval.errors import RegexError, RegexTimeoutError
 from skilleval.lint.checks import CANNOT_FAIL, CANNOT_PASS, NOT_CHECKABLE, UNSCORED_TEST
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import LintAssert, LintTest, LintView
-from skilleval.util import saferegex
+from skilleval.plugins.markers import lint_check
+from skilleval.sandbox import saferegex
 
 Always = Literal["pass", "fail"]
 
@@ -27,8 +28,9 @@ PROBES = (
 """Texts unlike each other: a regex that matches all of them matches anything."""
 
 
+@lint_check(CANNOT_FAIL, CANNOT_PASS, UNSCORED_TEST, NOT_CHECKABLE, name="assertions")
 def check(view: LintView) -> Iterator[Finding]:
-    """SE301–SE303: assertions and tests that cannot fail or cannot pass."""
+    """SE301–SE304: assertions and tests that cannot fail, cannot pass or cannot be checked here."""
     seen: set[tuple[str, int, int]] = set()
     for test in view.tests:
         yield from _unscored(test)

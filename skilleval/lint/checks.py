@@ -1,4 +1,4 @@
-"""Every lint check: its stable id, its name, its severity and a one-line summary.
+"""skilleval's own lint checks: each one's stable id, name, severity and one-line summary.
 
 Ids never change meaning and are never reused, so a suite's ``lint.ignore`` keeps working
 across versions. The first digit groups the checks: 0 lint itself, 1 the shape of the test
@@ -8,26 +8,10 @@ set, 2 leakage of the skill's own words into the eval, 3 assertions, 4 files and
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
 
-from skilleval.util.frozen import frozen
-
-LintSeverity = Literal["error", "warning"]
-
-
-@frozen
-class LintCheck:
-    """One check, as listed in ``docs/lint.md``."""
-
-    id: str
-    """``SE`` and three digits, e.g. ``SE101``."""
-    name: str
-    """A kebab-case name that ``lint.ignore`` accepts in place of the id."""
-    severity: LintSeverity
-    summary: str
-    silenceable: bool = True
-    """False for findings that stop the suite from running at all."""
-
+from skilleval.plugins.manager import PluginManager
+from skilleval.plugins.markers import LintCheck, LintSeverity
 
 BAD_IGNORE = LintCheck(
     "SE001",
@@ -113,30 +97,49 @@ RUBRIC_CUT_BY_COMMENT = LintCheck(
     "an unquoted ` #` turned the end of a rubric into a YAML comment",
 )
 
-CHECKS: tuple[LintCheck, ...] = (
-    BAD_IGNORE,
-    TOO_FEW_TESTS,
-    NO_NEGATIVE_CONTROLS,
-    DUPLICATE_PROMPT,
-    NEAR_DUPLICATE_PROMPT,
-    UNIFORM_PROMPTS,
-    EVEN_TRIALS,
-    PROMPT_NAMES_SKILL,
-    PROMPT_ECHOES_SKILL,
-    ASSERTION_COPIES_SKILL,
-    CANNOT_FAIL,
-    CANNOT_PASS,
-    UNSCORED_TEST,
-    NOT_CHECKABLE,
-    PROMPTFOO_READS_OTHERWISE,
-    INVALID_SUITE,
-    MISSING_FILE,
-    RUBRIC_CUT_BY_COMMENT,
-)
-
-_BY_KEY: dict[str, LintCheck] = {c.id: c for c in CHECKS} | {c.name: c for c in CHECKS}
+RUNNER_CHECKS: tuple[LintCheck, ...] = (BAD_IGNORE, INVALID_SUITE)
+"""What the lint runner reports itself; every other check is registered with
+:func:`~skilleval.plugins.markers.lint_check`, skilleval's own in the modules of this
+package (listed in :mod:`skilleval.plugins.builtins`)."""
 
 
-def find_check(key: str) -> LintCheck | None:
+def registered_checks(manager: PluginManager) -> list[LintCheck]:
+    """Every lint check: the runner's own, then each registered one's, in registration order."""
+    found: dict[str, LintCheck] = {c.id: c for c in RUNNER_CHECKS}
+    for registration in manager.lint_checks():
+        for check in registration.checks:
+            found.setdefault(check.id, check)
+    return list(found.values())
+
+
+def find_check(key: str, checks: Iterable[LintCheck]) -> LintCheck | None:
     """The check with this id (``SE101``, any case) or name (``too-few-tests``)."""
-    return _BY_KEY.get(key.strip().upper()) or _BY_KEY.get(key.strip().lower())
+    key = key.strip()
+    return next((c for c in checks if c.id == key.upper() or c.name == key.lower()), None)
+
+
+__all__ = [
+    "ASSERTION_COPIES_SKILL",
+    "BAD_IGNORE",
+    "CANNOT_FAIL",
+    "CANNOT_PASS",
+    "DUPLICATE_PROMPT",
+    "EVEN_TRIALS",
+    "INVALID_SUITE",
+    "MISSING_FILE",
+    "NEAR_DUPLICATE_PROMPT",
+    "NOT_CHECKABLE",
+    "NO_NEGATIVE_CONTROLS",
+    "PROMPTFOO_READS_OTHERWISE",
+    "PROMPT_ECHOES_SKILL",
+    "PROMPT_NAMES_SKILL",
+    "RUBRIC_CUT_BY_COMMENT",
+    "RUNNER_CHECKS",
+    "TOO_FEW_TESTS",
+    "UNIFORM_PROMPTS",
+    "UNSCORED_TEST",
+    "LintCheck",
+    "LintSeverity",
+    "find_check",
+    "registered_checks",
+]

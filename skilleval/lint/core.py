@@ -1,17 +1,38 @@
-"""Run every check on a suite, apply the suite's ``lint.ignore``, and sort the findings."""
+"""Run every registered lint check on a suite, apply the suite's ``lint.ignore``, and sort the
+findings.
+
+The checks are registrations (:func:`~skilleval.plugins.markers.lint_check`): skilleval's own,
+then those of installed plugins and of the suite's plugin folders, found by the plugin
+manager that loads the suite. A check's function gets the :class:`LintView` and yields
+findings; one that raises is an error at its line.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import FILE_CODES, Diagnostic, DiagnosticsError, SkillevalError
-from skilleval.lint import assertions, design, leakage, promptfoo, rawtext
-from skilleval.lint.checks import BAD_IGNORE, INVALID_SUITE, MISSING_FILE, find_check
+from skilleval.errors import (
+    FILE_CODES,
+    Diagnostic,
+    DiagnosticsError,
+    Location,
+    PluginError,
+)
+from skilleval.lint.checks import (
+    BAD_IGNORE,
+    INVALID_SUITE,
+    MISSING_FILE,
+    LintCheck,
+    find_check,
+    registered_checks,
+)
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import MODEL_TYPES, LintView, from_document, from_suite
-from skilleval.plugins.registry import Registry
+from skilleval.plugins.markers import LintCheckType
+from skilleval.plugins.registry import Registry, default_registry
 from skilleval.suite import formats
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.yamlio import Document, load_yaml
@@ -44,33 +65,64 @@ def lint_findings(path: Path, overrides: Overrides | None = None) -> list[Findin
         return sorted((_from_loader(d) for d in exc.diagnostics), key=Finding.sort_key)
     findings: list[Finding] = []
     view: LintView
+    registry: Registry
     try:
-        suite, _ = load_suite(path, overrides)
+        suite, registry = load_suite(path, overrides)
     except DiagnosticsError as exc:
         findings.extend(_from_loader(d) for d in exc.diagnostics)
-        view = from_document(path, doc, _builtin_tiers())
+        # The suite's plugin folders may be what failed: the installed plugins' checks run.
+        chosen = overrides or Overrides()
+        registry = default_registry(
+            entry_points=chosen.entry_points and chosen.plugin_code, run_code=chosen.plugin_code
+        )
+        view = from_document(path, doc, _builtin_tiers(registry))
     else:
         view = from_suite(suite, doc, sorted(suite.files))
-    findings.extend(rawtext.missing_files(doc, base))
-    findings.extend(rawtext.rubric_cuts(doc))
-    for extra in view.yaml_files:
-        if extra.resolve() != path.resolve():
-            findings.extend(_cuts_in(extra))
-    findings.extend(design.check(view))
-    findings.extend(leakage.check(view))
-    findings.extend(assertions.check(view))
-    findings.extend(promptfoo.check(doc))
+    view = replace(view, base=base)
+    for registration in registry.lint_checks():
+        findings.extend(run_check(registration, view))
+    checks = registered_checks(registry)
     findings = _unique(findings)
-    findings = list(_silence(findings, doc))
+    findings = list(_silence(findings, doc, checks))
     return sorted(findings, key=Finding.sort_key)
 
 
-def _cuts_in(file: Path) -> Iterator[Finding]:
+def run_check(registration: LintCheckType, view: LintView) -> list[Finding]:
+    """What one registered check finds in ``view``.
+
+    Raises:
+        PluginError: The check raised, or yielded something that is not a finding of one of
+            the checks it declares; at the line of its function.
+    """
+    own = {c.id for c in registration.checks}
+    found: list[Finding] = []
     try:
-        doc = load_yaml(file)
-    except SkillevalError:
-        return
-    yield from rawtext.rubric_cuts(doc)
+        for item in registration.factory(view):
+            if isinstance(item, Finding) and item.check.id in own:
+                found.append(item)
+            elif (
+                isinstance(item, tuple)
+                and len(item) == 2
+                and isinstance(item[0], Location)
+                and isinstance(item[1], str)
+            ):
+                found.append(Finding(registration.checks[0], item[0], item[1]))
+            else:
+                raise TypeError(
+                    f"yielded {type(item).__name__}, not a Finding of "
+                    f"{', '.join(sorted(own))} or a (Location, message) pair"
+                )
+    except Exception as exc:
+        message = f"lint check '{registration.name}' failed: {type(exc).__name__}: {exc}"
+        raise PluginError([Diagnostic(_defined_at(registration), message)]) from exc
+    return found
+
+
+def _defined_at(registration: LintCheckType) -> Location:
+    code = getattr(registration.factory, "__code__", None)
+    if code is None:
+        return Location(registration.origin)
+    return Location(code.co_filename, code.co_firstlineno, 1)
 
 
 def _from_loader(diag: Diagnostic) -> Finding:
@@ -78,9 +130,7 @@ def _from_loader(diag: Diagnostic) -> Finding:
     return Finding(check, diag.where, diag.message)
 
 
-def _builtin_tiers() -> dict[str, str]:
-    registry = Registry()
-    registry.load_builtins()
+def _builtin_tiers(registry: Registry) -> dict[str, str]:
     tiers: dict[str, str] = {spec.name: spec.tier for spec in registry}
     return tiers | dict.fromkeys(MODEL_TYPES, "model")
 
@@ -100,8 +150,11 @@ def _unique(findings: Iterable[Finding]) -> list[Finding]:
     return out
 
 
-def ignores(doc: Document) -> tuple[dict[str, str], list[Finding]]:
-    """The suite's ``lint.ignore`` as {check id: reason}, and problems with its entries."""
+def ignores(doc: Document, checks: Sequence[LintCheck]) -> tuple[dict[str, str], list[Finding]]:
+    """The suite's ``lint.ignore`` as {check id: reason}, and problems with its entries.
+
+    ``checks`` are every check registered (:func:`~skilleval.lint.checks.registered_checks`).
+    """
     data = doc.data if isinstance(doc.data, dict) else {}
     lint = data.get("lint")
     entries = lint.get("ignore") if isinstance(lint, dict) else None
@@ -117,7 +170,7 @@ def ignores(doc: Document) -> tuple[dict[str, str], list[Finding]]:
                 Finding(BAD_IGNORE, where, "each `lint.ignore` entry needs `id:` and a `reason:`")
             )
             continue
-        check = find_check(key)
+        check = find_check(key, checks)
         if check is None:
             problems.append(Finding(BAD_IGNORE, where, f"no lint check is called '{key}'"))
             continue
@@ -134,8 +187,10 @@ def ignores(doc: Document) -> tuple[dict[str, str], list[Finding]]:
     return reasons, problems
 
 
-def _silence(findings: list[Finding], doc: Document) -> Iterator[Finding]:
-    reasons, problems = ignores(doc)
+def _silence(
+    findings: list[Finding], doc: Document, checks: Sequence[LintCheck]
+) -> Iterator[Finding]:
+    reasons, problems = ignores(doc, checks)
     for f in [*findings, *problems]:
         reason = reasons.get(f.check.id)
         yield f.silence(reason) if reason is not None else f

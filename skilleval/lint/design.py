@@ -18,6 +18,7 @@ from skilleval.lint.checks import (
 from skilleval.lint.finding import Finding
 from skilleval.lint.ngrams import common_run, normalise, similarity, words
 from skilleval.lint.view import LintTest, LintView
+from skilleval.plugins.markers import lint_check
 
 MIN_DISTINCT_TESTS = 5
 """Below 5 tests the lift is not judged: 4 wins of 4 is p = 0.125 two-sided (0.0625 one-sided)."""
@@ -41,6 +42,15 @@ UNIFORM_SAMPLE = 40
 """Past this many positive prompts, the mean similarity is taken over an even sample."""
 
 
+@lint_check(
+    TOO_FEW_TESTS,
+    NO_NEGATIVE_CONTROLS,
+    DUPLICATE_PROMPT,
+    NEAR_DUPLICATE_PROMPT,
+    UNIFORM_PROMPTS,
+    EVEN_TRIALS,
+    name="test-set",
+)
 def check(view: LintView) -> Iterator[Finding]:
     """SE101–SE106: too few tests, no negative controls, duplicates, one phrasing, even
     trials."""

@@ -14,6 +14,7 @@ from skilleval.lint.checks import ASSERTION_COPIES_SKILL, PROMPT_ECHOES_SKILL, P
 from skilleval.lint.finding import Finding
 from skilleval.lint.ngrams import Phrase, Source, content_count, words
 from skilleval.lint.view import LintAssert, LintView
+from skilleval.plugins.markers import lint_check
 
 MIN_PHRASE = 4
 """Shared runs shorter than this many words are common English, not copying."""
@@ -40,6 +41,7 @@ LITERAL_TYPES = frozenset(
 """Deterministic types whose values are text the output must contain."""
 
 
+@lint_check(PROMPT_NAMES_SKILL, PROMPT_ECHOES_SKILL, ASSERTION_COPIES_SKILL, name="leakage")
 def check(view: LintView) -> Iterator[Finding]:
     """SE201–SE203: prompts that name or quote the skill, items that copy it."""
     skill = view.skill

@@ -6,13 +6,16 @@ from collections.abc import Iterator
 
 from skilleval.lint.checks import PROMPTFOO_READS_OTHERWISE
 from skilleval.lint.finding import Finding
+from skilleval.lint.view import LintView
+from skilleval.plugins.markers import lint_check
 from skilleval.suite.promptfoo_import import is_promptfoo, pattern_differences
-from skilleval.suite.yamlio import Document
 
 
-def check(doc: Document) -> Iterator[Finding]:
+@lint_check(PROMPTFOO_READS_OTHERWISE)
+def check(view: LintView) -> Iterator[Finding]:
     """SE305: each regex of a promptfoo config that JavaScript reads differently."""
-    if not is_promptfoo(doc.data):
+    doc = view.doc
+    if doc is None or not is_promptfoo(doc.data):
         return
     for difference in pattern_differences(doc):
         yield Finding(PROMPTFOO_READS_OTHERWISE, difference.where, difference.message)

@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Location
+from skilleval.errors import Location, SkillevalError
 from skilleval.lint.checks import MISSING_FILE, RUBRIC_CUT_BY_COMMENT
 from skilleval.lint.finding import Finding
-from skilleval.lint.view import MODEL_TYPES
-from skilleval.suite.yamlio import Document, PathKey, display_path
+from skilleval.lint.view import MODEL_TYPES, LintView
+from skilleval.plugins.markers import lint_check
+from skilleval.suite.yamlio import Document, PathKey, display_path, load_yaml
 from skilleval.userfile import lookup_problem
 from skilleval.util import fileref
 from skilleval.util.fileref import PREFIX, is_ref
@@ -106,6 +107,26 @@ def _comment_after(lines: list[str], where: Location, value: str) -> tuple[int, 
         if raw.lstrip().startswith("#"):
             return None
         segment = raw.lstrip()
+
+
+@lint_check(MISSING_FILE, RUBRIC_CUT_BY_COMMENT, name="files")
+def check(view: LintView) -> Iterator[Finding]:
+    """SE401 and SE402 in the suite file as written, and SE402 in the YAML test files it reads."""
+    if view.doc is None:
+        return
+    yield from missing_files(view.doc, view.base or view.path.parent)
+    yield from rubric_cuts(view.doc)
+    for file in view.yaml_files:
+        if file.resolve() != view.path.resolve():
+            yield from _cuts_in(file)
+
+
+def _cuts_in(file: Path) -> Iterator[Finding]:
+    try:
+        doc = load_yaml(file)
+    except SkillevalError:
+        return
+    yield from rubric_cuts(doc)
 
 
 def missing_files(doc: Document, base: Path) -> Iterator[Finding]:

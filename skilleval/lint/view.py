@@ -105,6 +105,9 @@ class LintView:
     yaml_files: list[Path] = field(default_factory=list)
     """The suite and the YAML test files it reads, for the raw-text checks."""
     loaded: bool = False
+    base: Path | None = None
+    """The folder the suite's relative paths start from (for another tool's eval file, the
+    folder of the suite it stands for); None: the suite file's folder."""
 
 
 # -- from a loaded suite ----------------------------------------------------------------------

@@ -6,13 +6,11 @@ See :mod:`skilleval.plugins.manager` for how plugins are found and
 
 from __future__ import annotations
 
+from skilleval.api import KIND_LABELS, Kind, Registration
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS, Plugin, PluginManager
 from skilleval.plugins.markers import (
-    KIND_LABELS,
     ConfigContext,
-    Kind,
     ProviderType,
-    Registration,
     ReporterType,
     ToolKindType,
     provider,

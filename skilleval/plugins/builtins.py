@@ -29,13 +29,18 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "skilleval.engine.openai_provider",
     "skilleval.report.formats",
     "skilleval.agent.kinds",
+    "skilleval.lint.rawtext",
+    "skilleval.lint.design",
+    "skilleval.lint.leakage",
+    "skilleval.lint.assertions",
+    "skilleval.lint.promptfoo",
 )
-"""Single modules with registrations: providers, output formats, tool kinds."""
+"""Single modules with registrations: providers, output formats, tool kinds, lint checks."""
 
 MANIFEST = Path(__file__).with_name("builtins.json")
 """Every built-in registration, in the order scanning the modules registers them."""
 
-CALLABLES: frozenset[str] = frozenset({"fn", "factory", "configure", "check_value"})
+CALLABLES: frozenset[str] = frozenset({"fn", "factory", "configure", "check_value", "side_by_side"})
 """The fields of a registration that hold its functions: left out of the manifest, and
 imported with the module when first called."""
 

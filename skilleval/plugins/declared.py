@@ -74,13 +74,14 @@ def _declared(
     doc = ast.get_docstring(node) or ""
     return AssertionType(
         name=first.value,
-        fn=_not_imported,
-        value_schema=value if isinstance(value, dict) or value is None else {},
+        factory=_not_imported,
+        schema=value if isinstance(value, dict) or value is None else {},
         tier="model" if tier == "model" else "deterministic",
         value_required=bool(required),
         options_schema=options if isinstance(options, dict) else {},
         summary=doc.strip().splitlines()[0] if doc.strip() else "",
         origin=f"{file} (read, not imported)",
+        external=True,
         uses_threshold=bool(_literal(keywords.get("uses_threshold"), False)),
     )
 

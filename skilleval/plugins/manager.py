@@ -14,52 +14,29 @@ import functools
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import fields, replace
+from dataclasses import asdict, fields, is_dataclass, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol, cast
+from typing import Any
 
-from skilleval.api import MARK as ASSERTION_MARK
-from skilleval.api import AssertionType
+from skilleval.api import KIND_LABELS, MARK, AssertionType, Kind, Registration
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.builtins import CALLABLES, builtin_modules, read_manifest
 from skilleval.plugins.declared import declared_assertions
-from skilleval.plugins.markers import (
-    KIND_LABELS,
-    MARK,
-    Kind,
-    ProviderType,
-    Registration,
-    ReporterType,
-    ToolKindType,
-)
+from skilleval.plugins.markers import LintCheckType, ProviderType, ReporterType, ToolKindType
+from skilleval.sandbox.pyfile import import_plugin_file
+from skilleval.sandbox.usercode import raised_at, user_output
 from skilleval.userfile import lookup_problem
 from skilleval.util.home import home_dir
 from skilleval.util.installed import entry_points_in
-from skilleval.util.pyfile import import_plugin_file
-from skilleval.util.usercode import raised_at, user_output
 
 ENTRY_POINT_GROUPS: tuple[str, ...] = ("skilleval.plugins", "skilleval.assertions")
 """Installed packages name a module in either group; ``skilleval.assertions`` is the older
 name, kept working. A module named in both is scanned once."""
 
 
-class Plugin(Protocol):
-    """What the manager needs of any registration (``AssertionType`` included)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def kind(self) -> Kind: ...
-    @property
-    def origin(self) -> str: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def factory(self) -> Callable[..., Any]: ...
-    @property
-    def defined_at(self) -> str: ...
-    def problem(self) -> str | None: ...
+Plugin = Registration
+"""Any registration the manager holds, of any kind (the name older code uses)."""
 
 
 class PluginManager:
@@ -75,13 +52,10 @@ class PluginManager:
 
     # -- registering ---------------------------------------------------------------------
 
-    def add(self, plugin: Plugin, *, checked: bool = False) -> None:
-        """Add one registration; a second one of the same kind and name is an error.
-
-        ``checked`` skips the registration's own checks (its name, its schemas): skilleval's
-        built-ins, whose checks its tests run, so that a run does not pay for them.
-        """
-        problem = None if checked else plugin.problem()
+    def add(self, plugin: Plugin) -> None:
+        """Add one registration, after its own checks (its name, its schemas); a second one of
+        the same kind and name is an error."""
+        problem = plugin.problem()
         if problem:
             raise PluginError([Diagnostic(_location(plugin), problem)])
         table = self._tables[plugin.kind]
@@ -113,14 +87,17 @@ class PluginManager:
                 )
         table[plugin.name] = plugin
 
-    def scan(self, module: ModuleType, origin: str) -> int:
-        """Add every marked function defined in ``module``; return how many."""
+    def scan(self, module: ModuleType, origin: str, *, external: bool = True) -> int:
+        """Add every marked function defined in ``module``; return how many.
+
+        ``external``: the module is not skilleval's own (see :attr:`Registration.external`).
+        """
         if module.__name__ in self._scanned:
             return 0
         self._scanned.add(module.__name__)
-        found = marked(module, origin)
+        found = marked(module, origin, external=external)
         for plugin in found:
-            self.add(plugin, checked=origin == "builtin")
+            self.add(plugin)
         return len(found)
 
     def load_builtins(self) -> None:
@@ -134,7 +111,8 @@ class PluginManager:
         for entry in read_manifest():
             kind, name, module = entry["kind"], entry["name"], entry["module"]
             deferred = {field: _Deferred(module, kind, name, field) for field in entry["deferred"]}
-            plugin = cast(Plugin, _CLASSES[kind](name=name, **entry["fields"], **deferred))
+            make: Callable[..., Plugin] = _CLASSES[kind]
+            plugin = make(name=name, **entry["fields"], **deferred)
             self._tables[plugin.kind][name] = plugin
             self._pending[(plugin.kind, name)] = module
             modules.add(module)
@@ -145,7 +123,7 @@ class PluginManager:
         """skilleval's own registrations, found by importing and scanning every module (what
         the manifest is written from)."""
         for module_name in builtin_modules():
-            self.scan(importlib.import_module(module_name), "builtin")
+            self.scan(importlib.import_module(module_name), "builtin", external=False)
 
     def _import_builtin(self, module_name: str) -> None:
         """Put the registrations of a built-in module in place of its manifest entries."""
@@ -245,6 +223,10 @@ class PluginManager:
     def reporters(self) -> list[ReporterType]:
         return [p for p in self.entries("reporter") if isinstance(p, ReporterType)]
 
+    def lint_checks(self) -> list[LintCheckType]:
+        """In the order registered: skilleval's own, then plugins'."""
+        return [p for p in self._tables["lint_check"].values() if isinstance(p, LintCheckType)]
+
     def tool_kinds(self) -> list[ToolKindType]:
         """In the order registered (built-ins as defined, then plugins), as messages list them."""
         return [p for p in self._tables["tool_kind"].values() if isinstance(p, ToolKindType)]
@@ -268,26 +250,29 @@ class PluginManager:
                     "name": p.name,
                     "origin": p.origin,
                     "summary": p.summary,
-                    "defined_at": p.defined_at if p.origin != "builtin" else None,
+                    "defined_at": p.defined_at if p.external else None,
                 }
                 if isinstance(p, AssertionType):
                     row["tier"] = p.tier
                 if isinstance(p, ReporterType):
                     row["suffix"] = p.suffix
+                if isinstance(p, ProviderType):
+                    row["capabilities"] = list(p.capabilities.names())
+                if isinstance(p, LintCheckType):
+                    row["checks"] = [c.id for c in p.checks]
                 out.append(row)
         return out
 
 
-def marked(module: ModuleType, origin: str) -> list[Plugin]:
+def marked(module: ModuleType, origin: str, *, external: bool = True) -> list[Plugin]:
     """The registrations marked in ``module``, with ``origin``, in the order they are defined."""
     found: list[Plugin] = []
     for _, obj in inspect.getmembers(module, inspect.isfunction):
         if obj.__module__ != module.__name__:
             continue
-        for mark in (ASSERTION_MARK, MARK):
-            spec = getattr(obj, mark, None)
-            if isinstance(spec, AssertionType | Registration):
-                found.append(cast(Plugin, replace(spec, origin=origin)))
+        spec = getattr(obj, MARK, None)
+        if isinstance(spec, Registration):
+            found.append(replace(spec, origin=origin, external=external))
     found.sort(key=lambda p: (p.factory.__code__.co_firstlineno, p.kind))
     return found
 
@@ -295,7 +280,7 @@ def marked(module: ModuleType, origin: str) -> list[Plugin]:
 @functools.cache
 def builtin_registrations(module_name: str) -> dict[tuple[Kind, str], Plugin]:
     """The registrations of one built-in module, by kind and name (imported once a process)."""
-    found = marked(importlib.import_module(module_name), "builtin")
+    found = marked(importlib.import_module(module_name), "builtin", external=False)
     return {(p.kind, p.name): p for p in found}
 
 
@@ -306,14 +291,16 @@ def manifest_entries() -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for module_name in builtin_modules():
         for plugin in builtin_registrations(module_name).values():
-            data = {f.name: getattr(plugin, f.name) for f in fields(plugin)}  # type: ignore[arg-type]
+            data = {f.name: _plain(getattr(plugin, f.name)) for f in fields(plugin)}
             entries.append(
                 {
                     "kind": plugin.kind,
                     "name": plugin.name,
                     "module": module_name,
                     "fields": {
-                        k: v for k, v in data.items() if k not in CALLABLES | {"name", "origin"}
+                        k: v
+                        for k, v in data.items()
+                        if k not in CALLABLES | {"name", "origin", "external"}
                     },
                     "deferred": sorted(k for k in CALLABLES if data.get(k) is not None),
                 }
@@ -321,11 +308,22 @@ def manifest_entries() -> list[dict[str, Any]]:
     return entries
 
 
-_CLASSES: dict[str, Callable[..., Any]] = {
+def _plain(value: Any) -> Any:
+    """A registration's field as the manifest holds it: a declared object (capabilities, a
+    lint check) as its fields."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+_CLASSES: dict[str, type[Registration]] = {
     "assertion": AssertionType,
     "provider": ProviderType,
     "reporter": ReporterType,
     "tool_kind": ToolKindType,
+    "lint_check": LintCheckType,
 }
 
 

@@ -1,4 +1,5 @@
-"""What a plugin declares: the kinds of extension, their registrations, and the markers.
+"""What a plugin declares: the registrations of providers, output formats and tool kinds,
+and their markers (assertion types are declared in :mod:`skilleval.api`).
 
 Every extension point works the same way. A decorator (:func:`provider`, :func:`reporter`,
 :func:`tool_kind`, or :func:`~skilleval.api.assertion`) only attaches a declaration
@@ -15,20 +16,8 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
+from skilleval.api import KIND_LABELS, MARK, Capabilities, Kind, Registration
 from skilleval.util.frozen import frozen
-
-Kind = Literal["assertion", "provider", "reporter", "tool_kind"]
-
-#: Each kind as messages and listings name it.
-KIND_LABELS: Mapping[Kind, str] = {
-    "assertion": "assertion type",
-    "provider": "provider",
-    "reporter": "output format",
-    "tool_kind": "tool kind",
-}
-
-MARK = "__skilleval_plugin__"
-"""The attribute a marker sets on a function; the manager scans for it."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,45 +43,6 @@ class ConfigContext(Protocol):
 
 
 @frozen(kw_only=True)
-class Registration:
-    """What every registration has: a kind, a name, a config schema and a callable."""
-
-    name: str
-    factory: Callable[..., Any]
-    """The constructor (provider, tool kind) or the callable (reporter)."""
-    schema: Mapping[str, Any] | None = None
-    """JSON Schema (draft 2020-12) for the registration's configuration; None: it takes none."""
-    summary: str = ""
-    origin: str = "builtin"
-    """``builtin``, ``entry point 'NAME' (DIST VERSION)`` or a plugin file's path."""
-
-    kind: ClassVar[Kind]
-    """Which extension point; set by each subclass."""
-
-    @property
-    def defined_at(self) -> str:
-        code = getattr(self.factory, "__code__", None)
-        if code is None:
-            return "<unknown>"
-        return f"{code.co_filename}:{code.co_firstlineno}"
-
-    def problem(self) -> str | None:
-        """Why this registration cannot work, or None; checked when it is registered."""
-        label = KIND_LABELS[self.kind]
-        if not self.name or not all(c.isalnum() or c in "-_" for c in self.name):
-            return f"{label} name '{self.name}' may only use letters, digits, '-' and '_'"
-        if self.schema is not None:
-            from jsonschema import Draft202012Validator  # lazy: start-up time
-            from jsonschema.exceptions import SchemaError
-
-            try:
-                Draft202012Validator.check_schema(dict(self.schema))
-            except SchemaError as exc:
-                return f"{label} '{self.name}' has an invalid config schema: {exc.message}"
-        return None
-
-
-@frozen(kw_only=True)
 class ProviderType(Registration):
     """A model provider: ``model: {provider: NAME, ...}``.
 
@@ -105,8 +55,14 @@ class ProviderType(Registration):
     configure: Callable[[Mapping[str, Any], ConfigContext], Any] | None = None
     implied_by: str | None = None
     """A key whose presence selects this provider when ``provider:`` is left out."""
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    """What its calls are (timed, costed, worth keeping loaded …); see :class:`~skilleval.api.Capabilities`."""
 
     kind: ClassVar[Kind] = "provider"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.capabilities, Mapping):  # as the built-ins' manifest writes it
+            object.__setattr__(self, "capabilities", Capabilities(**self.capabilities))
 
     def properties(self) -> Mapping[str, Any]:
         """The keys the provider's mapping accepts, as JSON Schema properties."""
@@ -117,10 +73,14 @@ class ProviderType(Registration):
 class ReporterType(Registration):
     """An output format for ``-o FILE``, chosen by the file's extension.
 
-    ``factory(results, dest)`` writes the results to the path ``dest``.
+    ``factory(run, dest)`` writes the typed run (:class:`~skilleval.results.model.Run`) to
+    the path ``dest``; ``side_by_side(matrix, dest)``, when the format has one, writes the
+    report of a run on several models (:class:`~skilleval.results.matrix.Matrix`).
     """
 
     suffix: str
+    side_by_side: Callable[..., Any] | None = None
+    """Writes a run on several models side by side; None: the format cannot."""
 
     kind: ClassVar[Kind] = "reporter"
 
@@ -148,6 +108,67 @@ class ToolKindType(Registration):
     kind: ClassVar[Kind] = "tool_kind"
 
 
+LintSeverity = Literal["error", "warning"]
+
+
+@frozen
+class LintCheck:
+    """One lint check, as ``docs/lint.md`` lists skilleval's own: what a finding reports."""
+
+    id: str
+    """Letters and three digits, e.g. ``SE101``; skilleval's own start with ``SE``."""
+    name: str
+    """A kebab-case name that ``lint.ignore`` accepts in place of the id."""
+    severity: LintSeverity
+    summary: str
+    silenceable: bool = True
+    """False for findings that stop the suite from running at all."""
+
+    def problem(self) -> str | None:
+        """Why this check cannot be declared, or None."""
+        if not (
+            len(self.id) >= 4
+            and self.id[:-3].isalpha()
+            and self.id[:-3].isupper()
+            and self.id[-3:].isdigit()
+        ):
+            return f"lint check id '{self.id}' must be capital letters and three digits, like SE101"
+        if not self.name or not all(c.islower() or c.isdigit() or c == "-" for c in self.name):
+            return f"lint check name '{self.name}' must be kebab-case"
+        if self.severity not in ("error", "warning"):
+            return f"lint check {self.id} has severity '{self.severity}', not error or warning"
+        return None
+
+
+@frozen(kw_only=True)
+class LintCheckType(Registration):
+    """A lint check (or a family of them) that ``skilleval lint`` runs on every suite.
+
+    ``factory(view)`` gets the suite as lint sees it (:class:`~skilleval.lint.view.LintView`)
+    and yields findings: a :class:`~skilleval.lint.finding.Finding` of one of :attr:`checks`,
+    or ``(location, message)`` for the first of them.
+    """
+
+    checks: tuple[LintCheck, ...]
+    """What it reports; its ids and names are what ``lint.ignore`` accepts."""
+
+    kind: ClassVar[Kind] = "lint_check"
+
+    def __post_init__(self) -> None:
+        # As the built-ins' manifest writes them: one mapping per check.
+        made = tuple(c if isinstance(c, LintCheck) else LintCheck(**c) for c in self.checks)
+        object.__setattr__(self, "checks", made)
+
+    def problem(self) -> str | None:
+        if not self.checks:
+            return f"lint check '{self.name}' declares no check"
+        for check in self.checks:
+            problem = check.problem()
+            if problem is not None:
+                return problem
+        return Registration.problem(self)
+
+
 def _summary(fn: Callable[..., Any]) -> str:
     doc = (inspect.getdoc(fn) or "").strip()
     return doc.splitlines()[0] if doc else ""
@@ -159,6 +180,7 @@ def provider(
     schema: Mapping[str, Any] | None = None,
     configure: Callable[[Mapping[str, Any], ConfigContext], Any] | None = None,
     implied_by: str | None = None,
+    capabilities: Capabilities | None = None,
 ) -> Callable[[F], F]:
     """Mark ``fn(config, context) -> Provider`` as the provider ``name``.
 
@@ -169,6 +191,8 @@ def provider(
         configure: Turns the validated mapping into the config object ``fn`` receives; report
             problems with ``ctx.error``. Default: the mapping as a dict.
         implied_by: A key that selects this provider when ``provider:`` is not written.
+        capabilities: What its calls are: timed, costed, worth keeping loaded, backed by a
+            model, able to return scores. Default: none of them.
     """
 
     def mark(fn: F) -> F:
@@ -179,6 +203,7 @@ def provider(
             summary=_summary(fn),
             configure=configure,
             implied_by=implied_by,
+            capabilities=capabilities or Capabilities(),
         )
         setattr(fn, MARK, reg)
         return fn
@@ -186,11 +211,27 @@ def provider(
     return mark
 
 
-def reporter(name: str, *, suffix: str) -> Callable[[F], F]:
-    """Mark ``fn(results, dest: Path) -> None`` as the output format ``name`` for files ending in ``suffix``."""
+def reporter(
+    name: str, *, suffix: str, side_by_side: Callable[..., Any] | None = None
+) -> Callable[[F], F]:
+    """Mark ``fn(run, dest: Path) -> None`` as the output format ``name`` for files ending in ``suffix``.
+
+    Args:
+        name: The format's name, as ``skilleval plugins`` lists it.
+        suffix: The lower-case extension of the files it writes (``.tsv``).
+        side_by_side: ``fn(matrix, dest: Path) -> None``, the same format for a run on several
+            models; without it, such a run refuses this extension before it starts.
+    """
 
     def mark(fn: F) -> F:
-        setattr(fn, MARK, ReporterType(name=name, factory=fn, suffix=suffix, summary=_summary(fn)))
+        reg = ReporterType(
+            name=name,
+            factory=fn,
+            suffix=suffix,
+            summary=_summary(fn),
+            side_by_side=side_by_side,
+        )
+        setattr(fn, MARK, reg)
         return fn
 
     return mark
@@ -221,9 +262,50 @@ def tool_kind(
     return mark
 
 
+def lint_check(*checks: LintCheck, name: str | None = None) -> Callable[[F], F]:
+    """Mark ``fn(view) -> Iterable[Finding | (Location, str)]`` as running the lint ``checks``.
+
+    Args:
+        checks: What it reports; a ``(location, message)`` it yields is a finding of the first.
+        name: The registration's name; default: the first check's name.
+    """
+
+    def mark(fn: F) -> F:
+        reg = LintCheckType(
+            name=name or (checks[0].name if checks else ""),
+            factory=fn,
+            checks=tuple(checks),
+            summary=_summary(fn),
+        )
+        setattr(fn, MARK, reg)
+        return fn
+
+    return mark
+
+
 def registration_of(fn: Callable[..., Any]) -> Registration:
     """The declaration a marker attached to ``fn``."""
     reg = getattr(fn, MARK, None)
     if not isinstance(reg, Registration):
         raise TypeError(f"{fn!r} carries no skilleval plugin mark")
     return reg
+
+
+__all__ = [
+    "KIND_LABELS",
+    "MARK",
+    "ConfigContext",
+    "Kind",
+    "LintCheck",
+    "LintCheckType",
+    "LintSeverity",
+    "ProviderType",
+    "Registration",
+    "ReporterType",
+    "ToolKindType",
+    "lint_check",
+    "provider",
+    "registration_of",
+    "reporter",
+    "tool_kind",
+]

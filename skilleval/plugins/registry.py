@@ -14,8 +14,8 @@ from typing import Any
 from skilleval.api import NEGATION_PREFIX, AssertionType
 from skilleval.errors import Diagnostic, Location, PluginError
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS, PluginManager
+from skilleval.sandbox.pyfile import import_plugin_file
 from skilleval.util.frozen import frozen
-from skilleval.util.pyfile import import_plugin_file
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -126,7 +126,7 @@ class Registry(PluginManager):
                 "tier": s.tier,
                 "origin": s.origin,
                 "summary": s.summary,
-                "defined_at": s.defined_at if s.origin != "builtin" else None,
+                "defined_at": s.defined_at if s.external else None,
             }
             for s in self
         ]

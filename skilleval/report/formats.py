@@ -1,7 +1,9 @@
 """The built-in output formats for ``-o FILE``, registered like a plugin's.
 
-Each one writes the typed run to ``dest``; :func:`~skilleval.report.outputs.write_output`
-picks one by the file's extension and makes the write atomic.
+Each one writes the typed run to ``dest``, as a plugin's format does; ``json``, ``html`` and
+``markdown`` also write a run on several models side by side.
+:func:`~skilleval.report.outputs.write_output` and :func:`~skilleval.report.outputs.write_matrix`
+pick one by the file's extension and make the write atomic.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from skilleval.util.home import home_dir
 from skilleval.util.scrub import without_surrogates
 
 if TYPE_CHECKING:
+    from skilleval.results.matrix import Matrix
     from skilleval.results.model import Run
 
 # Each format imports its renderer when it writes: registering the formats is part of every
@@ -31,7 +34,28 @@ def _write(dest: Path, text: str | Iterable[str]) -> None:
             fh.writelines(without_surrogates(piece) for piece in text)
 
 
-@reporter("json", suffix=".json")
+def write_json_matrix(matrix: Matrix, dest: Path) -> None:
+    """``matrix.json``: the side-by-side document."""
+    from skilleval.results.write import dumps_matrix  # lazy: start-up time
+
+    _write(dest, dumps_matrix(matrix))
+
+
+def write_html_matrix(matrix: Matrix, dest: Path) -> None:
+    """The side-by-side table as one page."""
+    from skilleval.report.matrix import render_matrix_html  # lazy: start-up time
+
+    _write(dest, render_matrix_html(matrix))
+
+
+def write_markdown_matrix(matrix: Matrix, dest: Path) -> None:
+    """The side-by-side table in Markdown."""
+    from skilleval.report.matrix import render_matrix_markdown  # lazy: start-up time
+
+    _write(dest, render_matrix_markdown(matrix))
+
+
+@reporter("json", suffix=".json", side_by_side=write_json_matrix)
 def write_json(results: Run, dest: Path) -> None:
     """The whole results document (schemas/results.schema.json)."""
     from skilleval.results.write import iter_run  # lazy: start-up time
@@ -47,7 +71,7 @@ def write_jsonl(results: Run, dest: Path) -> None:
     _write(dest, iter_records(results))
 
 
-@reporter("html", suffix=".html")
+@reporter("html", suffix=".html", side_by_side=write_html_matrix)
 def write_html(results: Run, dest: Path) -> None:
     """A self-contained HTML report, with the suite's earlier runs from the runs folder."""
     from skilleval.report.history import SHOWN_IN_REPORT, collect  # lazy: start-up time
@@ -67,7 +91,7 @@ def write_junit(results: Run, dest: Path) -> None:
     _write(dest, render_junit(results))
 
 
-@reporter("markdown", suffix=".md")
+@reporter("markdown", suffix=".md", side_by_side=write_markdown_matrix)
 def write_markdown(results: Run, dest: Path) -> None:
     """A Markdown summary, for pull-request comments."""
     from skilleval.report.markdown import render_markdown  # lazy: start-up time

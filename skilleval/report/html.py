@@ -12,8 +12,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import itertools
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +20,11 @@ import markupsafe
 
 from skilleval.report import charts, preference_view, trigger_view, view
 from skilleval.report.history import History
+from skilleval.report.html_rows import (
+    PREVIEW_CHARS as PREVIEW_CHARS,  # re-exported: its old home
+)
+from skilleval.report.html_rows import TEXT_CHARS as TEXT_CHARS  # re-exported: its old home
+from skilleval.report.html_rows import anchors, decision_label, pretty, row_views, table_data
 from skilleval.report.view import Row
 from skilleval.results.model import (
     ArmSummary,
@@ -33,17 +36,14 @@ from skilleval.results.model import (
     Tally,
     Trigger,
 )
-from skilleval.results.records import Record, TriggerOutcome
+from skilleval.results.records import TriggerOutcome
+from skilleval.util.frozen import frozen
 from skilleval.util.jinjacache import TEMPLATE_CACHE as TEMPLATE_CACHE  # re-exported: its old home
 from skilleval.util.jinjacache import HomeBytecodeCache
 from skilleval.version import __version__
 
 TEMPLATE = "report.html.j2"
 
-PREVIEW_CHARS = 2000
-"""The most characters of one output the page embeds; the full text stays in results.jsonl."""
-TEXT_CHARS = 8000
-"""The most characters of any other run text the page embeds (a prompt, a reason, details)."""
 INLINE_ROWS = 1000
 """Up to this many rows the table is written as HTML; beyond, the rows travel as JSON data
 and the page's script draws the ones the filters select, a page at a time."""
@@ -76,7 +76,7 @@ def _environment() -> jinja2.Environment:
     env.filters["signed_pct"] = view.signed_pct
     env.filters["num"] = view.num
     env.filters["csp_hash"] = lambda script: markupsafe.Markup(csp_hash(script))
-    env.filters["pretty"] = _pretty
+    env.filters["pretty"] = pretty
     return env
 
 
@@ -98,10 +98,8 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
     """Everything the template shows, already computed and formatted."""
     all_rows = _by_test(view.rows(run), view.arms(run))
     skill_name = run.skill.name if run.skill is not None else None
-    row_views = [_row_view(i, r, skill_name) for i, r in enumerate(all_rows)]
-    for before, after in itertools.pairwise(row_views):
-        after["group_start"] = after["test_id"] != before["test_id"]
-    table_data = _table_data(row_views) if len(row_views) > INLINE_ROWS else None
+    shown = row_views(all_rows, skill_name)
+    data = table_data(shown) if len(shown) > INLINE_ROWS else None
     return {
         "run": run,
         "title": view.suite_name(run),
@@ -135,11 +133,11 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
         "trigger": _trigger_view(run.trigger, skill_name),
         "overfit": _overfit_view(run.overfit),
         "history": charts.history_chart(history, run.run_id),
-        "rows": [] if table_data is not None else row_views,
-        "row_count": len(row_views),
-        "test_count": len({r["test_id"] for r in row_views}),
-        "table_data": table_data,
-        "anchors": _anchors(row_views),
+        "rows": [] if data is not None else shown,
+        "row_count": len(shown),
+        "test_count": len({r.test_id for r in shown}),
+        "table_data": data,
+        "anchors": anchors(shown),
         "failing_count": sum(1 for r in all_rows if r.status != "pass"),
         "filter_arms": view.arms(run),
         "filter_tiers": sorted({t for r in all_rows for t in r.tiers}, key=_tier_order),
@@ -154,17 +152,6 @@ def _by_test(all_rows: Sequence[Row], arms: Sequence[str]) -> list[Row]:
         first.setdefault(r.test_id, len(first))
     rank = {arm: i for i, arm in enumerate(arms)}
     return sorted(all_rows, key=lambda r: (first[r.test_id], rank.get(r.arm, len(rank))))
-
-
-def _anchors(row_views: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Test id → the row to jump to: the routed arm's, else ON's, else the first."""
-    rank = {"routed": 0, "on": 1}
-    best: dict[str, tuple[int, str]] = {}
-    for r in row_views:
-        key = (rank.get(r["arm"], 2), r["dom_id"])
-        if r["test_id"] not in best or key[0] < best[r["test_id"]][0]:
-            best[r["test_id"]] = key
-    return {test: dom for test, (_, dom) in best.items()}
 
 
 def _tier_order(tier: str) -> tuple[int, str]:
@@ -243,11 +230,33 @@ def _arm_cards(run: Run) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- trigger
 
 
-def _label(value: bool | str | None, skill: str | None) -> str:
-    """A decision as the matrix names it: True/False mean the skill or ``none``."""
-    if isinstance(value, bool):
-        return (skill or "skill") if value else "none"
-    return "—" if value is None else str(value)
+@frozen
+class TriggerRow:
+    """One test's routing decision, as the triggering card's table shows it."""
+
+    test_id: str
+    chosen: str | None
+    correct: bool | None
+    scores: Mapping[str, float] | None
+    margin: float | None
+    skill_margin: float | None
+    error: str | None
+    expected_label: str
+    chosen_label: str
+
+    @classmethod
+    def of(cls, t: TriggerOutcome, skill: str | None) -> TriggerRow:
+        return cls(
+            test_id=t.test_id,
+            chosen=t.chosen,
+            correct=t.correct,
+            scores=t.scores,
+            margin=t.margin,
+            skill_margin=t.skill_margin,
+            error=t.error,
+            expected_label=decision_label(t.expected, skill),
+            chosen_label=decision_label(t.chosen, skill),
+        )
 
 
 def _trigger_view(trigger: Trigger | None, skill: str | None) -> dict[str, Any] | None:
@@ -275,22 +284,7 @@ def _trigger_view(trigger: Trigger | None, skill: str | None) -> dict[str, Any] 
         "data": trigger,
         "labels": labels,
         "grid": grid,
-        "tests": [
-            {
-                "test_id": t.test_id,
-                "expected": t.expected,
-                "chosen": t.chosen,
-                "triggered": t.triggered,
-                "correct": t.correct,
-                "scores": t.scores,
-                "margin": t.margin,
-                "skill_margin": t.skill_margin,
-                "error": t.error,
-                "expected_label": _label(t.expected, skill),
-                "chosen_label": _label(t.chosen, skill),
-            }
-            for t in trigger.tests
-        ],
+        "tests": [TriggerRow.of(t, skill) for t in trigger.tests],
         "misrouted": list(trigger.misrouted),
         "binary": {"tp": trigger.tp, "fp": trigger.fp, "tn": trigger.tn, "fn": trigger.fn},
         **_trigger_extras(trigger),
@@ -326,220 +320,6 @@ def _overfit_view(overfit: Overfit | None) -> dict[str, Any] | None:
         "score": overfit.score,
         "reason": overfit.reason,
         "flagged": list(overfit.items),
-    }
-
-
-# --------------------------------------------------------------------------- test rows
-
-
-def _row_view(index: int, row: Row, skill: str | None) -> dict[str, Any]:
-    latency = row.latency_ms
-    return {
-        "dom_id": f"t{index}",
-        "group_start": False,
-        "test_id": row.test_id,
-        "arm": row.arm,
-        "status": row.status,
-        "flaky": row.flaky,
-        "trials": row.trials,
-        "passed": row.passed,
-        "tiers": row.tiers,
-        "tiers_attr": " ".join(row.tiers),
-        "fail_tiers_attr": " ".join(t for t, s in row.tiers.items() if s != "pass"),
-        "types_attr": " ".join(row.types),
-        "fail_types_attr": " ".join(row.failed_types),
-        "score": row.mean_score,
-        "reasons": [_clipped(reason, PREVIEW_CHARS) for reason in row.reasons(limit=3)],
-        "latency": f"{latency / row.trials:.0f} ms" if row.trials and latency else "—",
-        "records": [_trial_view(r, skill) for r in row.records],
-    }
-
-
-def clip(text: str | None, limit: int = TEXT_CHARS) -> tuple[str, int]:
-    """The first ``limit`` characters of ``text`` and how many were left out."""
-    if not text:
-        return "", 0
-    if len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
-
-
-def _clipped(text: str | None, limit: int = TEXT_CHARS) -> str:
-    shown, cut = clip(text, limit)
-    return f"{shown}… [{cut:,} more characters in results.jsonl]" if cut else shown
-
-
-def _trial_view(record: Record, skill: str | None) -> dict[str, Any]:
-    output, output_cut = clip(record.output, PREVIEW_CHARS)
-    return {
-        "trial": record.trial,
-        "status": record.status,
-        "score": record.score,
-        "error": _clipped(record.error) or None,
-        "prompt": _clipped(record.prompt),
-        "messages": [{"role": m.role, "content": _clipped(m.content)} for m in record.messages],
-        "output": output,
-        "output_cut": output_cut,
-        "output_chars": len(record.output),
-        "asserts": [
-            {
-                "type": a.type,
-                "metric": a.metric,
-                "from_default": a.from_default,
-                "tier": a.tier,
-                "status": a.status,
-                "score": a.score,
-                "weight": a.weight,
-                "reason": _clipped(a.reason),
-                "error": _clipped(a.error) or None,
-                "details": _clipped(_pretty(a.details)) if a.details else "",
-                "where": a.where,
-            }
-            for a in record.asserts
-        ],
-        "stats": record.stats,
-        "tiers": dict(record.tiers),
-        "trigger": _decision(record.trigger, skill),
-        "metrics": dict(record.metrics),
-    }
-
-
-def _pretty(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-
-
-def _stat_line(trial: Mapping[str, Any]) -> list[str]:
-    """The facts under a trial, as the HTML rows show them."""
-    stats = trial["stats"]
-    out = []
-    if stats is not None:
-        if stats.prompt_tokens is not None:
-            out.append(f"{stats.prompt_tokens} prompt tokens")
-        if stats.completion_tokens is not None:
-            out.append(f"{stats.completion_tokens} generated")
-        if stats.latency_ms is not None:
-            out.append(f"{stats.latency_ms:.0f} ms")
-        if stats.finish_reason:
-            out.append(f"finish: {stats.finish_reason}")
-        if stats.cached:
-            out.append("from cache")
-    out.extend(f"{k} {v:.2f}" for k, v in trial["metrics"].items())
-    return out
-
-
-def _trigger_line(decision: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if decision is None:
-        return None
-    return {
-        "chosen": decision["chosen"],
-        "correct": decision["correct"],
-        "expected": None if decision["expected"] is None else str(decision["expected"]),
-        "margin": None if decision["margin"] is None else view.num(decision["margin"]),
-        "error": decision["error"],
-        "scores": [f"{label} {view.num(value, 4)}" for label, value in decision["scores"]],
-    }
-
-
-ROW_FIELDS = (
-    "test", "arm", "status", "label", "flaky", "group", "tiers", "ft", "ty", "fty", "why",
-    "score", "lat",
-)  # fmt: skip
-"""The fields of a row in the page's data, in order: each row is a list, to keep it small."""
-
-
-def _row_data(row: Mapping[str, Any]) -> list[Any]:
-    """One row as the page's script draws it: the same fields the HTML table shows."""
-    label = row["status"].upper() if row["trials"] == 1 else f"{row['passed']}/{row['trials']}"
-    return [
-        row["test_id"],
-        row["arm"],
-        row["status"],
-        label,
-        1 if row["flaky"] else 0,
-        1 if row["group_start"] else 0,
-        list(row["tiers"].items()),
-        row["fail_tiers_attr"].split(),
-        row["types_attr"].split(),
-        row["fail_types_attr"].split(),
-        row["reasons"],
-        f"{row['score']:.2f}",
-        row["latency"],
-    ]
-
-
-def _row_details(row: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A row's trials as the page's script draws them when the row is opened."""
-    return [
-        {
-            "title": f"trial {t['trial']}" if row["trials"] > 1 else row["test_id"],
-            "status": t["status"],
-            "score": f"{t['score'] or 0:.2f}",
-            "error": t["error"],
-            "messages": [[m["role"], m["content"]] for m in t["messages"]],
-            "prompt": "" if t["messages"] else t["prompt"],
-            "output": t["output"],
-            "cut": t["output_cut"],
-            "chars": t["output_chars"],
-            "trigger": _trigger_line(t["trigger"]),
-            "asserts": [
-                [
-                    a["type"],
-                    a["metric"],
-                    a["from_default"],
-                    a["tier"],
-                    a["status"],
-                    view.num(a["score"]),
-                    view.num(a["weight"]),
-                    a["reason"],
-                    a["error"],
-                    a["details"],
-                    a["where"],
-                ]
-                for a in t["asserts"]
-            ],
-            "stats": _stat_line(t),
-        }
-        for t in row["records"]
-    ]
-
-
-def _json_block(data: Any) -> markupsafe.Markup:
-    """``data`` as JSON for a ``<script type="application/json">`` block.
-
-    ``<``, ``>`` and ``&`` are written as JSON escapes, so no text in the data can end the
-    block or start markup; the browser never runs the block, and the page's script only
-    ever puts its strings into the page as text.
-    """
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    for char, escape in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
-        text = text.replace(char, escape)
-    return markupsafe.Markup(text)
-
-
-def _table_data(row_views: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """The rows, and apart from them the trials behind each: the page reads the trials only
-    when a row is first opened, so a large report opens at the cost of its summary rows."""
-    return {
-        "fields": json.dumps(ROW_FIELDS),
-        "rows": _json_block([_row_data(r) for r in row_views]),
-        "details": _json_block([_row_details(r) for r in row_views]),
-    }
-
-
-def _decision(trigger: TriggerOutcome | None, skill: str | None) -> dict[str, Any] | None:
-    """A record's trigger decision, with scores best first."""
-    if trigger is None:
-        return None
-    ranked = sorted((trigger.scores or {}).items(), key=lambda kv: -kv[1])
-    expected = trigger.expected
-    return {
-        "chosen": trigger.chosen,
-        "expected": _label(expected, skill) if isinstance(expected, bool) else expected,
-        "correct": trigger.correct,
-        "margin": trigger.margin,
-        "error": trigger.error,
-        "scores": ranked,
-        "other": {},
     }
 
 

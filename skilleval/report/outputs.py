@@ -1,9 +1,10 @@
 """Write a run's results in the format a file's extension asks for (``-o/--output``).
 
 Formats are registered output formats (:func:`~skilleval.plugins.reporter`): the built-ins in
-:mod:`skilleval.report.formats`, and any a plugin adds. A built-in format gets the typed
-:class:`~skilleval.results.model.Run`; a plugin's gets the results document as plain JSON data
-(``schemas/results.schema.json``), the stable form of the same thing.
+:mod:`skilleval.report.formats`, and any a plugin adds. Every format gets the typed
+:class:`~skilleval.results.model.Run` (exported from ``skilleval``); one that declares
+``side_by_side`` also writes a run on several models, from its
+:class:`~skilleval.results.matrix.Matrix`.
 """
 
 from __future__ import annotations
@@ -14,22 +15,19 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import Diagnostic, Location, PluginError, StorageError, UsageError
 from skilleval.plugins.manager import PluginManager
 from skilleval.plugins.markers import ReporterType
 from skilleval.report.target import check_target
 from skilleval.results.model import Run
-from skilleval.results.write import dumps_matrix, run_json, write_atomic
 
 if TYPE_CHECKING:
     from skilleval.results.matrix import Matrix
 
 SUPPORTED: tuple[str, ...] = (".json", ".jsonl", ".html", ".xml", ".md", ".csv")
 """The built-in formats' extensions, in the order the docs list them."""
-
-WriteFn = Callable[[Any, Path], None]
 
 
 def builtin_formats() -> PluginManager:
@@ -48,11 +46,9 @@ def check_output_path(path: Path, formats: PluginManager) -> ReporterType:
     found = formats.reporter_for(path.suffix)
     if found is None:
         shown = f"'{path.suffix}'" if path.suffix else "no extension"
-        known = [s for s in SUPPORTED if formats.reporter_for(s)]
-        known += sorted(r.suffix for r in formats.reporters() if r.suffix not in SUPPORTED)
+        known = ", ".join(r.suffix for r in _in_order(formats))
         raise UsageError(
-            f"cannot write {path}: {shown} is not a supported output format; "
-            f"use one of {', '.join(known)}"
+            f"cannot write {path}: {shown} is not a supported output format; use one of {known}"
         )
     check_target(path)
     return found
@@ -72,16 +68,63 @@ def write_output(run: Run, path: Path, jsonl_source: Path | None, formats: Plugi
         UsageError: No registered format writes files with this extension, or the file could
             not be written (the message names the path and the reason).
         StorageError: The disk is full.
-        PluginError: A plugin's format raised; the file is left as it was.
+        PluginError: The format raised; the file is left as it was.
     """
     found = check_output_path(path, formats)
+    if found.name == "jsonl" and jsonl_source is not None and jsonl_source.is_file():
+        _written(path, lambda tmp: shutil.copyfile(jsonl_source, tmp))
+    else:
+        _written(path, lambda tmp: _render(found, found.factory, run, path, tmp))
+
+
+def check_matrix_output(path: Path, formats: PluginManager) -> ReporterType:
+    """The format for ``path`` of a run on several models, or a UsageError naming those that
+    write one (each model's own run has every format).
+
+    Call it for every ``-o`` before the run starts, as :func:`check_output_path`.
+    """
+    found = formats.reporter_for(path.suffix)
+    if found is None or found.side_by_side is None:
+        shown = f"'{path.suffix}'" if path.suffix else "no extension"
+        able = [r.suffix for r in _in_order(formats) if r.side_by_side is not None]
+        raise UsageError(
+            f"cannot write {path}: a run on several models writes {', '.join(able)} "
+            f"side by side, not {shown}; each model's run directory has its own results"
+        )
+    check_target(path)
+    return found
+
+
+def write_matrix(matrix: Matrix, path: Path, formats: PluginManager) -> None:
+    """Write the side-by-side report to ``path`` in the format its extension names.
+
+    Raises:
+        UsageError: No format writes this extension side by side, or the file could not be
+            written.
+        StorageError: The disk is full.
+        PluginError: The format raised; the file is left as it was.
+    """
+    found = check_matrix_output(path, formats)
+    write = found.side_by_side
+    assert write is not None  # checked above
+    _written(path, lambda tmp: _render(found, write, matrix, path, tmp))
+
+
+def _in_order(formats: PluginManager) -> list[ReporterType]:
+    """The formats, built-ins in the order the docs list them, then the others by suffix."""
+    first = [r for s in SUPPORTED if (r := formats.reporter_for(s)) is not None]
+    return first + sorted(
+        (r for r in formats.reporters() if r not in first), key=lambda r: r.suffix
+    )
+
+
+def _written(path: Path, write: Callable[[Path], object]) -> None:
+    """Call ``write(tmp)`` on a file beside ``path``, then put it in place; nothing is left
+    behind when it fails."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if found.name == "jsonl" and jsonl_source is not None and jsonl_source.is_file():
-            shutil.copyfile(jsonl_source, tmp)
-        else:
-            _render(found, run, path, tmp)
+        write(tmp)
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -92,18 +135,23 @@ def write_output(run: Run, path: Path, jsonl_source: Path | None, formats: Plugi
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _render(found: ReporterType, run: Run, path: Path, tmp: Path) -> None:
-    payload: Any = run if found.origin == "builtin" else run_json(run)
+def _render(
+    found: ReporterType, write: Callable[..., Any], payload: Run | Matrix, path: Path, tmp: Path
+) -> None:
+    """Call a format's function; anything it raises but an OSError is a PluginError at its
+    definition, whoever wrote it."""
     try:
-        cast(WriteFn, found.factory)(payload, tmp)
+        write(payload, tmp)
     except OSError:
         raise
     except Exception as exc:
         tmp.unlink(missing_ok=True)
-        if found.origin == "builtin":
-            raise  # a bug in skilleval: keep the traceback
-        code = found.factory.__code__
-        where = Location(code.co_filename, code.co_firstlineno, 1)
+        code = getattr(write, "__code__", None)
+        where = (
+            Location(code.co_filename, code.co_firstlineno, 1)
+            if code is not None
+            else Location(found.origin)
+        )
         message = (
             f"output format '{found.name}' could not write {path}: {type(exc).__name__}: {exc}"
         )
@@ -111,43 +159,3 @@ def _render(found: ReporterType, run: Run, path: Path, tmp: Path) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-MATRIX_FORMATS: tuple[str, ...] = (".json", ".html", ".md")
-"""What ``-o`` can write for a run on several models; each model's run has every format."""
-
-
-def check_matrix_output(path: Path) -> None:
-    """Refuse, before the run, an ``-o`` the side-by-side report cannot be written as."""
-    if path.suffix not in MATRIX_FORMATS:
-        shown = f"'{path.suffix}'" if path.suffix else "no extension"
-        raise UsageError(
-            f"cannot write {path}: a run on several models writes {', '.join(MATRIX_FORMATS)} "
-            f"side by side, not {shown}; each model's run directory has its own results"
-        )
-    check_target(path)
-
-
-def write_matrix(matrix: Matrix, path: Path) -> None:
-    """Write the side-by-side report to ``path`` (``.json``, ``.html`` or ``.md``).
-
-    Raises:
-        UsageError: The extension is not one of those, or the file could not be written.
-        StorageError: The disk is full.
-    """
-    check_matrix_output(path)
-    # lazy: start-up time (a run of one model never writes the side-by-side report)
-    from skilleval.report.matrix import render_matrix_html, render_matrix_markdown
-
-    render = {
-        ".json": dumps_matrix,
-        ".html": render_matrix_html,
-        ".md": render_matrix_markdown,
-    }[path.suffix]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, render(matrix))
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise StorageError(f"cannot write {path}: no space left on the device") from None
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skilleval.report import preference_view, view
-from skilleval.report.trigger_view import trigger_extra_lines
+from skilleval.report.trigger_view import confusion_text, trigger_extra_lines
 from skilleval.results.model import Lift, Reliability, Run, Tally, TestRow, Trigger
 from skilleval.results.records import Record
 from skilleval.util.scrub import printable
@@ -102,14 +102,7 @@ def _lift_line(lift: Lift) -> str:
 
 
 def _trigger_lines(trigger: Trigger) -> list[str]:
-    def f(x: float | None) -> str:
-        return "—" if x is None else f"{x:.2f}"
-
-    lines = [
-        f"trigger accuracy {_pct(trigger.accuracy)} ({trigger.tp + trigger.tn}/{trigger.n})"
-        f" · precision {f(trigger.precision)} · recall {f(trigger.recall)}"
-        f" · F1 {f(trigger.f1)}"
-    ]
+    lines = [f"trigger {confusion_text(trigger)}"]
     from tabulate import tabulate  # lazy: start-up time
 
     if trigger.labels and trigger.matrix:

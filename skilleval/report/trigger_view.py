@@ -7,7 +7,7 @@ figures in its triggering card and uses the same sentences as their explanations
 from __future__ import annotations
 
 from skilleval.report.view import Tone
-from skilleval.results.model import Auroc, RouterFitness, Trigger, TriggerCalibration
+from skilleval.results.model import Auroc, Confusion, RouterFitness, Trigger, TriggerCalibration
 from skilleval.util.frozen import frozen
 
 
@@ -38,17 +38,22 @@ def _rate(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
+def confusion_text(counts: Confusion) -> str:
+    """``accuracy 80% (8/10) · precision 0.75 · recall 1.00 · F1 0.86``: the raw trigger
+    figures and the calibrated ones are said alike."""
+    acc = "—" if counts.accuracy is None else f"{counts.accuracy:.0%}"
+    return (
+        f"accuracy {acc} ({counts.tp + counts.tn}/{counts.n}) · precision "
+        f"{_rate(counts.precision)} · recall {_rate(counts.recall)} · F1 {_rate(counts.f1)}"
+    )
+
+
 def calibrated_line(cal: TriggerCalibration) -> str:
     """The calibrated figures, said to be calibrated, for beside the raw ones."""
     if cal.reason is not None and not cal.n:
         return f"calibrated: n/a ({cal.reason})"
     bias = "" if cal.margin is None else f" (content-free margin {cal.margin:+.2f} subtracted)"
-    acc = "—" if cal.accuracy is None else f"{cal.accuracy * 100:.0f}%"
-    return (
-        f"calibrated{bias}: accuracy {acc} ({cal.tp + cal.tn}/{cal.n}) · precision "
-        f"{_rate(cal.precision)} · recall {_rate(cal.recall)} · F1 {_rate(cal.f1)} · "
-        f"{auroc_text(cal.auroc)}"
-    )
+    return f"calibrated{bias}: {confusion_text(cal)} · {auroc_text(cal.auroc)}"
 
 
 @frozen

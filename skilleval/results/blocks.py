@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Literal
 
-from skilleval.results.codec import OMIT_EMPTY, meta
-from skilleval.results.records import ARM, COUNT, RATE, Tier, TriggerOutcome
+from skilleval.results.codec import ARM, COUNT, OMIT_EMPTY, RATE, meta
+from skilleval.results.records import Tier, TriggerOutcome
 from skilleval.util.frozen import frozen
 
 LiftVerdict = Literal["helps", "hurts", "no evidence", "underpowered"]
@@ -153,7 +153,23 @@ class CalibratedDecision:
 
 
 @frozen
-class TriggerCalibration:
+class Confusion:
+    """A yes-or-no decision against what was wanted, counted over tests: did the skill fire,
+    and should it have. Shared by the trigger block and its calibrated figures."""
+
+    tp: int = field(metadata=meta(ref=COUNT))
+    fp: int = field(metadata=meta(ref=COUNT))
+    tn: int = field(metadata=meta(ref=COUNT))
+    fn: int = field(metadata=meta(ref=COUNT))
+    n: int = field(metadata=meta(ref=COUNT))
+    accuracy: float | None = field(metadata=meta(ref=RATE))
+    precision: float | None = field(metadata=meta(ref=RATE))
+    recall: float | None = field(metadata=meta(ref=RATE))
+    f1: float | None = field(metadata=meta(ref=RATE))
+
+
+@frozen
+class TriggerCalibration(Confusion):
     """Contextual calibration: each option's score minus its score for content-free requests.
 
     Reported beside the raw figures, never in their place: the gate reads the raw ones.
@@ -166,15 +182,6 @@ class TriggerCalibration:
     margin: float | None = field(
         metadata=meta("The skill margin of the content-free requests: the router's bias.")
     )
-    tp: int = field(metadata=meta(ref=COUNT))
-    fp: int = field(metadata=meta(ref=COUNT))
-    tn: int = field(metadata=meta(ref=COUNT))
-    fn: int = field(metadata=meta(ref=COUNT))
-    n: int = field(metadata=meta(ref=COUNT))
-    accuracy: float | None = field(metadata=meta(ref=RATE))
-    precision: float | None = field(metadata=meta(ref=RATE))
-    recall: float | None = field(metadata=meta(ref=RATE))
-    f1: float | None = field(metadata=meta(ref=RATE))
     auroc: Auroc
     tests: tuple[CalibratedDecision, ...]
     misrouted: tuple[str, ...]
@@ -207,18 +214,9 @@ class RouterFitness:
 
 
 @frozen
-class Trigger:
+class Trigger(Confusion):
     """Did the skill fire when it should, and only then?"""
 
-    tp: int = field(metadata=meta(ref=COUNT))
-    fp: int = field(metadata=meta(ref=COUNT))
-    tn: int = field(metadata=meta(ref=COUNT))
-    fn: int = field(metadata=meta(ref=COUNT))
-    n: int = field(metadata=meta(ref=COUNT))
-    accuracy: float | None = field(metadata=meta(ref=RATE))
-    precision: float | None = field(metadata=meta(ref=RATE))
-    recall: float | None = field(metadata=meta(ref=RATE))
-    f1: float | None = field(metadata=meta(ref=RATE))
     labels: tuple[str, ...] = field(metadata=meta("Row and column order of the matrix."))
     matrix: tuple[tuple[int, ...], ...] = field(
         metadata=meta("Counts: rows are what was wanted, columns what was chosen.")

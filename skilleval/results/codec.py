@@ -24,6 +24,11 @@ OMIT_FALSE = "false"
 OMIT_EMPTY = "empty"
 """Leave the key out when the value is empty (``{}``, ``()``) or ``None``."""
 
+ARM = "arm"
+COUNT = "count"
+RATE = "rate"
+"""Shared definitions of the results schema, named by ``meta(ref=...)``."""
+
 
 def meta(
     description: str = "",

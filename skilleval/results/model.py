@@ -3,7 +3,10 @@
 Every renderer, ``compare`` and ``watch`` read these objects; :mod:`skilleval.results.write`
 is the one writer, :mod:`skilleval.results.load` the one loader, and
 ``schemas/results.schema.json`` is generated from these classes (``tools/results_schema.py``).
-A field's name is its JSON key and the declaration order is the key order in the file.
+A field's name is its JSON key and the declaration order is the key order in the file. The
+blocks live by concern (:mod:`~skilleval.results.records`, :mod:`~skilleval.results.blocks`,
+:mod:`~skilleval.results.environment`, :mod:`~skilleval.results.agent`); this module puts
+them together and exports every one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from skilleval.results.blocks import (
     ArmSummary,
     Auroc,
     CalibratedDecision,
+    Confusion,
     CurvePoint,
     Fraction,
     Lift,
@@ -34,8 +38,16 @@ from skilleval.results.blocks import (
     Trigger,
     TriggerCalibration,
 )
-from skilleval.results.codec import OMIT_EMPTY, meta
-from skilleval.results.records import ARM, COUNT, RATE, Record
+from skilleval.results.codec import ARM, COUNT, OMIT_EMPTY, RATE, meta
+from skilleval.results.environment import (
+    DecodingInfo,
+    Environment,
+    ModelError,
+    ModelInfo,
+    RegistryEntry,
+    WaitPolicyInfo,
+)
+from skilleval.results.records import Record
 from skilleval.util.frozen import frozen
 
 __all__ = [
@@ -44,6 +56,7 @@ __all__ = [
     "Auroc",
     "CalibratedDecision",
     "Calls",
+    "Confusion",
     "CurvePoint",
     "DecodingInfo",
     "Environment",
@@ -77,6 +90,7 @@ __all__ = [
     "Timing",
     "Trigger",
     "TriggerCalibration",
+    "WaitPolicyInfo",
 ]
 
 RESULTS_VERSION = 1
@@ -100,117 +114,6 @@ class SuiteInfo:
     metadata: Mapping[str, Any] = field(
         default_factory=dict,
         metadata=meta("The suite's own `metadata:`, as written.", omit=OMIT_EMPTY),
-    )
-
-
-@frozen
-class ModelInfo:
-    """What produced the outputs: enough to tell two models apart byte for byte."""
-
-    kind: str = field(metadata=meta("gguf, openai, echo, scripted …"))
-    name: str
-    file: str | None = None
-    size: int | None = field(default=None, metadata=meta(minimum=0))
-    sha256: str | None = field(default=None, metadata=meta("Byte-exact identity of a model file."))
-    details: Mapping[str, Any] = field(default_factory=dict, metadata=meta(omit=OMIT_EMPTY))
-    error: str | None = field(
-        default=None, metadata=meta("Why the identity could not be read.", omit=OMIT_EMPTY)
-    )
-
-
-@frozen
-class ModelError:
-    """A model whose identity could not be read."""
-
-    error: str
-
-
-@frozen
-class DecodingInfo:
-    """How tokens were chosen."""
-
-    mode: Literal["deterministic", "distribution"]
-    seed: int
-    max_tokens: int = field(metadata=meta(minimum=1))
-    temperature: float = field(metadata=meta(minimum=0))
-    top_p: float | None = field(default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0, maximum=1))
-    greedy: bool | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
-
-
-@frozen
-class RegistryEntry:
-    """One assertion type the run could use."""
-
-    name: str
-    tier: Literal["deterministic", "model"]
-    origin: str = field(
-        metadata=meta("builtin, a plugin folder, or an entry point with its distribution.")
-    )
-    summary: str
-    defined_at: str | None = field(
-        default=None, metadata=meta("file:line of a plugin's definition.")
-    )
-
-
-@frozen
-class WaitPolicyInfo:
-    """How the in-process model's threads waited between pieces of work (OpenMP)."""
-
-    policy: str = field(
-        metadata=meta("`ACTIVE` or `PASSIVE`, or `default` for OpenMP's own bounded spin.")
-    )
-    reason: str = field(metadata=meta("Why: set by the user, or what the machine was doing."))
-
-
-@frozen
-class Environment:
-    """Where and how the run happened."""
-
-    model: ModelInfo
-    model_spec: Mapping[str, Any] = field(metadata=meta("The `model:` setting as loaded."))
-    decoding: DecodingInfo
-    trials: int = field(metadata=meta(minimum=1))
-    python: str
-    platform: str
-    registry: tuple[RegistryEntry, ...]
-    threads: int | None = field(
-        default=None,
-        metadata=meta("CPU threads the in-process model was given.", omit=OMIT_EMPTY, minimum=1),
-    )
-    batch_width: int | None = field(
-        default=None,
-        metadata=meta(
-            "Requests the in-process model decoded together (1: one at a time).",
-            omit=OMIT_EMPTY,
-            minimum=1,
-        ),
-    )
-    chat_layout: tuple[str, ...] = field(
-        default=(),
-        metadata=meta(
-            "How conversations were rewritten so that the model's chat template accepts them: "
-            "`fold-system` (a system turn's text went into the next user turn), `merge-turns` "
-            "(consecutive turns of one role were joined). Learned from the template.",
-            omit=OMIT_EMPTY,
-        ),
-    )
-    wait_policy: WaitPolicyInfo | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
-    gpu_layers: int | None = field(
-        default=None,
-        metadata=meta(
-            "Layers of the in-process model offloaded to a GPU (`model.gpu_layers`; -1: all).",
-            omit=OMIT_EMPTY,
-            minimum=-1,
-        ),
-    )
-    instruction_sets: tuple[str, ...] = field(
-        default=(),
-        metadata=meta(
-            "What the in-process model's llama.cpp build was compiled with, from its system "
-            "info (`AVX2`, `AVX512`, `AMX_INT8`, and kernel options such as `LLAMAFILE`): "
-            "greedy replies are byte-identical on the same build and CPU.",
-            omit=OMIT_EMPTY,
-        ),
     )
 
 

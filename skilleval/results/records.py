@@ -6,17 +6,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal
 
-from skilleval.results.codec import OMIT_EMPTY, OMIT_FALSE, meta
+from skilleval.results.agent import AgentBlock, RecordExtra
+from skilleval.results.codec import ARM, COUNT, OMIT_EMPTY, OMIT_FALSE, meta
 from skilleval.util.frozen import frozen
 
 Status = Literal["pass", "fail", "error"]
 Tier = Literal["deterministic", "model"]
 
 ARMS: tuple[str, ...] = ("default", "off", "on", "routed")
-ARM = "arm"
-COUNT = "count"
-RATE = "rate"
-"""Shared definitions of the results schema, named by ``meta(ref=...)``."""
 
 
 @frozen
@@ -122,11 +119,27 @@ class Record:
     metrics: Mapping[str, float] = field(metadata=meta(digits=6))
     asserts: tuple[AssertionResult, ...]
     trigger: TriggerOutcome | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, metadata=meta(omit=OMIT_EMPTY))
+    extra: RecordExtra | None = field(
+        default=None,
+        metadata=meta(
+            "The agent's run and the test's metadata; absent when there is neither.",
+            omit=OMIT_EMPTY,
+        ),
+    )
 
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.test_id, self.arm, self.trial)
+
+    @property
+    def agent(self) -> AgentBlock | None:
+        """The agent's run, for a test with tools."""
+        return None if self.extra is None else self.extra.agent
+
+    @property
+    def metadata(self) -> Mapping[str, Any] | None:
+        """The test's ``metadata:``, when it has one."""
+        return None if self.extra is None else self.extra.metadata
 
     @classmethod
     def failed(
@@ -135,7 +148,7 @@ class Record:
         prompt: str,
         message: str,
         messages: Sequence[Message] = (),
-        extra: Mapping[str, Any] | None = None,
+        agent: AgentBlock | None = None,
     ) -> Record:
         """A result that could not be produced or graded: an ``error``, never a fail."""
         test_id, arm, trial = key
@@ -153,5 +166,5 @@ class Record:
             tiers={},
             metrics={},
             asserts=(),
-            extra=dict(extra or {}),
+            extra=None if agent is None else RecordExtra(agent=agent),
         )

@@ -24,13 +24,14 @@ behind in the temporary folder either way.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from skilleval.agent.loop import run_agent
 from skilleval.agent.records import AgentRun, TurnResult
 from skilleval.agent.workspace import create_workspace, sigterm_as_interrupt
 from skilleval.api import Judge, Stats
 from skilleval.engine.base import Provider
+from skilleval.results.agent import AgentBlock, RecordExtra
+from skilleval.results.codec import decode
 from skilleval.results.records import AssertionResult, Message, Record
 from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
@@ -110,9 +111,7 @@ def run_job(
         messages = tuple(m.to_json() for m in run.messages)
         transcript = tuple(Message(m.role, m.content) for m in run.messages)
         if run.error is not None:
-            return Record.failed(
-                job.key, job.prompt, run.error, transcript, {"agent": _agent_block(run)}
-            )
+            return Record.failed(job.key, job.prompt, run.error, transcript, _agent_block(run))
         completion = run.as_completion()
         subject = grading.Subject(
             output=run.final,
@@ -144,12 +143,12 @@ def run_job(
         ),
         tiers=scored.tiers,
         metrics=scored.metrics,
-        extra={"agent": _agent_block(run)},
+        extra=RecordExtra(agent=_agent_block(run)),
     )
 
 
-def _agent_block(run: AgentRun) -> dict[str, Any]:
+def _agent_block(run: AgentRun) -> AgentBlock:
     # The transcript is the record's `messages`; it is not repeated here.
     data = run.to_json()
     data.pop("messages", None)
-    return data
+    return decode(AgentBlock, data)

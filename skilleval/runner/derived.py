@@ -46,7 +46,7 @@ def _arm(
         value: Any
         if metric.formula is None:
             # lazy: start-up time (the JavaScript engine's pool, for JavaScript formulas only)
-            from skilleval.util.jsengine import JsError, evaluate_number
+            from skilleval.sandbox.jsengine import JsError, evaluate_number
 
             try:
                 value = evaluate_number(js_body(metric.source), {**env, "__count": env[COUNT]})

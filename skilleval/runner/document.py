@@ -80,12 +80,17 @@ def build_run(
     judge_fitness: JudgeFitness | None = None,
     content_free: ContentFree | None = None,
     router: RouterFitness | None = None,
+    timed: bool | None = None,
 ) -> Run:
     """Everything the run found: its records, the aggregates and the gate's verdict.
 
     ``content_free`` (with ``trigger: {calibrate: true}``) adds the calibrated trigger
-    figures; ``router`` is the router's kept fitness verdict.
+    figures; ``router`` is the router's kept fitness verdict. ``timed``: whether the
+    provider's timing means anything (``Capabilities.timed``; by default, what the suite
+    model's registration declares).
     """
+    if timed is None:
+        timed = suite.model.provider.capabilities.timed
     summary = with_derived(summarize(records, arms), records, suite.derived_metrics)
     primary = "on" if "on" in arms else arms[0]
     lift_block = analysis.lift(suite, tests, records)
@@ -125,7 +130,7 @@ def build_run(
         trigger=trigger_block,
         reliability=analysis.reliability(suite, records),
         overfit=overfit,
-        calls=calls(provider, records, suite.model.kind in ("gguf", "openai"), judge),
+        calls=calls(provider, records, timed, judge),
         gate=decide(
             suite,
             summary.arms.get(primary),

@@ -32,13 +32,13 @@ from skilleval.errors import CannotEvaluate
 from skilleval.expr import compile_expr
 from skilleval.results.codec import encode
 from skilleval.results.records import AssertionResult, Status
+from skilleval.sandbox.usercode import call_limited, raised_at
 from skilleval.suite import template, transforms
 from skilleval.suite.model import AssertionEntry, TestCase, Transform
 from skilleval.trajectory import Step
 from skilleval.util.frozen import frozen
 from skilleval.util.jsontext import loads_or_none
 from skilleval.util.scrub import clip
-from skilleval.util.usercode import call_limited, raised_at
 
 MAX_REASON_CHARS = 10_000
 """The longest reason or error message one check may record; longer ones are cut, saying so."""
@@ -277,8 +277,9 @@ def _evaluate(
 
 
 def runs_user_code(entry: AssertionEntry) -> bool:
-    """Whether the assertion runs code a user wrote: a plugin type, or ``python``."""
-    return entry.spec.origin != "builtin" or entry.spec.name in USER_CODE_TYPES
+    """Whether the assertion runs code a user wrote: a plugin's type (``external``), or
+    ``python``."""
+    return entry.spec.external or entry.spec.name in USER_CODE_TYPES
 
 
 def time_limit(entry: AssertionEntry) -> float:

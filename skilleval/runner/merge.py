@@ -275,7 +275,9 @@ def merge_runs(
         overfit,
         judge_fitness=None if judge is None else judge.fitness,
         content_free=content_free,
-        router=_router(home, provider) if routed_in_order else None,
+        router=_router(home, provider)
+        if routed_in_order and suite.model.provider.capabilities.measured
+        else None,
     )
     # What the parts spent, added up, and the judge as the shards described it.
     run = replace(run, calls=_add_calls(counters), judge=judge, environment=environments[1])
@@ -381,8 +383,6 @@ def _router(home: Path, provider: Provider) -> RouterFitness | None:
     try:
         identity = provider.identity()
     except SkillevalError:
-        return None
-    if identity.kind in ("scripted", "echo"):
         return None
     from skilleval.runner.routercheck import NOT_CHECKED, cached_fitness  # lazy: start-up time
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skilleval.api import Capabilities
 from skilleval.engine.base import Provider
 from skilleval.exitcodes import ExitCode
 from skilleval.results.model import Run
@@ -28,6 +29,9 @@ class RunOptions:
     progress: Progress | None = None
     provider: Provider | None = None
     """Use this provider instead of building one (tests and watch mode)."""
+    capabilities: Capabilities | None = None
+    """What ``provider`` declares about its calls; None: what the suite model's provider
+    registration declares."""
     judge_provider: Provider | None = None
     """Use this provider as the judge instead of building one."""
     resume: Path | None = None

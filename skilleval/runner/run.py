@@ -21,6 +21,7 @@ from skilleval.api import Judge
 from skilleval.engine.base import Provider, Request, complete_all
 from skilleval.errors import NoTestsSelected, SkillevalError
 from skilleval.exitcodes import ExitCode
+from skilleval.results.agent import RecordExtra
 from skilleval.results.codec import decode
 from skilleval.results.model import Overfit, RouterFitness
 from skilleval.results.records import Record
@@ -83,17 +84,19 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     triggers: dict[str, TriggerResult] = {}
     content_free: ContentFree | None = None
     interrupted = False
-    # What a call costs, for the `cost` assertion: nothing on a local model, unknown over HTTP.
-    cost = 0.0 if suite.model.kind != "openai" else None
+    # What a call costs, for the `cost` assertion: nothing, or unknown when a provider says so.
+    capabilities = options.capabilities or suite.model.provider.capabilities
+    cost = None if capabilities.costed else 0.0
     jobs: list[Job] = []
     total = len(tests) * len(arms) * suite.trials
 
     metadata = {t.id: dict(t.metadata) for t in tests if t.metadata}
 
     def emit(record: Record) -> None:
-        if record.test_id in metadata and "metadata" not in record.extra:
+        if record.test_id in metadata and record.metadata is None:
             # The test's `metadata:`, carried into its results as promptfoo does.
-            record = replace(record, extra={**record.extra, "metadata": metadata[record.test_id]})
+            extra = replace(record.extra or RecordExtra(), metadata=metadata[record.test_id])
+            record = replace(record, extra=extra)
         trig = triggers.get(record.test_id)
         if trig is not None and suite.skill is not None:
             record = replace(record, trigger=trig.outcome(suite.skill.name))
@@ -155,7 +158,8 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         overfit,
         judge_fitness=fitness,
         content_free=content_free,
-        router=_router_fitness(options, provider) if triggers else None,
+        timed=capabilities.timed,
+        router=_router_fitness(options, provider) if triggers and capabilities.measured else None,
     )
     run_dir.write_results(run)
     if options.shard is not None or saved_shard is not None:
@@ -211,13 +215,12 @@ def _overfit(
 def _router_fitness(options: RunOptions, provider: Provider) -> RouterFitness | None:
     """The router's verdict from a kept ``router-check``; not-checked when there is none.
 
-    None for a model without weights (scripted, echo): its routing is written, not measured.
+    Asked only of a provider whose routing is measured (``Capabilities.measured``): echo's
+    and scripted replies are written, not measured.
     """
     try:
         identity = provider.identity()
     except SkillevalError:
-        return None
-    if identity.kind in ("scripted", "echo"):
         return None
     # lazy: start-up time (only a suite that routes reads the router's verdict)
     from skilleval.runner.routercheck import NOT_CHECKED, cached_fitness

@@ -5,7 +5,7 @@ metrics the assertions name with ``metric:``, each standing for its total over a
 results as in promptfoo, and ``__count`` (also ``count``), the number of results. A later
 entry may read an earlier one. A formula expr cannot read is taken as JavaScript, as promptfoo
 takes it: the metrics are variables and ``namedScores``, and it runs in the sandbox of
-:mod:`skilleval.util.jsengine`; its syntax is checked at load.
+:mod:`skilleval.sandbox.jsengine`; its syntax is checked at load.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def derived_metrics(
                 loader.error(where, f"derived metric '{name}': {exc.message} at column {exc.col}")
                 continue
             # lazy: start-up time (the JavaScript engine's pool, for JavaScript formulas only)
-            from skilleval.util.jsengine import check_inline
+            from skilleval.sandbox.jsengine import check_inline
 
             failure = check_inline(js_body(source), ("namedScores", "__count", *sorted(known)))
             if failure is not None:

@@ -96,7 +96,7 @@ def weightless(spec: AssertionType, negated: bool) -> AssertionType:
     Checks that compare outputs, and a user's code that returns its own shape, are left as
     they are: their verdict is formed after the call.
     """
-    if spec.compares or spec.origin != "builtin" or spec.name == "python":
+    if spec.compares or spec.external or spec.name == "python":
         return spec
     check_fn = spec.fn
 
@@ -116,7 +116,7 @@ def weightless(spec: AssertionType, negated: bool) -> AssertionType:
             reason=f"weight 0, counted as passed as in promptfoo: {verdict.reason}",
         )
 
-    return dataclasses.replace(spec, fn=passed)
+    return dataclasses.replace(spec, factory=passed)
 
 
 _PYTHON_ONLY = (

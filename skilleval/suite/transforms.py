@@ -95,7 +95,7 @@ def compile_transform(
 
 
 def _plain(loader: Loader, source: str, where: Location) -> Transform | None:
-    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+    from skilleval.sandbox import jsengine  # lazy: start-up time (its worker pool)
 
     hint = ""
     tree = _expr_tree(source)
@@ -158,7 +158,7 @@ def _reads_as_javascript(tree: Any) -> bool:
 
 
 def _javascript(loader: Loader, source: Any, where: Location) -> Transform | None:
-    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+    from skilleval.sandbox import jsengine  # lazy: start-up time (its worker pool)
 
     failure = jsengine.check_inline(str(source))
     if failure is not None:
@@ -189,7 +189,7 @@ def _javascript_file(loader: Loader, ref: str, where: Location, base: Path) -> T
 
 def javascript_file_problem(path: Path, where: Location) -> tuple[Location, str] | None:
     """The syntax error in a JavaScript file, at its line, or None; the file is not run."""
-    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+    from skilleval.sandbox import jsengine  # lazy: start-up time (its worker pool)
 
     try:
         source = read_text(path, where=where)
@@ -210,7 +210,7 @@ def run_javascript(transform: Transform, value: Any, context: dict[str, Any]) ->
     Raises:
         ValueError: The code failed or returned ``undefined``; the message says where.
     """
-    from skilleval.util import jsengine  # lazy: start-up time (its worker pool)
+    from skilleval.sandbox import jsengine  # lazy: start-up time (its worker pool)
 
     if fileref.is_ref(transform.source):
         parsed = fileref.parse(transform.source)

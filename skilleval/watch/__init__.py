@@ -15,7 +15,6 @@ the re-run incremental: requests whose messages did not change are answered from
 loop around it. Tests drive ``handle()`` and ``run_once()`` directly, or ``serve()`` in a thread.
 """
 
-from skilleval.watch.observe import _forwarder, _sync
 from skilleval.watch.state import Echo, Outcome, OutcomeKind, WatchOptions
 from skilleval.watch.watcher import REPORT_NAME, Watcher
 
@@ -26,6 +25,4 @@ __all__ = [
     "OutcomeKind",
     "WatchOptions",
     "Watcher",
-    "_forwarder",
-    "_sync",
 ]

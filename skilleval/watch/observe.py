@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 _WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
 
 
-def _forwarder(watcher: Watcher) -> FileSystemEventHandler:
+def event_forwarder(watcher: Watcher) -> FileSystemEventHandler:
+    """A watchdog handler that passes each event that may change a file to ``watcher.handle``."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler  # lazy: start-up time
 
     class Forward(FileSystemEventHandler):
@@ -34,12 +35,14 @@ def _forwarder(watcher: Watcher) -> FileSystemEventHandler:
     return Forward()
 
 
-def _sync(
+def sync_watches(
     observer: BaseObserver,
     handler: FileSystemEventHandler,
     scheduled: dict[tuple[Path, bool], ObservedWatch],
     wanted: dict[Path, bool],
 ) -> None:
+    """Make ``observer``'s watches those in ``wanted`` (folder: recursive), keeping
+    ``scheduled`` in step: stale or vanished folders are unwatched, new ones watched."""
     for key in [k for k in scheduled if wanted.get(k[0]) != k[1] or not k[0].is_dir()]:
         # A folder that went away may have taken its watch with it.
         with contextlib.suppress(KeyError, OSError):

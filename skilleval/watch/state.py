@@ -53,7 +53,9 @@ class Outcome:
 
 
 @dataclass
-class _Entry:
+class WatchedSuite:
+    """One suite under watch: the files it read, its last good run, and the changes pending."""
+
     path: Path
     files: frozenset[Path]
     plugin_dirs: tuple[Path, ...] = ()
@@ -93,7 +95,8 @@ def _plugin_source(path: Path) -> bool:
     )
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """The file's (mtime_ns, size), or None when it cannot be read."""
     try:
         st = path.stat()
     except OSError:

@@ -26,8 +26,8 @@ from skilleval.runner.rundir import home_dir
 from skilleval.suite.load import load_suite
 from skilleval.suite.model import Suite
 from skilleval.suite.yamlio import display_path
-from skilleval.watch.observe import _forwarder, _sync
-from skilleval.watch.state import Echo, Outcome, WatchOptions, _Entry, _stamp
+from skilleval.watch.observe import event_forwarder, sync_watches
+from skilleval.watch.state import Echo, Outcome, WatchedSuite, WatchOptions, file_stamp
 
 if TYPE_CHECKING:
     from watchdog.observers.api import ObservedWatch
@@ -59,7 +59,7 @@ class Watcher:
         self.home = (self.options.home or home_dir()).resolve()
         self.echo = echo
         self.outcomes: list[Outcome] = []
-        self._entries = [_Entry(p.resolve(), frozenset({p.resolve()})) for p in suites]
+        self._entries = [WatchedSuite(p.resolve(), frozenset({p.resolve()})) for p in suites]
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -108,7 +108,7 @@ class Watcher:
         done = []
         for entry in self._entries:
             done.append(self._process(entry, (), run=initial_run))
-            entry.stamps = {f: _stamp(f) for f in entry.files if not f.is_dir()}
+            entry.stamps = {f: file_stamp(f) for f in entry.files if not f.is_dir()}
         return [o for o in done if o is not None]
 
     def run_once(self) -> list[Outcome]:
@@ -123,7 +123,9 @@ class Watcher:
                     done.append(outcome)
         return done
 
-    def _process(self, entry: _Entry, changed: tuple[Path, ...], *, run: bool) -> Outcome | None:
+    def _process(
+        self, entry: WatchedSuite, changed: tuple[Path, ...], *, run: bool
+    ) -> Outcome | None:
         started = time.perf_counter()
         name = display_path(entry.path)
         shown = ", ".join(display_path(p) for p in changed[:3])
@@ -149,7 +151,9 @@ class Watcher:
             return None
         return self._run(entry, suite, changed, started)
 
-    def _invalid(self, entry: _Entry, changed: tuple[Path, ...], exc: DiagnosticsError) -> Outcome:
+    def _invalid(
+        self, entry: WatchedSuite, changed: tuple[Path, ...], exc: DiagnosticsError
+    ) -> Outcome:
         text = str(exc)
         n = len(exc.diagnostics)
         errors = f"{n} error{'s' if n != 1 else ''}"
@@ -172,7 +176,7 @@ class Watcher:
             Outcome(entry.path, "invalid", changed, diagnostics=tuple(exc.diagnostics))
         )
 
-    def _adopt(self, entry: _Entry, suite: Suite) -> None:
+    def _adopt(self, entry: WatchedSuite, suite: Suite) -> None:
         with self._lock:
             entry.files = frozenset(suite.files) | {entry.path}
             entry.plugin_dirs = tuple(p.resolve() for p in suite.plugin_dirs)
@@ -182,7 +186,7 @@ class Watcher:
             entry.awaited = frozenset()
 
     def _run(
-        self, entry: _Entry, suite: Suite, changed: tuple[Path, ...], started: float
+        self, entry: WatchedSuite, suite: Suite, changed: tuple[Path, ...], started: float
     ) -> Outcome:
         options, transient = self._run_options(suite)
         try:
@@ -252,11 +256,11 @@ class Watcher:
         return options, transient
 
     def _model(self, spec: ModelSpec, transient: list[Provider]) -> Provider:
-        if spec.kind != "gguf":
+        if not spec.provider.capabilities.keep_loaded:
             made = create_provider(spec, home=self.home, jobs=self.options.jobs)
             transient.append(made)
             return made
-        # Loading a GGUF takes seconds; keep it loaded while its settings stay the same.
+        # Loading one takes seconds (a GGUF); keep it loaded while its settings stay the same.
         key = json.dumps(spec.to_json(), sort_keys=True)
         if key not in self._models:
             self._models[key] = create_provider(spec, home=self.home, jobs=self.options.jobs)
@@ -303,9 +307,9 @@ class Watcher:
         from watchdog.observers import Observer  # lazy: start-up time
 
         observer = Observer()
-        handler = _forwarder(self)
+        handler = event_forwarder(self)
         scheduled: dict[tuple[Path, bool], ObservedWatch] = {}
-        _sync(observer, handler, scheduled, self.folders())
+        sync_watches(observer, handler, scheduled, self.folders())
         observer.start()
         self._catch_up()
         n, folders = self.watched_files(), self.folders()
@@ -318,7 +322,7 @@ class Watcher:
                 self._returned()
                 if self.due():
                     self.run_once()
-                _sync(observer, handler, scheduled, self.folders())
+                sync_watches(observer, handler, scheduled, self.folders())
         finally:
             observer.stop()
             observer.join(timeout=5)
@@ -333,7 +337,9 @@ class Watcher:
     def _catch_up(self) -> None:
         # Saves made while start() was running happened before any folder was watched.
         with self._lock:
-            stale = [f for e in self._entries for f, was in e.stamps.items() if _stamp(f) != was]
+            stale = [
+                f for e in self._entries for f, was in e.stamps.items() if file_stamp(f) != was
+            ]
         if stale:
             self.handle(stale)
 

@@ -15,9 +15,9 @@ from skilleval.agent import MockCase, MockTool, PythonTool
 from skilleval.agent.calls import call_tool
 from skilleval.api import Check
 from skilleval.assertions.builtin import agentic as trajectory_checks
+from skilleval.sandbox.process import run_process
 from skilleval.suite.agent_config import ToolConfig
 from skilleval.trajectory import args_match
-from skilleval.util.process import run_process
 
 # -- mock tools -------------------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ AGENTIC = files(
     "runner/agentic.py",
     "trajectory.py",
     "util/jsontext.py",
-    "util/process.py",
+    "sandbox/process.py",
     "util/scrub.py",
     "util/workpath.py",
 )
@@ -80,7 +80,11 @@ def test_the_agentic_checks_import_nothing_of_the_agent_runner_or_judge(path: Pa
 @pytest.mark.parametrize(
     "path",
     files(
-        "trajectory.py", "util/jsontext.py", "util/process.py", "util/scrub.py", "util/workpath.py"
+        "trajectory.py",
+        "util/jsontext.py",
+        "sandbox/process.py",
+        "util/scrub.py",
+        "util/workpath.py",
     ),
     ids=lambda p: p.name,
 )

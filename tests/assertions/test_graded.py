@@ -10,6 +10,7 @@ import pytest
 from fakes import FakeProvider
 
 from skilleval.api import Check, Verdict
+from skilleval.assertions.builtin import context as context_types
 from skilleval.assertions.builtin import embedding, graded
 from skilleval.engine.testing import word_vector
 from skilleval.errors import ProviderError
@@ -124,9 +125,9 @@ JUDGED = [
     (graded.factuality, "Paris."),
     (graded.closedqa, "names a city"),
     (graded.g_eval, "is accurate"),
-    (graded.context_recall, "Paris is the capital."),
-    (graded.context_faithfulness, None),
-    (graded.context_relevance, None),
+    (context_types.context_recall, "Paris is the capital."),
+    (context_types.context_faithfulness, None),
+    (context_types.context_relevance, None),
     (embedding.answer_relevance, None),
 ]
 
@@ -168,8 +169,11 @@ class Liar:
     [
         (graded.factuality, {"reason": "r", "category": "F"}),
         (graded.closedqa, {"reason": "r", "answer": "maybe"}),
-        (graded.context_recall, units("SUPPORTED", "SUPPORTED")),
-        (graded.context_relevance, {"verdicts": [{"id": 1, "reason": "r", "verdict": "YES"}]}),
+        (context_types.context_recall, units("SUPPORTED", "SUPPORTED")),
+        (
+            context_types.context_relevance,
+            {"verdicts": [{"id": 1, "reason": "r", "verdict": "YES"}]},
+        ),
     ],
 )
 def test_an_impossible_reply_is_an_error(fn: Any, reply: Any) -> None:
@@ -215,7 +219,7 @@ def test_context_faithfulness_scores_supported_claims_and_sets_aside_no_claims()
     output = "Hello! Paris is the capital of France. It has ten million bridges."
     reply = units("NO_CLAIM", "SUPPORTED", "NOT_SUPPORTED")
     verdict = run(
-        graded.context_faithfulness,
+        context_types.context_faithfulness,
         judge(reply),
         output=output,
         vars={"context": "Paris is the capital of France.", "query": "Capital?"},
@@ -224,7 +228,7 @@ def test_context_faithfulness_scores_supported_claims_and_sets_aside_no_claims()
     assert verdict.status == "pass"
     assert [v["text"] for v in verdict.details["verdicts"]] == rules.sentences(output)
     failing = run(
-        graded.context_faithfulness,
+        context_types.context_faithfulness,
         judge(reply),
         output=output,
         threshold=0.9,
@@ -237,7 +241,7 @@ def test_context_faithfulness_scores_supported_claims_and_sets_aside_no_claims()
 def test_context_recall_checks_each_sentence_of_the_value() -> None:
     model = FakeProvider([units("SUPPORTED", "NOT_SUPPORTED")])
     verdict = run(
-        graded.context_recall,
+        context_types.context_recall,
         JudgeClient(model),
         "Paris is the capital. It has a tower.",
         vars={"context": ["Paris is the capital of France."]},
@@ -252,7 +256,7 @@ def test_context_recall_checks_each_sentence_of_the_value() -> None:
 def test_context_relevance_rules_on_each_chunk_of_a_list_context() -> None:
     context = ["Paris is the capital.", "Wine is made in France.", "It rains.", "Paris is big."]
     verdict = run(
-        graded.context_relevance,
+        context_types.context_relevance,
         judge(units("NEEDED", "NOT_NEEDED", "NOT_NEEDED", "NOT_NEEDED")),
         vars={"context": context, "query": "What is the capital of France?"},
     )
@@ -263,7 +267,7 @@ def test_context_relevance_rules_on_each_chunk_of_a_list_context() -> None:
 def test_context_transform_result_wins_over_vars_context() -> None:
     model = FakeProvider([units("NEEDED")])
     run(
-        graded.context_relevance,
+        context_types.context_relevance,
         JudgeClient(model),
         vars={"context": "from the vars"},
         context="from the transform",
@@ -278,14 +282,14 @@ def test_context_transform_result_wins_over_vars_context() -> None:
     [({}, "no context"), ({"context": 3}, "must be a text or a list"), ({"context": " "}, "empty")],
 )
 def test_missing_or_malformed_context_is_an_error(vars_: dict[str, Any], message: str) -> None:
-    verdict = run(graded.context_relevance, judge(), vars=vars_)
+    verdict = run(context_types.context_relevance, judge(), vars=vars_)
     assert verdict.status == "error"
     assert message in verdict.reason
 
 
 def test_too_many_sentences_for_one_call_is_an_error() -> None:
     context = " ".join(f"Fact {i}." for i in range(rules.MAX_UNITS + 1))
-    verdict = run(graded.context_relevance, judge(), vars={"context": context})
+    verdict = run(context_types.context_relevance, judge(), vars={"context": context})
     assert verdict.status == "error"
     assert "at most" in verdict.reason
 
@@ -391,7 +395,7 @@ def test_answer_relevance_compares_generated_questions_with_the_query() -> None:
 
 def test_an_output_without_claims_is_faithful() -> None:
     verdict = run(
-        graded.context_faithfulness,
+        context_types.context_faithfulness,
         judge(units("NO_CLAIM")),
         output="Happy to help!",
         vars={"context": "Paris is the capital of France."},

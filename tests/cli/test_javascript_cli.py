@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from skilleval.cli import run_cli
-from skilleval.util import jsengine
+from skilleval.sandbox import jsengine
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "js"
 

@@ -24,7 +24,7 @@ import pytest
 from fakehub import COMMIT, FakeHub, Repo
 
 from skilleval.engine.embedded import default_model_path
-from skilleval.engine.hf import parse_ref, pick_quant
+from skilleval.engine.hf_ref import parse_ref, pick_quant
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "acme/Tiny-GGUF"
@@ -180,7 +180,8 @@ def test_a_split_model_is_fetched_whole_and_run_from_its_first_shard(
 ) -> None:
     shards = {f"big/Tiny-Q6_K-0000{i}-of-00003.gguf": tiny_gguf for i in (1, 2, 3)}
     code = (
-        "from skilleval.engine.hf import fetch, parse_ref; import sys; "
+        "from skilleval.engine.hf import fetch; from skilleval.engine.hf_ref import parse_ref; "
+        "import sys; "
         "print(fetch(parse_ref(sys.argv[1])).path)"
     )
     with FakeHub({REPO: Repo(shards)}) as served:

@@ -14,7 +14,8 @@ from tests.engine.fakehub import FakeHub, Repo
 from tests.engine.test_hf import REPO, hub_env, run_failure
 
 FETCH = (
-    "from skilleval.engine.hf import fetch, parse_ref; import sys; "
+    "from skilleval.engine.hf import fetch; from skilleval.engine.hf_ref import parse_ref; "
+    "import sys; "
     "print(fetch(parse_ref(sys.argv[1])).path)"
 )
 

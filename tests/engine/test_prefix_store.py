@@ -12,7 +12,7 @@ import pytest
 from skilleval.engine.prefix_store import (
     STATE_MAGIC,
     PrefixStore,
-    _name,
+    prefix_name,
     state_cells,
     store_folder,
 )
@@ -99,7 +99,7 @@ def test_an_edited_token_list_is_a_miss_with_one_warning(
     meta = next(tmp_path.glob("*.json"))
     raw = json.loads(meta.read_text())
     raw["tokens"][5] = 7
-    name = _name(tuple(raw["tokens"]))
+    name = prefix_name(tuple(raw["tokens"]))
     (tmp_path / f"{name}.json").write_text(json.dumps(raw))
     meta.with_suffix(".kv").rename(tmp_path / f"{name}.kv")
     meta.unlink()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_llama_batch import RULES, evaluated, key, rules_asks, run_in
+from tests.engine.test_llama_batch import RULES, evaluated, key, rules_asks, run_in
 
 pytestmark = pytest.mark.model
 

@@ -13,10 +13,11 @@ import pytest
 from skilleval import stats
 from skilleval.cli import run_cli
 from skilleval.errors import Location
-from skilleval.lint import CHECKS, find_check, lint_findings, lint_suite
+from skilleval.lint import LintCheck, find_check, lint_findings, lint_suite, registered_checks
 from skilleval.lint.assertions import always
 from skilleval.lint.ngrams import Source, common_run, normalise, similarity, words
 from skilleval.lint.view import LintAssert
+from skilleval.plugins import PluginManager
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "lint"
@@ -54,6 +55,15 @@ def test_each_broken_suite_gives_exactly_its_findings(path: Path) -> None:
     assert marks, f"{path.name} has no expect-next-line marker"
     assert {code for code, _ in marks} == {path.stem[:5]}
     assert active(path) == marks
+
+
+def builtin_checks() -> list[LintCheck]:
+    manager = PluginManager()
+    manager.load_builtins()
+    return registered_checks(manager)
+
+
+CHECKS = builtin_checks()
 
 
 def test_every_check_has_a_broken_suite() -> None:
@@ -274,8 +284,8 @@ def test_tests_from_files_are_checked_where_they_are_written(tmp_path: Path) -> 
 
 
 def test_checks_are_found_by_id_or_name() -> None:
-    assert find_check("se202") is find_check("prompt-echoes-skill")
-    assert find_check("SE999") is None
+    assert find_check("se202", CHECKS) is find_check("prompt-echoes-skill", CHECKS)
+    assert find_check("SE999", CHECKS) is None
     assert len({c.id for c in CHECKS}) == len(CHECKS)
     assert len({c.name for c in CHECKS}) == len(CHECKS)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from skilleval.api import MARK, Registration
 from skilleval.errors import Location, PluginError
 from skilleval.plugins import PluginManager, ProviderType, registration_of
 from skilleval.plugins.manager import ENTRY_POINT_GROUPS
@@ -38,7 +39,8 @@ def test_builtins_register_every_kind_through_the_marks() -> None:
 
 
 def test_every_builtin_passes_the_checks_a_plugin_gets() -> None:
-    # A run registers the built-ins without checking them again; this is where they are.
+    # A run registers the built-ins from the manifest, checked when it was written; this
+    # is where those checks run.
     manager = PluginManager()
     manager.load_builtins()
     kinds = ("assertion", "provider", "reporter", "tool_kind")
@@ -147,3 +149,55 @@ def test_a_registration_is_found_from_its_function() -> None:
     assert reg.implied_by == "path"
     with pytest.raises(TypeError, match="carries no skilleval plugin mark"):
         registration_of(folder_with)
+
+
+def test_every_kind_is_one_registration_class_under_one_mark(tmp_path: Path) -> None:
+    folder = folder_with(
+        tmp_path,
+        "all.py",
+        """
+        from skilleval import assertion, provider, reporter, tool_kind
+
+        @assertion("shouts")
+        def shouts(check):
+            return check.output.isupper()
+
+        @provider("silent")
+        def silent(config, context):
+            return None
+
+        @reporter("txt", suffix=".txt")
+        def txt(run, dest):
+            dest.write_text(run.run_id)
+
+        @tool_kind("noop", schema={"type": "string"})
+        def noop(value, ctx):
+            return None
+        """,
+    )
+    registry = default_registry([(folder, None)], entry_points=False)
+    mine = [registry.find(kind, name) for kind, name in PLUGIN_NAMES]
+    builtin = [registry.find(kind, name) for kind, name in BUILTIN_NAMES]
+    for reg in [*mine, *builtin]:
+        assert isinstance(reg, Registration)
+        assert getattr(reg.factory, MARK).name == reg.name
+    # What differs is declared: a plugin's code is external, skilleval's is not.
+    assert [r.external for r in mine if r is not None] == [True] * 4
+    assert [r.external for r in builtin if r is not None] == [False] * 4
+    listed = {(row["kind"], row["name"]): row for row in registry.describe()}
+    assert listed["assertion", "shouts"]["defined_at"].endswith("all.py:4")
+    assert listed["assertion", "contains"]["defined_at"] is None
+
+
+PLUGIN_NAMES = [
+    ("assertion", "shouts"),
+    ("provider", "silent"),
+    ("reporter", "txt"),
+    ("tool_kind", "noop"),
+]
+BUILTIN_NAMES = [
+    ("assertion", "contains"),
+    ("provider", "echo"),
+    ("reporter", "csv"),
+    ("tool_kind", "mock"),
+]

@@ -7,10 +7,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from test_reports import run_doc, skill_doc, typed
-
 from skilleval.report.outputs import builtin_formats, write_output
 from skilleval.results.write import dumps_run, iter_run, run_json
+from tests.report.test_reports import run_doc, skill_doc, typed
 
 
 def _whole(run: object) -> str:
@@ -38,6 +37,6 @@ def test_json_output_and_results_json_are_the_streamed_text(tmp_path: Path) -> N
 
 
 def _suite(folder: Path) -> Path:
-    from test_reports import scripted_suite
+    from tests.report.test_reports import scripted_suite
 
     return scripted_suite(folder, madrid="Madrid \\udc00 </script>")

@@ -158,9 +158,11 @@ def test_an_agentic_job_runs_grades_every_turn_and_cleans_up(tmp_path: Path) -> 
     assert record.stats is not None
     assert record.stats.steps == 3
     assert record.stats.tool_calls == 1
-    agent_block = record.extra["agent"]
-    assert [t["output"] for t in agent_block["turns"]] == ["Saved.", "You are welcome."]
-    assert agent_block["steps"][0]["tool"] == "write_note"
+    agent_block = record.agent
+    assert agent_block is not None
+    assert [t.output for t in agent_block.turns] == ["Saved.", "You are welcome."]
+    assert agent_block.steps[0].tool == "write_note"
+    assert agent_block.turns[0].steps == (0, 1)
     assert record.messages[-1].role == "assistant"
     leftovers = list(Path(os.environ.get("TMPDIR", "/tmp")).glob("skilleval-notes-default-0-*"))
     assert leftovers == []
@@ -192,7 +194,8 @@ def test_a_provider_failure_makes_the_record_an_error_with_its_trajectory(tmp_pa
     provider = FakeProvider([call("write_note", text="x"), ProviderError("model crashed")])
     record = run_job(jobs_of(suite)[0], provider, None)
     assert (record.status, record.error) == ("error", "model crashed")
-    assert len(record.extra["agent"]["steps"]) == 1
+    assert record.agent is not None
+    assert len(record.agent.steps) == 1
 
 
 def test_a_plain_prompt_is_the_single_turn(tmp_path: Path) -> None:
@@ -201,7 +204,8 @@ def test_a_plain_prompt_is_the_single_turn(tmp_path: Path) -> None:
     suite = load(tmp_path)
     job = jobs_of(suite)[1]
     record = run_job(job, FakeProvider([final("done")]), None)
-    assert record.extra["agent"]["turns"][0]["user"] == "Just answer"
+    assert record.agent is not None
+    assert record.agent.turns[0].user == "Just answer"
     assert [a.status for a in record.asserts] == ["pass"]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fakes import ScoringRouter
 
+from skilleval.api import Capabilities
 from skilleval.engine.base import ModelIdentity
 from skilleval.results.model import Trigger
 from skilleval.runner import analysis
@@ -236,7 +237,8 @@ def test_a_coin_router_is_unqualified_by_its_auroc() -> None:
 
 def test_a_run_shows_the_kept_verdict_or_not_checked(tmp_path: Path) -> None:
     router = ScoringRouter(BIASED)
-    options = RunOptions(home=tmp_path, provider=router)
+    measured = Capabilities(measured=True, scores=True)
+    options = RunOptions(home=tmp_path, provider=router, capabilities=measured)
     assert _router_fitness(options, router) == NOT_CHECKED
     report = run_router_check(fitness_router(-1.0), load_router_set())
     store_fitness(tmp_path, router.identity(), report)
@@ -244,9 +246,15 @@ def test_a_run_shows_the_kept_verdict_or_not_checked(tmp_path: Path) -> None:
     assert kept is not None
     assert kept.qualified is False
     suite = load(tmp_path / "suite")
-    outcome = run_suite(suite, RunOptions(home=tmp_path, provider=router, use_cache=False))
+    outcome = run_suite(
+        suite, RunOptions(home=tmp_path, provider=router, use_cache=False, capabilities=measured)
+    )
     assert outcome.run.trigger is not None
     assert outcome.run.trigger.router == kept
+    # The suite's own provider (scripted) writes its routing: no verdict applies to it.
+    written_routing = run_suite(suite, RunOptions(home=tmp_path, provider=router, use_cache=False))
+    assert written_routing.run.trigger is not None
+    assert written_routing.run.trigger.router is None
     written = json.loads((outcome.run_dir.root / "results.json").read_text(encoding="utf-8"))
     assert written["trigger"]["router"]["qualified"] is False
 

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 from skilleval.api import Check, TextEmbedder, Verdict, assertion
 from skilleval.assertions.builtin._common import clip
-from skilleval.assertions.builtin.graded import query_of
+from skilleval.assertions.builtin._graded import query_of
 from skilleval.assertions.builtin.model import NO_JUDGE, check_rubric
 from skilleval.errors import ImpossibleReply, ProviderError
 from skilleval.judge import graded, prompts

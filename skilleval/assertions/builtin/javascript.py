@@ -1,6 +1,6 @@
 """Checks written in JavaScript, as promptfoo's ``javascript`` type, in a sandbox.
 
-The code runs in QuickJS in a separate worker process (:mod:`skilleval.util.jsengine`): no
+The code runs in QuickJS in a separate worker process (:mod:`skilleval.sandbox.jsengine`): no
 file system, network, process, ``require``, ``import()`` or ``fetch``, and limits on time and
 memory. Whatever goes wrong in it (a syntax error, a throw, a limit) is an ``error`` verdict
 naming the file or the suite position and the line; the run goes on.
@@ -17,10 +17,11 @@ from typing import Any
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.normalize import normalize_result
 from skilleval.errors import SkillevalError
+from skilleval.sandbox import jsengine
 from skilleval.suite.model import PARSED_REPLY
 from skilleval.suite.template import is_template
 from skilleval.userfile import display_path, read_text
-from skilleval.util import fileref, jsengine
+from skilleval.util import fileref
 
 _SHAPES = "a bool, a number, or an object with pass/score/reason"
 SUFFIXES = (".js", ".cjs")

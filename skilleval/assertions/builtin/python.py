@@ -19,10 +19,10 @@ from typing import Any
 
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.normalize import normalize_result
+from skilleval.sandbox.pyfile import import_file
 from skilleval.suite.template import is_template
 from skilleval.util import fileref
 from skilleval.util.frozen import frozen
-from skilleval.util.pyfile import import_file
 
 DEFAULT_FUNCTION = "get_assert"
 _FILENAME = "<python assertion>"

@@ -7,8 +7,8 @@ from typing import Any
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import RegexError, RegexTimeoutError
+from skilleval.sandbox import saferegex
 from skilleval.suite.template import is_template
-from skilleval.util import saferegex
 
 
 def check_pattern(value: Any) -> str | None:

@@ -15,9 +15,9 @@ from typing import Any
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip, quote
 from skilleval.errors import PathEscape, RegexError, RegexTimeoutError
+from skilleval.sandbox import saferegex
+from skilleval.sandbox.process import run_in
 from skilleval.suite.template import is_template
-from skilleval.util import saferegex
-from skilleval.util.process import run_in
 from skilleval.util.workpath import path_problem, resolve_inside
 
 _PATH: dict[str, Any] = {
@@ -186,34 +186,32 @@ def _line_of(text: str, offset: int) -> int:
 @assertion("file-contains", value=_FILE_TEXT, check_value=check_path)
 def file_contains(check: Check) -> Verdict:
     """The file at ``path`` contains ``value`` (case-sensitive)."""
-    rel, needle = str(check.value["path"]), _text(check.value["value"])
-    path = _inside(check, rel)
-    if isinstance(path, Verdict):
-        return path
-    text = _read(path, rel)
-    if isinstance(text, Verdict):
-        return text
-    at = text.find(needle)
-    if at >= 0:
-        return Verdict.of(True, f"{rel} contains {quote(needle)} at line {_line_of(text, at)}")
-    return Verdict.of(False, f"{rel} lacks {quote(needle)}; it has {_glimpse(text)}")
+    return _contains(check, wanted=True)
 
 
 @assertion("file-not-contains", value=_FILE_TEXT, check_value=check_path)
 def file_not_contains(check: Check) -> Verdict:
     """The file at ``path`` does not contain ``value``; a missing file contains nothing."""
+    return _contains(check, wanted=False)
+
+
+def _contains(check: Check, *, wanted: bool) -> Verdict:
+    """Whether the file at ``path`` holds ``value``, judged for file-contains (``wanted``) or
+    file-not-contains, where a missing file passes."""
     rel, needle = str(check.value["path"]), _text(check.value["value"])
     path = _inside(check, rel)
     if isinstance(path, Verdict):
         return path
-    if not path.exists():
+    if not wanted and not path.exists():
         return Verdict.of(True, f"{rel} does not exist, so it does not contain {quote(needle)}")
     text = _read(path, rel)
     if isinstance(text, Verdict):
         return text
     at = text.find(needle)
     if at >= 0:
-        return Verdict.of(False, f"{rel} contains {quote(needle)} at line {_line_of(text, at)}")
+        return Verdict.of(wanted, f"{rel} contains {quote(needle)} at line {_line_of(text, at)}")
+    if wanted:
+        return Verdict.of(False, f"{rel} lacks {quote(needle)}; it has {_glimpse(text)}")
     return Verdict.of(True, f"{rel} does not contain {quote(needle)}")
 
 

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from skilleval.util import jsengine, jspool
-from skilleval.util.jsengine import JsError, JsFailure, call_inline, call_module, inline_body
+from skilleval.sandbox import jsengine, jspool
+from skilleval.sandbox.jsengine import JsError, JsFailure, call_inline, call_module, inline_body
 
 
 @pytest.fixture

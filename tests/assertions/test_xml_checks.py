@@ -1,4 +1,4 @@
-"""is-xml, contains-xml, is-html and contains-html on outputs chosen for promptfoo's edge cases."""
+"""is-xml and contains-xml on outputs chosen for promptfoo's edge cases."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ from typing import Any
 import pytest
 
 from skilleval.api import Check, Verdict
-from skilleval.assertions.builtin.markup import (
-    contains_html,
+from skilleval.assertions.builtin._xml_fragments import xml_candidates
+from skilleval.assertions.builtin.xml_checks import (
     contains_xml,
-    html_problem,
-    is_html,
     is_xml,
     required_paths,
-    xml_candidates,
     xml_problem,
 )
 
@@ -101,46 +98,3 @@ def test_contains_xml_is_as_lenient_as_promptfoos_parser() -> None:
     assert run(contains_xml, "no tags here").reason == "output contains no XML elements"
     unbalanced = run(contains_xml, "<a><b>text</a>")
     assert not unbalanced.passed
-
-
-@pytest.mark.parametrize(
-    ("text", "problem"),
-    [
-        ("<p>Hello <b>you</b></p>", None),
-        ("<my-card>x</my-card>", None),
-        ("<!DOCTYPE html><html><body>loose text is fine here</body></html>", None),
-        ("   ", "output is empty"),
-        ("<?xml version='1.0'?><p/>", "output is XML, not HTML"),
-        ("Hello <b>you</b>", "text 'Hello' stands outside any element"),
-        ("<table>stray<tr><td>1</td></tr></table>", "text 'stray' stands outside any element"),
-        ("text <body>x</body>", "text 'text x' stands outside any element"),
-        ("<foo>bar</foo>", "output holds no known HTML element"),
-        ("<html>", None),
-        ("x<html>", "text 'x' stands outside any element"),
-        ("<noscript>inside</noscript>", None),
-    ],
-)
-def test_html_problems(text: str, problem: str | None) -> None:
-    assert html_problem(text) == problem
-
-
-def test_is_html_reason() -> None:
-    assert run(is_html, "<p>x</p>").reason == "output is HTML"
-    assert run(is_html, "<foo/>").reason == "output is not HTML: output holds no known HTML element"
-
-
-@pytest.mark.parametrize(
-    ("text", "passed"),
-    [
-        ("<b>bold</b>", True),  # opening and closing tags
-        ("<br/>", True),  # a self-closing tag and a common tag
-        ("x &amp; y", False),  # one sign only
-        ("a < b and c > d", False),
-        ("<x-y>", False),  # an opening tag only
-        ("<!-- note --> &nbsp;", True),
-    ],
-)
-def test_contains_html_counts_signs(text: str, passed: bool) -> None:
-    verdict = run(contains_html, text)
-    assert verdict.passed is passed
-    assert "needed)" in verdict.reason

@@ -22,7 +22,7 @@ from skilleval.report.outputs import builtin_formats, write_output
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = os.environ.get("SKILLEVAL_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("SKILLEVAL_CHROMEDRIVER", "/usr/bin/chromedriver")

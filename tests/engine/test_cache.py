@@ -23,7 +23,7 @@ from skilleval.engine.base import Completion, Message, ModelIdentity, Provider, 
 from skilleval.engine.cache import CachingProvider, ResponseCache, cache_key
 from skilleval.errors import CacheError, ProviderError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IDENTITY = ModelIdentity(kind="gguf", name="fake.gguf", sha256="ab" * 32, size=1)
 
 

@@ -1,6 +1,6 @@
 """The JavaScript worker: a separate process that runs users' JavaScript in QuickJS.
 
-Started by :mod:`skilleval.util.jsengine` as ``python -I _jsworker.py`` and spoken to in JSON
+Started by :mod:`skilleval.sandbox.jsengine` as ``python -I _jsworker.py`` and spoken to in JSON
 lines on stdin and stdout. It imports nothing from skilleval, so that it starts in tens of
 milliseconds, and it never prints anything but its replies.
 

@@ -7,7 +7,7 @@ through a 128 MB limit; it starts in about 1 ms where V8 took 220 ms and 60 MB; 
 context has no ``require``, ``process``, ``fetch``, timers, file system or network at all.
 
 No JavaScript runs in skilleval's own process. Each call goes to a worker process
-(:mod:`skilleval.util._jsworker`) that builds a fresh context per call, with:
+(:mod:`skilleval.sandbox._jsworker`) that builds a fresh context per call, with:
 
 * :data:`TIME_LIMIT_S` of CPU time, counted by QuickJS for the worker alone (a loop ends
   with ``interrupted``);
@@ -21,7 +21,7 @@ No worker outlives skilleval: each runs in a session of its own (a Ctrl-C to the
 process group reaches skilleval, not the worker) and asks the kernel to kill it when its parent
 dies (``PR_SET_PDEATHSIG``, so even ``kill -9`` of skilleval ends it); every worker started is
 kept in one registry, a call interrupted by Ctrl-C or SIGTERM kills its worker, and the rest
-are killed at exit (the pool: :mod:`skilleval.util.jspool`).
+are killed at exit (the pool: :mod:`skilleval.sandbox.jspool`).
 
 Every failure (a syntax error, a throw, a limit) is a :class:`JsFailure` with the line in the
 user's code, never an exception out of this module. The worker is found next to this file and
@@ -41,7 +41,7 @@ from dataclasses import field
 from typing import Any, Final, Literal
 
 from skilleval.errors import JavaScriptError
-from skilleval.util import jspool
+from skilleval.sandbox import jspool
 from skilleval.util.frozen import frozen
 from skilleval.util.scrub import clip
 

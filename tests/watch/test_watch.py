@@ -23,7 +23,7 @@ from skilleval.results.model import Calls, JudgeInfo
 from skilleval.results.records import CallStats, Record
 from skilleval.watch import Outcome, Watcher, WatchOptions
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 20.0
 
 SKILL = COMMIT_SKILL
@@ -429,11 +429,11 @@ def test_reads_and_folder_updates_are_not_changes(tmp_path: Path, plugin_suite: 
         FileOpenedEvent,
     )
 
-    from skilleval.watch import _forwarder
+    from skilleval.watch.observe import event_forwarder
 
     watcher = Watcher([plugin_suite], echo=lambda _: None)
     watcher.start(initial_run=False)
-    forward = _forwarder(watcher)
+    forward = event_forwarder(watcher)
     suite = str(plugin_suite)
     for event in (FileOpenedEvent(suite), FileClosedNoWriteEvent(suite)):
         forward.dispatch(event)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from skilleval.util.usercode import call_limited, raised_at, user_output
+from skilleval.sandbox.usercode import call_limited, raised_at, user_output
 
 
 def test_only_the_thread_running_user_code_prints_to_stderr(

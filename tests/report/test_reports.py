@@ -38,7 +38,7 @@ from skilleval.results.records import CallStats, Record
 from skilleval.results.write import run_json
 from skilleval.suite.schema import load_schema
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PLANTED = "<script>document.title='pwned';window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">"
 

@@ -20,7 +20,7 @@ from skilleval.api import Check, Verdict
 from skilleval.assertions.builtin import regex, workspace
 from skilleval.errors import ExprRuntimeError, RegexError, RegexTimeoutError
 from skilleval.expr import compile_expr
-from skilleval.util import saferegex
+from skilleval.sandbox import saferegex
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ from skilleval.engine.identity import file_identity
 from skilleval.engine.llama import LlamaConfig, LlamaProvider
 from skilleval.errors import ProviderError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 JUDGE_SCHEMA = {
     "type": "object",

@@ -1,4 +1,4 @@
-"""The worker processes that run users' JavaScript (:mod:`skilleval.util.jsengine`).
+"""The worker processes that run users' JavaScript (:mod:`skilleval.sandbox.jsengine`).
 
 Workers are kept between calls. Each runs in a session of its own and asks the kernel to kill
 it when its parent dies (``PR_SET_PDEATHSIG``); every worker started is kept in one registry,
