@@ -433,3 +433,14 @@ def test_the_default_output_folder_is_under_the_home(tmp_path: Path) -> None:
     assert run_cli(["improve", str(suite), "--candidates", str(folder)]) == 1
     home = Path(os.environ["SKILLEVAL_HOME"])
     assert (home / "improve" / "my-skill-suite" / "improve.json").is_file()
+
+
+def test_the_split_does_not_depend_on_the_order_of_the_tests(tmp_path: Path) -> None:
+    suite, folder = scripted.make(tmp_path, ["neutral"])
+    _, first = _improve(suite, tmp_path / "a", "--candidates", str(folder))
+    head, body = suite.read_text().split("tests:\n")
+    tests = ["  - id:" + t for t in body.split("  - id:")[1:]]
+    suite.write_text(head + "tests:\n" + "".join(reversed(tests)))
+    _, second = _improve(suite, tmp_path / "b", "--candidates", str(folder))
+    for name in ("train", "selection", "confirm"):
+        assert sorted(first["split"][name]) == sorted(second["split"][name])
