@@ -38,5 +38,11 @@ def render(doc: Mapping[str, Any], cost: Mapping[str, Any], where: str) -> str:
         f"{cost['seconds']} s"
     )
     lines.append(f"  report: {where}")
+    interval = doc["decision"]["interval"]
+    if interval is not None:
+        lines.append(
+            f"  the last confirmation test's lift, 95% interval [{interval[0]:.3f}, "
+            f"{interval[1]:.3f}]"
+        )
     lines.append(doc["decision"]["summary"])
     return "\n".join(lines)
