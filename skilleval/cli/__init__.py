@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("doctor_cmd", "doctor"),
     "merge": ("merge_cmd", "merge"),
     "cases": ("cases_cmd", "cases"),
+    "improve": ("improve_cmd", "improve_cmd"),
 }
 """Each command by name: the module of ``skilleval.cli`` that defines it, and its function."""
 

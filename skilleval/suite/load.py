@@ -388,6 +388,7 @@ def _variant(
                 metadata=dict(data.get("metadata") or {}),
                 options=dict(options),
                 agent=agent,
+                split=data.get("split"),
             )
         )
     return out

@@ -121,6 +121,8 @@ class TestCase:
     options: Mapping[str, Any] = field(default_factory=dict)
     agent: AgentConfig | None = None
     """Set when the test runs the agent loop (it has tools, an environment or turns)."""
+    split: Literal["train", "selection", "confirm"] | None = None
+    """The set `skilleval improve` must put the test in (`split:`); None lets it choose."""
 
     @property
     def every_assert(self) -> tuple[AssertionEntry, ...]:

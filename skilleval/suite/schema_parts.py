@@ -164,6 +164,11 @@ test: dict[str, Any] = {
             "type": "boolean",
             "description": "Whether the skill ought to be picked for this prompt.",
         },
+        "split": {
+            "enum": ["train", "selection", "confirm"],
+            "description": "Pin the test to one of `skilleval improve`'s sets (confirm: only "
+            "ever used to confirm a chosen edit).",
+        },
         "assert": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
         "threshold": {
             **NUMBER_01,
