@@ -26,6 +26,7 @@ from skilleval.results.model import Overfit, RouterFitness
 from skilleval.results.records import Record
 from skilleval.runner import arms as arms_mod
 from skilleval.runner import resume as resume_mod
+from skilleval.runner import trigger_rule
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
 from skilleval.runner.judgefit import judge_fitness
@@ -233,7 +234,7 @@ def _measure_triggers(
         return {}
     everyone = "routed" in suite.arms
     out: dict[str, TriggerResult] = {}
-    asks: list[tuple[TestCase, Request]] = []
+    asks: list[tuple[TestCase, list[Request]]] = []
     for test in tests:
         if test.should_trigger is None and not everyone:
             continue
@@ -242,9 +243,12 @@ def _measure_triggers(
         except Exception as exc:
             out[test.id] = TriggerResult(test.id, test.should_trigger, None, None, error=str(exc))
             continue
-        asks.append((test, arms_mod.trigger_request(suite, test, prompt)))
+        asks.append(
+            (test, trigger_rule.requests(suite, arms_mod.trigger_request(suite, test, prompt)))
+        )
     # One batch: a batching model scores them side by side, the router prefix evaluated once.
-    answers = complete_all(provider, [request for _, request in asks])
-    for (test, request), answer in zip(asks, answers, strict=True):
-        out[test.id] = arms_mod.trigger_result(test, arms_mod.routed(request, answer))
+    answers = iter(complete_all(provider, [r for _, each in asks for r in each]))
+    for test, each in asks:
+        got = [next(answers) for _ in each]
+        out[test.id] = trigger_rule.decide(suite, test, each, got)
     return {t.id: out[t.id] for t in tests if t.id in out}

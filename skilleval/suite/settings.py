@@ -60,7 +60,20 @@ def assemble(
     lift = LiftConfig(
         **written(data.get("lift") or {}, {"alpha": float, "min_lift": float, "sidedness": str})
     )
-    trigger = TriggerConfig(**written(data.get("trigger") or {}, {"calibrate": bool}))
+    trigger = TriggerConfig(
+        **written(data.get("trigger") or {}, {"calibrate": bool, "runs": int, "rate": float})
+    )
+    if trigger.runs > 1 and decoding.mode == "deterministic":
+        loader.error(
+            doc.key_at(["trigger", "runs"]),
+            f"trigger.runs: {trigger.runs} needs `decoding: {{mode: distribution}}`; greedy "
+            "routing picks the same option every run",
+        )
+    if "rate" in (data.get("trigger") or {}) and trigger.runs == 1:
+        loader.error(
+            doc.key_at(["trigger", "rate"]),
+            "`trigger.rate` counts sampled routing runs: set `trigger.runs` above 1 too",
+        )
     if "trigger" in data and skill is None and "skill" not in loader.top:
         loader.error(
             doc.key_at(["trigger"]),

@@ -174,6 +174,22 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                                 "router margin minus the margin of a content-free request, "
                                 "beside the raw figures.",
                             },
+                            "runs": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "maximum": 100,
+                                "description": "Routing runs per test; above 1 needs "
+                                "`decoding: {mode: distribution}`: each run is sampled with "
+                                "its own seed and the test triggers when at least `rate` of "
+                                "them pick the skill (skill-creator's rule: runs 3, rate 0.5).",
+                            },
+                            "rate": {
+                                "type": "number",
+                                "exclusiveMinimum": 0,
+                                "maximum": 1,
+                                "description": "With `runs` above 1: the share of runs "
+                                "that must pick the skill.",
+                            },
                         },
                         TriggerConfig,
                     ),
