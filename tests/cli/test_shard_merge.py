@@ -441,3 +441,30 @@ def test_a_merged_run_under_the_home_is_in_the_suite_history(
     capsys.readouterr()
     assert cli(["history", str(suite)], home, monkeypatch) == 0
     assert out.name in capsys.readouterr().err
+
+
+def test_merged_results_json_is_what_the_writer_writes_whatever_a_part_says(
+    three_parts, tmp_path: Path, monkeypatch
+) -> None:
+    """merge copies each record's text from its part's results.json only where it holds the
+    same data as the part's results.jsonl: an edited results.json is not believed."""
+    from skilleval.results.load import load_run
+    from skilleval.results.write import dumps_run
+
+    _suite, parts = three_parts
+    edited = parts[1] / "results.json"
+    text = edited.read_text(encoding="utf-8")
+    assert '"output": "TIDY a"' in text
+    edited.write_text(text.replace('"output": "TIDY a"', '"output": "EDITED"', 1), "utf-8")
+    merged = tmp_path / "merged"
+    assert cli(
+        ["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch
+    ) in (
+        0,
+        1,
+    )
+    written = (merged / "results.json").read_text(encoding="utf-8")
+    assert "EDITED" not in written
+    assert written == dumps_run(load_run(merged))
+    lines = (merged / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(written)["records"] == [json.loads(line) for line in lines]
