@@ -276,6 +276,7 @@ def merge_runs(
         None,
         overfit,
         judge_fitness=None if judge is None else judge.fitness,
+        side_by_side=None if judge is None else judge.side_by_side,
         content_free=content_free,
         router=_router(home, provider) if routed_in_order else None,
     )

@@ -36,6 +36,7 @@ from skilleval.runner.providers import build_judge, build_provider, separate_jud
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.schedule import run_jobs
 from skilleval.runner.shard import PART_FILE, part_json, shard_manifest, shard_tests
+from skilleval.runner.sidebyside_fit import side_by_side_fitness, uses_side_by_side
 from skilleval.suite.model import Suite, TestCase
 from skilleval.util.installed import keep_pending
 from skilleval.util.signals import sigterm_as_interrupt
@@ -65,12 +66,16 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
             suite, options.shard, tests, _identity_json(provider), options.overrides
         )
     judge = build_judge(suite, options, provider)
-    fitness = None
+    fitness = compared = None
     if judge is not None:
         seed = getattr(judge, "seed", suite.decoding.seed)
         fitness = judge_fitness(
             judge, options.home, seed=seed, check=options.judge_check, notice=options.notice
         )
+        if uses_side_by_side(suite):
+            compared = side_by_side_fitness(
+                judge, options.home, seed=seed, check=options.judge_check, notice=options.notice
+            )
     if options.resume is not None:
         run_dir = RunDir(options.resume)
         resume_mod.check_manifest(run_dir, manifest, force=options.force)
@@ -155,6 +160,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         judge,
         overfit,
         judge_fitness=fitness,
+        side_by_side=compared,
         content_free=content_free,
         router=_router_fitness(options, provider) if triggers else None,
     )

@@ -80,8 +80,14 @@ def assemble(
             "`trigger` settings need a skill to route: add `skill: path/to/SKILL.md`",
         )
     graded = any(a.spec.tier == "model" for t in tests for a in t.every_assert)
+    compared = any(a.spec.name == "side-by-side" for t in tests for a in t.every_assert)
     gate_cfg = parse_gate(
-        doc, data.get("gate"), "skill" in loader.top, loader.error, has_judge=graded
+        doc,
+        data.get("gate"),
+        "skill" in loader.top,
+        loader.error,
+        has_judge=graded,
+        has_side_by_side=compared,
     )
     plugin_dirs = tuple((loader.base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}

@@ -215,6 +215,13 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                             "description": "On the judge's fitness (accuracy on the judge-fitness "
                             "set, chance 0.5); fails when the judge was not checked.",
                         },
+                        "side_by_side_fitness": {
+                            "type": "string",
+                            "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                            "description": "On the side-by-side judge's fitness (the share of "
+                            "the judge-fitness set's pairs where it preferred the good output, "
+                            "chance 0.5); fails when it was not checked.",
+                        },
                     },
                 },
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
