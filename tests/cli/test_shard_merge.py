@@ -468,3 +468,18 @@ def test_merged_results_json_is_what_the_writer_writes_whatever_a_part_says(
     assert written == dumps_run(load_run(merged))
     lines = (merged / "results.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(written)["records"] == [json.loads(line) for line in lines]
+
+
+def test_sampled_routing_merges_into_the_whole_run(tmp_path: Path, monkeypatch) -> None:
+    """With skill-creator's rule each test's routing runs stay in its shard, and the merged
+    trigger block (rule, runs and rates) is the whole run's."""
+    text = scripted_suite(12).replace("decoding:", "trigger: {runs: 3, rate: 0.5}\ndecoding:")
+    suite = make_suite(tmp_path / "repo", text)
+    whole_code, whole, _, parts = whole_and_shards(tmp_path, monkeypatch, suite, 2)
+    merged = tmp_path / "merged"
+    code = cli(["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch)
+    assert code == whole_code
+    assert_same_run(whole, merged)
+    block = json.loads((merged / "results.json").read_text())["trigger"]
+    assert block["rule"] == "sampled 3 runs, rate >= 0.5"
+    assert all(len(t["runs"]) == 3 for t in block["tests"])
