@@ -52,19 +52,22 @@ def write(root: Path, *, mode: str = "distribution", trigger: str = "") -> Path:
     return path
 
 
-def run(path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict]:
+def run(
+    path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, *, quiet: bool = True
+) -> tuple[int, dict]:
     monkeypatch.setenv("SKILLEVAL_HOME", str(home))
     out = home / "out.json"
-    code = run_cli(["run", str(path), "-q", "--no-cache", "-o", str(out)])
+    code = run_cli(["run", str(path), *(["-q"] if quiet else []), "--no-cache", "-o", str(out)])
     return code, json.loads(out.read_text(encoding="utf-8"))
 
 
 def test_skill_creator_rule_counts_sampled_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, trigger="trigger: {runs: 3, rate: 0.5}")
-    code, doc = run(path, tmp_path / "home", monkeypatch)
+    code, doc = run(path, tmp_path / "home", monkeypatch, quiet=False)
     assert code == 0
+    assert "trigger rule: sampled 3 runs, rate >= 0.5" in capsys.readouterr().err
     block = doc["trigger"]
     assert block["rule"] == "sampled 3 runs, rate >= 0.5"
     tests = {t["test_id"]: t for t in block["tests"]}
