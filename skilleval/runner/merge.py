@@ -237,16 +237,13 @@ def merge_runs(
                 f"shard {part.label} ({part.root}) is unfinished: {found} of {expected} "
                 "results; finish it with `skilleval run --resume` first"
             )
-        data = _read_part_file(part)
-        routed, free = read_routing(data)
-        triggers.update({t.test_id: t for t in routed})
-        content_free = content_free or free
-        counters.append(decode(Calls, data["calls"]))
-        environments[int(part.shard["index"])] = decode(Environment, data["environment"])
-        if judge is None and data.get("judge") is not None:
-            judge = decode(JudgeInfo, data["judge"])
-        if overfit is None and data.get("overfit") is not None:
-            overfit = decode(Overfit, data["overfit"])
+        extra = _read_part_file(part)
+        triggers.update({t.test_id: t for t in extra.routed})
+        content_free = content_free or extra.content_free
+        counters.append(extra.calls)
+        environments[int(part.shard["index"])] = extra.environment
+        judge = judge or extra.judge
+        overfit = overfit or extra.overfit
     order = [(t.id, arm, trial) for arm in arms for t in tests for trial in range(suite.trials)]
     ordered = [records[key] for key in order]
     provider = cast(Provider, _RecordedModel(first.shard["model"], suite.model.label))
@@ -372,23 +369,37 @@ def _write_lines(path: Path, lines: Iterable[bytes]) -> None:
         raise StorageError(f"{path} could not be written: {exc.strerror or exc}") from None
 
 
-def _read_part_file(part: Part) -> Any:
+@dataclass
+class _PartFile:
+    """A shard's ``shard-part.json``, read once."""
+
+    routed: list[TriggerResult]
+    content_free: ContentFree | None
+    calls: Calls
+    environment: Environment
+    judge: JudgeInfo | None
+    overfit: Overfit | None
+
+
+def _read_part_file(part: Part) -> _PartFile:
     path = part.root / PART_FILE
     if not path.is_file():
         raise UsageError(f"{part.root} has no {PART_FILE}: it is not a finished shard")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        read_routing(data)
-        decode(Calls, data["calls"])
-        decode(Environment, data["environment"])
-        for key, cls in (("judge", JudgeInfo), ("overfit", Overfit)):
-            if data.get(key) is not None:
-                decode(cls, data[key])
+        routed, free = read_routing(data)
+        return _PartFile(
+            routed,
+            free,
+            decode(Calls, data["calls"]),
+            decode(Environment, data["environment"]),
+            None if data.get("judge") is None else decode(JudgeInfo, data["judge"]),
+            None if data.get("overfit") is None else decode(Overfit, data["overfit"]),
+        )
     except KeyError as exc:
         raise UsageError(f"{path} cannot be read: it has no {exc}") from None
     except (SkillevalError, ValueError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path} cannot be read: {exc}") from None
-    return data
 
 
 def _add_calls(parts: Sequence[Calls]) -> Calls:
