@@ -12,6 +12,7 @@ import pytest
 from suite.formats_support import TRIGGERS_LIST, skill_folder, write_json
 
 from skilleval.cli import run_cli
+from skilleval.suite.load import load_suite
 
 SKILL = """\
 ---
@@ -159,3 +160,16 @@ def test_a_trigger_set_beside_a_sampled_spec_uses_skill_creators_rule(
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["trigger"]["rule"] == "sampled 3 runs, rate >= 0.5"
     assert all(len(t["runs"]) == 3 for t in doc["trigger"]["tests"])
+    suite, _ = load_suite(root)
+    said = [n for n in suite.notes if "triggers.json:1:1:" in n]
+    assert any("note: each query is routed 3 times, sampled" in n for n in said), said
+
+
+def test_a_trigger_set_read_greedily_says_how_to_get_skill_creators_rule(tmp_path: Path) -> None:
+    root = skill_folder(tmp_path / "csv-summary")
+    path = write_json(root / "evals" / "triggers.json", TRIGGERS_LIST)
+    suite, _ = load_suite(path)
+    assert suite.trigger.runs == 1
+    (said,) = [n for n in suite.notes if "skill-creator routes each query 3 times" in n]
+    assert ": warning: " in said
+    assert "`trigger: {runs: 3, rate: 0.5}`" in said

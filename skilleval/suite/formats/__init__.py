@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from skilleval.errors import Diagnostic, DiagnosticsError, Location, SuiteError
 from skilleval.suite.formats import pai, skill_creator, triggers, vally
@@ -279,7 +279,9 @@ def _finish(out: Translated, display: str, anchor: Path) -> Translated:
         rule, how = triggers.rule_setting(sampled)
         if rule is not None:
             tree.setdefault("trigger", rule)
-        out.notes.extend(Diagnostic(at, how, severity="warning") for at in out.trigger_sets)
+        # A note when skill-creator's rule decides; a warning when its meaning is not kept.
+        severity: Final = "note" if rule is not None else "warning"
+        out.notes.extend(Diagnostic(at, how, severity=severity) for at in out.trigger_sets)
     ordered: dict[str, Any] = {
         k: tree[k]
         for k in ("version", "description", "type", "skill", "trials", "decoding")
