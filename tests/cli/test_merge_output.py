@@ -68,3 +68,46 @@ def test_sampled_routing_merges_into_the_whole_run(tmp_path: Path, monkeypatch) 
     block = json.loads((merged / "results.json").read_text())["trigger"]
     assert block["rule"] == "sampled 3 runs, rate >= 0.5"
     assert all(len(t["runs"]) == 3 for t in block["tests"])
+
+
+SIDE_BY_SIDE = """\
+version: 1
+type: capability
+skill: skill/SKILL.md
+model:
+  provider: scripted
+  responses:
+    - match: "ANSWER A:"
+      output: '{"reason": "A comes first.", "better": "A"}'
+    - {arm: on, output: TIDY a b}
+    - {arm: off, output: messy}
+  default: messy
+gate: {side_by_side_fitness: ">= 0.6"}
+tests:
+  - {id: one, prompt: "Tidy: b, a", assert: [{type: side-by-side, value: Sorted}]}
+  - {id: two, prompt: "Tidy: d, c", assert: [{type: side-by-side, value: Sorted}]}
+"""
+
+
+def test_the_side_by_side_judges_fitness_and_its_gate_survive_a_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = make_suite(tmp_path / "repo", SIDE_BY_SIDE)
+    whole_code, whole, _, parts = whole_and_shards(tmp_path, monkeypatch, suite, 2)
+    assert whole_code == 1  # a judge that favours a position fails the gate
+    merged = tmp_path / "merged"
+    code = cli(["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch)
+    assert code == whole_code
+    a = json.loads((whole / "results.json").read_text(encoding="utf-8"))
+    doc = json.loads((merged / "results.json").read_text(encoding="utf-8"))
+    # Each machine measures the judges once: only when and how long it took differ.
+    for run in (a, doc):
+        for block in ("fitness", "side_by_side"):
+            run["judge"][block].pop("seconds")
+            run["judge"][block].pop("measured_at")
+    assert a["judge"] == doc["judge"]
+    assert a["gate"] == doc["gate"]
+    assert a["records"] == doc["records"]
+    assert doc["judge"]["side_by_side"]["status"] == "unqualified"
+    (check,) = [c for c in doc["gate"]["checks"] if c["name"] == "side_by_side_fitness"]
+    assert check["passed"] is False
