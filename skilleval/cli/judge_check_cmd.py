@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -91,20 +92,31 @@ def judge_check(
         if key is not None and fitness.status in ("qualified", "unqualified"):
             # A run with this judge then reads the measurement back instead of repeating it.
             judgefit.remember(home_dir(), key, fitness)
-        compared = None
+        compared = kept = None
         if side_by_side and not report.aborted:
-            from skilleval.runner import sidebyside_check  # lazy: start-up time
+            from skilleval.runner import sidebyside_check, sidebyside_fit  # lazy: start-up time
 
+            start = time.perf_counter()
             compared = sidebyside_check.run_side_by_side_check(client, pairs)
+            kept = sidebyside_fit.from_side_report(
+                compared, time.perf_counter() - start, judgefit.set_label() if whole else None
+            )
+            side_key = sidebyside_fit.memo_key_side_by_side(client, seed) if whole else None
+            if side_key is not None and kept.status in ("qualified", "unqualified"):
+                # A run that compares arms with this judge then reads it back, as above.
+                judgefit.remember(home_dir(), side_key, kept)
     finally:
         client.close()
     if as_json:
-        extra = {} if compared is None else {"side_by_side": _side_json(compared)}
+        extra = {}
+        if compared is not None and kept is not None:
+            extra = {"side_by_side": {**_side_json(compared), "fitness": encode(kept)}}
         emit_json({**report.to_json(), "fitness": encode(fitness), **extra})
     else:
         _summary(report)
-        if compared is not None:
+        if compared is not None and kept is not None:
             click.echo(compared.line(), err=True)
+            click.echo(kept.reason, err=True)
         if not report.aborted:
             click.echo(fitness.reason, err=True)
     ctx.exit(ExitCode.RUNTIME if report.aborted else ExitCode.OK)

@@ -198,6 +198,10 @@ def render_markdown(run: Run) -> str:
     if fitness is not None:
         shown = f"⚠️ _{md(fitness, 400)}_" if view.judge_unqualified(run) else md(fitness, 400)
         extras.append(f"**Judge fitness**: {shown}")
+    compared = view.side_by_side_fitness_line(run)
+    if compared is not None:
+        text = md(compared[0], 400)
+        extras.append(f"**Side-by-side judge fitness**: {f'⚠️ _{text}_' if compared[1] else text}")
     if view.judge_grades_itself(run):
         extras.append("**Judge**: the model under test grades its own outputs")
     for line in extras:

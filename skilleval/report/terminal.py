@@ -171,6 +171,9 @@ def render_terminal(run: Run, *, color: bool = False) -> str:
     fitness = view.judge_fitness_line(run)
     if fitness is not None:
         out.append(f"warning: {fitness}" if view.judge_unqualified(run) else fitness)
+    compared = view.side_by_side_fitness_line(run)
+    if compared is not None:
+        out.append(f"warning: {compared[0]}" if compared[1] else compared[0])
     if view.judge_grades_itself(run):
         out.append(
             "warning: the judge is the generator model; set `judge:` to grade with another model"

@@ -98,6 +98,11 @@ def router_status(router: RouterFitness) -> RouterStatus:
 def trigger_extra_lines(trigger: Trigger) -> list[str]:
     """The lines after the raw trigger figures: AUROC, calibrated figures, router fitness."""
     lines = []
+    if trigger.rule != "greedy":
+        lines.append(
+            f"trigger rule: {trigger.rule} (each test routed that many times, sampled; it "
+            "triggers when at least that share of the runs pick the skill)"
+        )
     if trigger.auroc is not None:
         lines.append(auroc_line(trigger.auroc))
     if trigger.calibrated is not None:

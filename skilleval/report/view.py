@@ -287,6 +287,18 @@ def judge_fitness_line(run: Run) -> str | None:
     return fitness.reason
 
 
+def side_by_side_fitness_line(run: Run) -> tuple[str, bool] | None:
+    """The side-by-side judge's fitness in one sentence, and whether it is a warning (the
+    judge is unqualified or could not be measured, so its preferences are not evidence);
+    None when the run records none."""
+    fitness = run.judge.side_by_side if run.judge is not None else None
+    if fitness is None:
+        return None
+    if fitness.status in ("unqualified", "error"):
+        return f"{fitness.reason}; the side-by-side preferences are not evidence", True
+    return fitness.reason, False
+
+
 def judge_grades_itself(run: Run) -> bool:
     """The model under test graded the model-tier assertions (its own outputs)."""
     return run.judge is not None and run.judge.same_as_generator

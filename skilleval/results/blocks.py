@@ -240,6 +240,14 @@ class Trigger(Confusion):
         default=None,
         metadata=meta("The router's fitness, from a cached `router-check`.", omit=OMIT_EMPTY),
     )
+    rule: str = field(
+        default="greedy",
+        metadata=meta(
+            "Which rule decided each test's trigger: `greedy` (one constrained call, the best "
+            "option) or `sampled N runs, rate >= R` (`trigger: {runs: N, rate: R}` in "
+            "distribution mode: skill-creator's rule)."
+        ),
+    )
 
 
 @frozen

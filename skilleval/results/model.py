@@ -232,6 +232,14 @@ class JudgeInfo:
             omit=OMIT_EMPTY,
         ),
     )
+    side_by_side: JudgeFitness | None = field(
+        default=None,
+        metadata=meta(
+            "With a side-by-side assertion: the judge's fitness at comparing two answers, the "
+            "share of the judge-fitness set's pairs where it preferred the good output.",
+            omit=OMIT_EMPTY,
+        ),
+    )
 
 
 @frozen

@@ -73,6 +73,25 @@ class TriggerOutcome:
             omit=OMIT_EMPTY,
         ),
     )
+    runs: tuple[str | None, ...] | None = field(
+        default=None,
+        metadata=meta(
+            "With `trigger: {runs: N}`: the label chosen on each sampled routing run, in seed "
+            "order (null for a run that failed). Absent when one greedy call decided.",
+            omit=OMIT_EMPTY,
+        ),
+    )
+    rate: float | None = field(
+        default=None,
+        metadata=meta(
+            "With `trigger: {runs: N}`: the share of the runs that chose the skill; the test "
+            "triggered when it reached the suite's `trigger.rate`.",
+            omit=OMIT_EMPTY,
+            digits=6,
+            minimum=0,
+            maximum=1,
+        ),
+    )
 
 
 @frozen

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,12 +38,14 @@ _RECORDS = '\n  "records": []'
 """The records' place in the indented document written without them."""
 
 
-def iter_run(run: Run) -> Iterator[str]:
+def iter_run(run: Run, texts: Sequence[str | None] | None = None) -> Iterator[str]:
     """``results.json``'s text in pieces, the same characters as one ``json.dumps``.
 
     The document around the records is one piece, then each record is one, so that a run
     of any size is written without ever holding its whole text (or all of its records as
-    JSON data) at once.
+    JSON data) at once. ``texts``, when given, holds per record its text as written here
+    already (:func:`record_text`, or a piece :func:`split_records` cut from a document this
+    function wrote), or None to encode that record: ``merge`` copies its parts' records so.
     """
     if not run.records:
         yield json.dumps(run_json(run), ensure_ascii=False, indent=2) + "\n"
@@ -53,9 +55,34 @@ def iter_run(run: Run) -> Iterator[str]:
     yield frame[:at] + "[\n"
     last = len(run.records) - 1
     for i, record in enumerate(run.records):
-        text = json.dumps(record_json(record), ensure_ascii=False, indent=2)
-        yield "    " + text.replace("\n", "\n    ") + (",\n" if i < last else "\n")
+        text = texts[i] if texts is not None else None
+        yield (record_text(record) if text is None else text) + (",\n" if i < last else "\n")
     yield "  ]" + frame[at + 2 :] + "\n"
+
+
+def record_text(record: Record) -> str:
+    """One record as ``results.json`` holds it: indented, in the records' list."""
+    text = json.dumps(record_json(record), ensure_ascii=False, indent=2)
+    return "    " + text.replace("\n", "\n    ")
+
+
+_BETWEEN = "\n    },\n    {\n"
+"""What separates two records in ``results.json``: a line ``    },`` occurs nowhere else,
+since a record's own lines are indented further and a JSON string holds no newline."""
+
+
+def split_records(text: str) -> list[str] | None:
+    """The records of a ``results.json`` that :func:`iter_run` wrote, each as
+    :func:`record_text` gives it; None when the text is not laid out that way."""
+    start = text.find('\n  "records": [\n    {\n')
+    if start < 0:
+        return [] if '\n  "records": []' in text else None
+    start += len('\n  "records": [\n')
+    end = text.find("\n    }\n  ]", start)
+    if end < 0:
+        return None
+    pieces = text[start + len("    {\n") : end].split(_BETWEEN)
+    return ["    {\n" + piece + "\n    }" for piece in pieces]
 
 
 def record_line(record: Record) -> str:

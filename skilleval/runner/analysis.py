@@ -130,6 +130,7 @@ def trigger(
         ),
         calibrated=None if content_free is None else calibrated(name, scored, content_free),
         router=router,
+        rule=suite.trigger.rule(),
     )
 
 

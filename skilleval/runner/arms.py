@@ -64,6 +64,10 @@ class TriggerResult:
     scores: Mapping[str, float] | None
     error: str | None = None
     stats: Mapping[str, Any] | None = None
+    runs: tuple[str | None, ...] | None = None
+    """With sampled routing (``trigger: {runs: N}``): the label each run chose, in seed order."""
+    rate: float | None = None
+    """With sampled routing: the share of the runs that chose the skill."""
 
     def triggered(self, skill: str) -> bool | None:
         return None if self.chosen is None else self.chosen == skill
@@ -103,6 +107,8 @@ class TriggerResult:
             margin=self.margin(),
             error=self.error,
             skill_margin=None if (m := self.skill_margin(skill)) is None else round(m, 6),
+            runs=self.runs,
+            rate=None if self.rate is None else round(self.rate, 6),
         )
 
 

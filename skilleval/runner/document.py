@@ -81,6 +81,7 @@ def build_run(
     content_free: ContentFree | None = None,
     router: RouterFitness | None = None,
     timed: bool | None = None,
+    side_by_side: JudgeFitness | None = None,
 ) -> Run:
     """Everything the run found: its records, the aggregates and the gate's verdict.
 
@@ -121,7 +122,7 @@ def build_run(
             **_engine(provider),
         ),
         skill=skill_info(suite),
-        judge=judge_info(suite, judge, provider, judge_fitness),
+        judge=judge_info(suite, judge, provider, judge_fitness, side_by_side),
         arms=tuple(arms),
         primary_arm=primary,
         records=tuple(records),
@@ -139,6 +140,7 @@ def build_run(
             lift_block,
             trigger_block,
             judge_fitness=judge_fitness,
+            side_by_side=side_by_side,
         ),
         timing=Timing(
             started_at=started.isoformat(timespec="seconds"), duration_s=round(seconds, 3)
@@ -171,6 +173,7 @@ def judge_info(
     judge: Judge | None,
     generator: Provider | None = None,
     fitness: JudgeFitness | None = None,
+    side_by_side: JudgeFitness | None = None,
 ) -> JudgeInfo | None:
     """What the report records about the judge, as the judge describes itself."""
     if judge is None:
@@ -179,6 +182,8 @@ def judge_info(
     described = describe() if callable(describe) else {"greedy": True}
     same = grades_itself(suite, judge, generator)
     info = decode(JudgeInfo, {**described, "same_as_generator": same})
+    if side_by_side is not None:
+        info = replace(info, side_by_side=side_by_side)
     return replace(info, fitness=fitness) if fitness is not None else info
 
 

@@ -14,6 +14,7 @@ def gate_checks(
     trigger_block: Trigger | None,
     errors: int,
     judge_fitness: JudgeFitness | None = None,
+    side_by_side: JudgeFitness | None = None,
 ) -> list[GateCheck]:
     """Every gate condition with what was required and what was measured."""
     checks: list[GateCheck] = []
@@ -54,6 +55,16 @@ def gate_checks(
                 gate.judge_fitness.holds(measured),
             )
         )
+    if gate.side_by_side_fitness is not None:
+        measured = side_by_side.fitness if side_by_side is not None else None
+        checks.append(
+            GateCheck(
+                "side_by_side_fitness",
+                gate.side_by_side_fitness.text,
+                measured,
+                gate.side_by_side_fitness.holds(measured),
+            )
+        )
     if gate.max_errors is not None:
         checks.append(
             GateCheck("max_errors", f"<= {gate.max_errors}", errors, errors <= gate.max_errors)
@@ -70,10 +81,14 @@ def decide(
     trigger_block: Trigger | None,
     *,
     judge_fitness: JudgeFitness | None = None,
+    side_by_side: JudgeFitness | None = None,
 ) -> Gate:
     """Decide the exit code: an interrupted run, then errors, then the gate's checks."""
-    checks = gate_checks(suite, primary, lift_block, trigger_block, errors, judge_fitness)
-    reasons = [_reason(c, judge_fitness) for c in checks if not c.passed]
+    checks = gate_checks(
+        suite, primary, lift_block, trigger_block, errors, judge_fitness, side_by_side
+    )
+    fitnesses = {"judge_fitness": judge_fitness, "side_by_side_fitness": side_by_side}
+    reasons = [_reason(c, fitnesses) for c in checks if not c.passed]
     max_errors = suite.gate.max_errors
     tolerated = max_errors is not None and errors <= max_errors
     if interrupted:
@@ -95,14 +110,15 @@ def decide(
     )
 
 
-def _reason(check: GateCheck, judge_fitness: JudgeFitness | None) -> str:
-    if check.name == "judge_fitness":
-        if judge_fitness is None or judge_fitness.fitness is None:
-            why = judge_fitness.reason if judge_fitness is not None else "no judge ran"
-            return f"judge_fitness was not measured ({why}), required {check.required}"
-        ci = judge_fitness.ci95
+def _reason(check: GateCheck, fitnesses: dict[str, JudgeFitness | None]) -> str:
+    if check.name in fitnesses:
+        fitness = fitnesses[check.name]
+        if fitness is None or fitness.fitness is None:
+            why = fitness.reason if fitness is not None else "no judge ran"
+            return f"{check.name} was not measured ({why}), required {check.required}"
+        ci = fitness.ci95
         interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else ""
-        return f"judge_fitness is {judge_fitness.fitness:.2f}{interval}, required {check.required}"
+        return f"{check.name} is {fitness.fitness:.2f}{interval}, required {check.required}"
     return f"{check.name} is {_shown(check.actual)}, required {check.required}"
 
 

@@ -109,7 +109,7 @@ def judge_fitness(
             last[0] = now
             say(f"judge fitness: {done}/{total} pairs")
 
-    report = run_judge_check(_own_counters(judge, seed), todo, progress=progress)
+    report = run_judge_check(own_counters(judge, seed), todo, progress=progress)
     fitness = from_report(report, fitness_set=set_label() if pairs is None else None)
     say(f"{fitness.reason} ({report.seconds:.0f}s)")
     if key is not None and fitness.status in ("qualified", "unqualified"):
@@ -191,7 +191,7 @@ def memo_key(judge: Judge, seed: int) -> str | None:
     return f"{model}|{sampling}|rule={RULE_VERSION}|inputs={digest.hexdigest()[:16]}"
 
 
-def _own_counters(judge: Judge, seed: int) -> Judge:
+def own_counters(judge: Judge, seed: int) -> Judge:
     """The judge behind a cache wrapper of its own, so the run's call counts stay the run's.
 
     The model and the response cache are shared: a measurement warms the cache for later.

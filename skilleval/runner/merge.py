@@ -25,9 +25,9 @@ from skilleval.engine.base import ModelIdentity, Provider
 from skilleval.errors import ProviderError, SkillevalError, StorageError, UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.results.codec import decode
-from skilleval.results.load import parse_record
 from skilleval.results.model import Calls, Environment, JudgeInfo, Overfit, RouterFitness
 from skilleval.results.records import Record
+from skilleval.results.write import split_records
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
 from skilleval.runner.options import RunOutcome
@@ -36,6 +36,7 @@ from skilleval.runner.resume import read_manifest
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.shard import PART_FILE, read_routing, suite_digest
 from skilleval.suite.model import Suite
+from skilleval.version import __version__
 
 LoadSuite = Callable[[Path, dict[str, Any]], Suite]
 """Loads the suite a part names, with the command-line overrides the shards recorded."""
@@ -218,6 +219,7 @@ def merge_runs(
     arms = list(suite.arms)
     records: dict[tuple[str, str, int], Record] = {}
     lines: dict[tuple[str, str, int], bytes] = {}
+    texts: dict[tuple[str, str, int], str] = {}
     triggers: dict[str, TriggerResult] = {}
     content_free: ContentFree | None = None
     counters: list[Calls] = []
@@ -229,22 +231,19 @@ def merge_runs(
     for part in parts:
         own = {str(t) for t in part.shard["tests"]}
         expected = len(own) * len(arms) * suite.trials
-        found = _read_records(part, own, records, lines)
+        found = _read_records(part, own, records, lines, _record_texts(part), texts)
         if found != expected:
             raise UsageError(
                 f"shard {part.label} ({part.root}) is unfinished: {found} of {expected} "
                 "results; finish it with `skilleval run --resume` first"
             )
-        data = _read_part_file(part)
-        routed, free = read_routing(data)
-        triggers.update({t.test_id: t for t in routed})
-        content_free = content_free or free
-        counters.append(decode(Calls, data["calls"]))
-        environments[int(part.shard["index"])] = decode(Environment, data["environment"])
-        if judge is None and data.get("judge") is not None:
-            judge = decode(JudgeInfo, data["judge"])
-        if overfit is None and data.get("overfit") is not None:
-            overfit = decode(Overfit, data["overfit"])
+        extra = _read_part_file(part)
+        triggers.update({t.test_id: t for t in extra.routed})
+        content_free = content_free or extra.content_free
+        counters.append(extra.calls)
+        environments[int(part.shard["index"])] = extra.environment
+        judge = judge or extra.judge
+        overfit = overfit or extra.overfit
     order = [(t.id, arm, trial) for arm in arms for t in tests for trial in range(suite.trials)]
     ordered = [records[key] for key in order]
     provider = cast(Provider, _RecordedModel(first.shard["model"], suite.model.label))
@@ -274,6 +273,7 @@ def merge_runs(
         None,
         overfit,
         judge_fitness=None if judge is None else judge.fitness,
+        side_by_side=None if judge is None else judge.side_by_side,
         content_free=content_free,
         router=_router(home, provider)
         if routed_in_order and suite.model.provider.capabilities.measured
@@ -283,19 +283,27 @@ def merge_runs(
     run = replace(run, calls=_add_calls(counters), judge=judge, environment=environments[1])
     if any(env != environments[1] for env in environments.values()):
         run = replace(run, notes=(*run.notes, DIFFERENT_MACHINES))
-    run_dir.write_results(run)
+    # The parts' own results.json texts of the records, where they are the same records: a
+    # record is encoded again only when its part's text could not be used.
+    run_dir.write_results(run, [texts.get(key) for key in order])
     code = ExitCode(run.gate.exit_code) if run.gate is not None else ExitCode.RUNTIME
     return RunOutcome(run, run_dir, code, ordered)
+
+
+Key = tuple[str, str, int]
 
 
 def _read_records(
     part: Part,
     own: set[str],
-    records: dict[tuple[str, str, int], Record],
-    lines: dict[tuple[str, str, int], bytes],
+    records: dict[Key, Record],
+    lines: dict[Key, bytes],
+    part_texts: dict[Key, str],
+    texts: dict[Key, str],
 ) -> int:
     """Stream a part's records into ``records`` and their lines into ``lines``; how many
-    it held."""
+    it held. A record's text in the part's ``results.json`` (``part_texts``) goes into
+    ``texts`` when it holds the same data as its line."""
     path = part.root / "results.jsonl"
     if not path.is_file():
         return 0
@@ -305,9 +313,17 @@ def _read_records(
             if not raw.strip():
                 continue
             try:
-                record = parse_record(raw.decode("utf-8"))
+                data = json.loads(raw)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                record = decode(Record, data)
             except Exception as exc:
                 raise UsageError(f"{path}:{number}: not a result line ({exc})") from None
+            text = part_texts.pop(record.key, None)
+            if text is not None and json.loads(text) == data:
+                texts[record.key] = text
+            else:
+                texts.pop(record.key, None)
             if record.test_id not in own:
                 raise UsageError(
                     f"{path}:{number}: test {record.test_id!r} is not one of shard {part.label}'s"
@@ -317,6 +333,27 @@ def _read_records(
             records[record.key] = record
             lines[record.key] = raw if raw.endswith(b"\n") else raw + b"\n"
     return found
+
+
+def _record_texts(part: Part) -> dict[Key, str]:
+    """Each record's text in the part's ``results.json``, by its key; empty when the part
+    was written by another skilleval version (its layout may differ) or cannot be read."""
+    if part.shard.get("skilleval") != __version__:
+        return {}
+    try:
+        whole = (part.root / "results.json").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out: dict[Key, str] = {}
+    for text in split_records(whole) or ():
+        # A record's first three lines are its test id, arm and trial.
+        head = text.split("\n", 4)[1:4]
+        try:
+            key = json.loads("{" + ",".join(h.strip().rstrip(",") for h in head) + "}")
+            out[(str(key["test_id"]), str(key["arm"]), int(key["trial"]))] = text
+        except (ValueError, KeyError, TypeError):
+            return {}
+    return out
 
 
 def _write_lines(path: Path, lines: Iterable[bytes]) -> None:
@@ -334,23 +371,37 @@ def _write_lines(path: Path, lines: Iterable[bytes]) -> None:
         raise StorageError(f"{path} could not be written: {exc.strerror or exc}") from None
 
 
-def _read_part_file(part: Part) -> Any:
+@dataclass
+class _PartFile:
+    """A shard's ``shard-part.json``, read once."""
+
+    routed: list[TriggerResult]
+    content_free: ContentFree | None
+    calls: Calls
+    environment: Environment
+    judge: JudgeInfo | None
+    overfit: Overfit | None
+
+
+def _read_part_file(part: Part) -> _PartFile:
     path = part.root / PART_FILE
     if not path.is_file():
         raise UsageError(f"{part.root} has no {PART_FILE}: it is not a finished shard")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        read_routing(data)
-        decode(Calls, data["calls"])
-        decode(Environment, data["environment"])
-        for key, cls in (("judge", JudgeInfo), ("overfit", Overfit)):
-            if data.get(key) is not None:
-                decode(cls, data[key])
+        routed, free = read_routing(data)
+        return _PartFile(
+            routed,
+            free,
+            decode(Calls, data["calls"]),
+            decode(Environment, data["environment"]),
+            None if data.get("judge") is None else decode(JudgeInfo, data["judge"]),
+            None if data.get("overfit") is None else decode(Overfit, data["overfit"]),
+        )
     except KeyError as exc:
         raise UsageError(f"{path} cannot be read: it has no {exc}") from None
     except (SkillevalError, ValueError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path} cannot be read: {exc}") from None
-    return data
 
 
 def _add_calls(parts: Sequence[Calls]) -> Calls:

@@ -27,6 +27,7 @@ from skilleval.results.model import Overfit, RouterFitness
 from skilleval.results.records import Record
 from skilleval.runner import arms as arms_mod
 from skilleval.runner import resume as resume_mod
+from skilleval.runner import trigger_rule
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
 from skilleval.runner.judgefit import judge_fitness
@@ -36,6 +37,7 @@ from skilleval.runner.providers import build_judge, build_provider, separate_jud
 from skilleval.runner.rundir import RunDir
 from skilleval.runner.schedule import run_jobs
 from skilleval.runner.shard import PART_FILE, part_json, shard_manifest, shard_tests
+from skilleval.runner.sidebyside_fit import side_by_side_fitness, uses_side_by_side
 from skilleval.suite.model import Suite, TestCase
 from skilleval.util.installed import keep_pending
 from skilleval.util.signals import sigterm_as_interrupt
@@ -65,12 +67,16 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
             suite, options.shard, tests, _identity_json(provider), options.overrides
         )
     judge = build_judge(suite, options, provider)
-    fitness = None
+    fitness = compared = None
     if judge is not None:
         seed = getattr(judge, "seed", suite.decoding.seed)
         fitness = judge_fitness(
             judge, options.home, seed=seed, check=options.judge_check, notice=options.notice
         )
+        if uses_side_by_side(suite):
+            compared = side_by_side_fitness(
+                judge, options.home, seed=seed, check=options.judge_check, notice=options.notice
+            )
     if options.resume is not None:
         run_dir = RunDir(options.resume)
         resume_mod.check_manifest(run_dir, manifest, force=options.force)
@@ -157,6 +163,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         judge,
         overfit,
         judge_fitness=fitness,
+        side_by_side=compared,
         content_free=content_free,
         timed=capabilities.timed,
         router=_router_fitness(options, provider) if triggers and capabilities.measured else None,
@@ -236,7 +243,7 @@ def _measure_triggers(
         return {}
     everyone = "routed" in suite.arms
     out: dict[str, TriggerResult] = {}
-    asks: list[tuple[TestCase, Request]] = []
+    asks: list[tuple[TestCase, list[Request]]] = []
     for test in tests:
         if test.should_trigger is None and not everyone:
             continue
@@ -245,9 +252,12 @@ def _measure_triggers(
         except Exception as exc:
             out[test.id] = TriggerResult(test.id, test.should_trigger, None, None, error=str(exc))
             continue
-        asks.append((test, arms_mod.trigger_request(suite, test, prompt)))
+        asks.append(
+            (test, trigger_rule.requests(suite, arms_mod.trigger_request(suite, test, prompt)))
+        )
     # One batch: a batching model scores them side by side, the router prefix evaluated once.
-    answers = complete_all(provider, [request for _, request in asks])
-    for (test, request), answer in zip(asks, answers, strict=True):
-        out[test.id] = arms_mod.trigger_result(test, arms_mod.routed(request, answer))
+    answers = iter(complete_all(provider, [r for _, each in asks for r in each]))
+    for test, each in asks:
+        got = [next(answers) for _ in each]
+        out[test.id] = trigger_rule.decide(suite, test, each, got)
     return {t.id: out[t.id] for t in tests if t.id in out}

@@ -22,7 +22,7 @@ import re
 import secrets
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -141,14 +141,14 @@ class RunDir:
             self._jsonl.close()
         self._jsonl = None
 
-    def write_results(self, run: Run) -> Path:
-        """Write ``results.json`` atomically.
+    def write_results(self, run: Run, texts: Sequence[str | None] | None = None) -> Path:
+        """Write ``results.json`` atomically; ``texts`` as :func:`iter_run` takes them.
 
         Raises:
             StorageError: It could not be written (a full disk …); no temporary file is left,
                 and ``results.jsonl`` still holds every record, so ``--resume`` finishes it.
         """
-        pieces = (without_surrogates(piece) for piece in iter_run(run))
+        pieces = (without_surrogates(piece) for piece in iter_run(run, texts))
         write_atomically(self.json_path, pieces, self.root)
         return self.json_path
 

@@ -205,6 +205,8 @@ def part_json(triggers: Sequence[TriggerResult], content_free: ContentFree | Non
                 "chosen": t.chosen,
                 "scores": None if t.scores is None else dict(t.scores),
                 "error": t.error,
+                "runs": None if t.runs is None else list(t.runs),
+                "rate": t.rate,
             }
             for t in triggers
         ],
@@ -232,6 +234,8 @@ def read_routing(data: Any) -> tuple[list[TriggerResult], ContentFree | None]:
             chosen=t["chosen"],
             scores=None if t["scores"] is None else {k: float(v) for k, v in t["scores"].items()},
             error=t["error"],
+            runs=None if t.get("runs") is None else tuple(t["runs"]),
+            rate=t.get("rate"),
         )
         for t in data["triggers"]
     ]

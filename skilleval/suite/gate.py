@@ -54,6 +54,8 @@ class GateConfig:
     max_errors: int | None = None
     judge_fitness: Condition | None = None
     """On the judge's fitness (accuracy on the judge-fitness set)."""
+    side_by_side_fitness: Condition | None = None
+    """On the side-by-side judge's fitness (the good output preferred, on the same set)."""
 
 
 def parse_condition(text: str) -> Condition | str:
@@ -75,6 +77,7 @@ def parse_gate(
     error: Callable[[Location, str], None],
     *,
     has_judge: bool = True,
+    has_side_by_side: bool = True,
 ) -> GateConfig:
     """Read ``gate:``; every problem goes to ``error`` with its position.
 
@@ -87,6 +90,7 @@ def parse_gate(
         "pass_rate": None,
         "trigger_accuracy": None,
         "judge_fitness": None,
+        "side_by_side_fitness": None,
     }
     for key in conditions:
         value = raw.get(key)
@@ -108,12 +112,19 @@ def parse_gate(
             "`gate.judge_fitness` needs a model-graded assertion (llm-rubric, llm-assert): "
             "without one no judge runs",
         )
+    if not has_side_by_side and "side_by_side_fitness" in raw:
+        error(
+            doc.key_at(["gate", "side_by_side_fitness"]),
+            "`gate.side_by_side_fitness` needs a side-by-side assertion: without one the "
+            "side-by-side judge does not run",
+        )
     lift = raw.get("lift")
     max_errors = raw.get("max_errors")
     return GateConfig(
         pass_rate=conditions["pass_rate"],
         trigger_accuracy=conditions["trigger_accuracy"],
         judge_fitness=conditions["judge_fitness"],
+        side_by_side_fitness=conditions["side_by_side_fitness"],
         lift=lift if lift in ("helps", "not-hurts") else None,
         max_errors=max_errors
         if isinstance(max_errors, int) and not isinstance(max_errors, bool)

@@ -161,6 +161,18 @@ class TriggerConfig:
 
     calibrate: bool = False
     """Also report contextual calibration: every margin minus a content-free request's."""
+    runs: int = 1
+    """Routing runs per test. Above 1 (distribution mode only) each run is sampled with its
+    own seed, and the test triggers when at least ``rate`` of them pick the skill:
+    skill-creator's rule is ``runs: 3, rate: 0.5``. 1 is one greedy call."""
+    rate: float = 0.5
+    """The share of sampled runs that must pick the skill for the test to trigger."""
+
+    def rule(self) -> str:
+        """The rule that decides a test's trigger, as the results name it."""
+        if self.runs == 1:
+            return "greedy"
+        return f"sampled {self.runs} runs, rate >= {self.rate:g}"
 
 
 @frozen

@@ -60,15 +60,34 @@ def assemble(
     lift = LiftConfig(
         **written(data.get("lift") or {}, {"alpha": float, "min_lift": float, "sidedness": str})
     )
-    trigger = TriggerConfig(**written(data.get("trigger") or {}, {"calibrate": bool}))
+    trigger = TriggerConfig(
+        **written(data.get("trigger") or {}, {"calibrate": bool, "runs": int, "rate": float})
+    )
+    if trigger.runs > 1 and decoding.mode == "deterministic":
+        loader.error(
+            doc.key_at(["trigger", "runs"]),
+            f"trigger.runs: {trigger.runs} needs `decoding: {{mode: distribution}}`; greedy "
+            "routing picks the same option every run",
+        )
+    if "rate" in (data.get("trigger") or {}) and trigger.runs == 1:
+        loader.error(
+            doc.key_at(["trigger", "rate"]),
+            "`trigger.rate` counts sampled routing runs: set `trigger.runs` above 1 too",
+        )
     if "trigger" in data and skill is None and "skill" not in loader.top:
         loader.error(
             doc.key_at(["trigger"]),
             "`trigger` settings need a skill to route: add `skill: path/to/SKILL.md`",
         )
     graded = any(a.spec.tier == "model" for t in tests for a in t.every_assert)
+    compared = any(a.spec.name == "side-by-side" for t in tests for a in t.every_assert)
     gate_cfg = parse_gate(
-        doc, data.get("gate"), "skill" in loader.top, loader.error, has_judge=graded
+        doc,
+        data.get("gate"),
+        "skill" in loader.top,
+        loader.error,
+        has_judge=graded,
+        has_side_by_side=compared,
     )
     plugin_dirs = tuple((loader.base / p).resolve() for p in data.get("plugins") or [])
     files = set(loader.reader.files) | {Path(s).resolve() for s in loader.registry.sources}

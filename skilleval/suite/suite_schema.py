@@ -174,6 +174,22 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                                 "router margin minus the margin of a content-free request, "
                                 "beside the raw figures.",
                             },
+                            "runs": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "maximum": 100,
+                                "description": "Routing runs per test; above 1 needs "
+                                "`decoding: {mode: distribution}`: each run is sampled with "
+                                "its own seed and the test triggers when at least `rate` of "
+                                "them pick the skill (skill-creator's rule: runs 3, rate 0.5).",
+                            },
+                            "rate": {
+                                "type": "number",
+                                "exclusiveMinimum": 0,
+                                "maximum": 1,
+                                "description": "With `runs` above 1: the share of runs "
+                                "that must pick the skill.",
+                            },
                         },
                         TriggerConfig,
                     ),
@@ -198,6 +214,13 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                             "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
                             "description": "On the judge's fitness (accuracy on the judge-fitness "
                             "set, chance 0.5); fails when the judge was not checked.",
+                        },
+                        "side_by_side_fitness": {
+                            "type": "string",
+                            "pattern": "^\\s*(>=|>|<=|<|==)\\s*[0-9.]+\\s*$",
+                            "description": "On the side-by-side judge's fitness (the share of "
+                            "the judge-fitness set's pairs where it preferred the good output, "
+                            "chance 0.5); fails when it was not checked.",
                         },
                     },
                 },

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from skilleval.errors import Diagnostic, DiagnosticsError, Location, SuiteError
 from skilleval.suite.formats import pai, skill_creator, triggers, vally
 from skilleval.suite.formats.reading import Part, Reading
-from skilleval.suite.formats.tree import At, to_document
+from skilleval.suite.formats.tree import At, plain, to_document
 from skilleval.suite.skills import load_skill
 from skilleval.suite.yamldoc import Document
 from skilleval.suite.yamlio import display_path, load_yaml
@@ -60,6 +60,8 @@ class Translated:
     files: list[Path] = field(default_factory=list)
     detected: list[str] = field(default_factory=list)
     """``file: format (variant)``, one per file read."""
+    trigger_sets: list[Location] = field(default_factory=list)
+    """Where each trigger set read starts: its rule depends on the whole suite's decoding."""
 
 
 def detect(data: Any, only: str | None = None) -> tuple[str, str] | None:
@@ -250,6 +252,8 @@ def _add(
     )
     out.notes.extend(sorted(reading.notes, key=lambda d: (d.where.line, d.where.col)))
     out.detected.append(f"{doc.display}: {part.format} ({part.variant})")
+    if part.format == triggers.FORMAT:
+        out.trigger_sets.append(doc.at())
     out.files.append(path)
     out.tree["tests"].extend(part.tests)
     for key, value in part.settings.items():
@@ -270,6 +274,14 @@ def _finish(out: Translated, display: str, anchor: Path) -> Translated:
     # None of these tools gates on a pass rate of 1.0: report, and fail only on errors,
     # unless the file says it is a regression suite.
     tree.setdefault("type", "capability")
+    if out.trigger_sets:
+        sampled = plain(tree.get("decoding") or {}).get("mode") == "distribution"
+        rule, how = triggers.rule_setting(sampled)
+        if rule is not None:
+            tree.setdefault("trigger", rule)
+        # A note when skill-creator's rule decides; a warning when its meaning is not kept.
+        severity: Final = "note" if rule is not None else "warning"
+        out.notes.extend(Diagnostic(at, how, severity=severity) for at in out.trigger_sets)
     ordered: dict[str, Any] = {
         k: tree[k]
         for k in ("version", "description", "type", "skill", "trials", "decoding")

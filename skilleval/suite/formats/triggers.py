@@ -34,6 +34,26 @@ _KNOWN = {
 }
 
 
+RULE = {"runs": 3, "rate": 0.5}
+"""skill-creator's trigger rule: each query run 3 times, triggered at a rate of at least 0.5."""
+
+
+def rule_setting(sampled: bool) -> tuple[dict[str, Any] | None, str]:
+    """The suite's ``trigger:`` setting for a trigger set, and the warning that says how its
+    queries are decided: skill-creator's rule when the suite samples, else one greedy call."""
+    if sampled:
+        return dict(RULE), (
+            "each query is routed 3 times, sampled, and triggers when at least half of the runs "
+            "pick the skill, as skill-creator decides"
+        )
+    return None, (
+        "skill-creator routes each query 3 times and counts a trigger rate of at least 0.5; "
+        "here decoding is greedy, so each query is routed once (the skill's margin over `none` "
+        "is reported as an AUROC). For skill-creator's rule, import the set and add "
+        "`decoding: {mode: distribution}` and `trigger: {runs: 3, rate: 0.5}`"
+    )
+
+
 def _is_item(x: Any) -> bool:
     return (
         isinstance(x, Mapping)
@@ -68,12 +88,6 @@ def read(reading: Reading, variant: str) -> Part:
     items = data if key is None else data[key]
     at: list[str | int] = [] if key is None else [key]
     part = Part(FORMAT, variant, needs_skill=True)
-    reading.warn(
-        [],
-        "skill-creator runs each query 3 times and counts a trigger rate of at least 0.5; "
-        "skilleval's router choice is greedy and scored, so each query is routed once (the "
-        "skill's margin over `none` is reported as an AUROC)",
-    )
     for i, item in enumerate(items):
         test = _query(reading, item, [*at, i])
         if test is not None:

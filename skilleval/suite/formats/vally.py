@@ -10,16 +10,20 @@ command, else the reply ending normally. ``environment.files`` (or the older ``s
 ``expect_activation`` is a ``should_trigger`` label, and ``expect_tools`` (the original
 agent's tools) is a check the local run cannot make. The ``rubric`` is the ``side-by-side``
 judge: the skill-on answer against the skill-off one, item by item, as Vally judges it.
+
+The graders are read in :mod:`.vally_graders`, the workspace in :mod:`.vally_workspace`;
+this module reads the spec, its stimuli and their tool constraints.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from skilleval.suite.formats.reading import ANNOTATIONS, Part, Reading, literal, unavailable
 from skilleval.suite.formats.tree import At
+from skilleval.suite.formats.vally_graders import grader_kind, read_grader, read_rubric
+from skilleval.suite.formats.vally_workspace import read_environment
 
 FORMAT = "Vally spec"
 
@@ -40,19 +44,6 @@ _STIMULUS = {
     "description",
     "expect_tools",
     "reject_tools",
-}
-_TEXT_GRADERS = {
-    "output-contains": ("contains", ("substring", "value", "text")),
-    "output-not-contains": ("not-contains", ("substring", "value", "text")),
-    "output-matches": ("regex", ("pattern", "regex", "value")),
-    "output-not-matches": ("not-regex", ("pattern", "regex", "value")),
-}
-_FILE_GRADERS = {
-    "file-exists": "file-exists",
-    "file-not-exists": "file-not-exists",
-    "file-contains": "file-contains",
-    "file-not-contains": "file-not-contains",
-    "file-matches": "file-matches",
 }
 
 
@@ -178,7 +169,7 @@ def _stimulus(reading: Reading, item: Any, at: list[str | int], part: Part) -> A
     if "timeout" in item:
         _timeout_note(reading, [*at, "timeout"])
     asserts: list[Any] = []
-    setup = _environment(reading, item, at, asserts)
+    setup = read_environment(reading, item, at, asserts)
     for key in ("graders", "assertions"):
         graders = item.get(key)
         if graders is None:
@@ -187,14 +178,14 @@ def _stimulus(reading: Reading, item: Any, at: list[str | int], part: Part) -> A
             reading.error([*at, key], f"`{key}` must be a list")
             continue
         for j, grader in enumerate(graders):
-            asserts.extend(_grader(reading, grader, [*at, key, j], item, at))
+            asserts.extend(read_grader(reading, grader, [*at, key, j], item, at))
     asserts.extend(_constraints(reading, item.get("constraints"), [*at, "constraints"]))
     # Older specs write the tool constraints on the scenario itself.
     loose = {k: item[k] for k in ("expect_tools", "reject_tools") if k in item}
     if loose:
         asserts.extend(_constraints(reading, loose, at))
-    if "rubric" in item and not any(_kind(g) == "prompt" for g in item.get("graders") or []):
-        asserts.extend(_rubric(reading, item["rubric"], [*at, "rubric"]))
+    if "rubric" in item and not any(grader_kind(g) == "prompt" for g in item.get("graders") or []):
+        asserts.extend(read_rubric(reading, item["rubric"], [*at, "rubric"]))
     if asserts:
         test["assert"] = asserts
     workspace = any(
@@ -208,170 +199,6 @@ def _stimulus(reading: Reading, item: Any, at: list[str | int], part: Part) -> A
     if setup or workspace:
         test["environment"] = setup
     return reading.wrap(at, test, reading.origin(at, "stimulus"))
-
-
-def _kind(grader: Any) -> str:
-    raw = grader.get("type") if isinstance(grader, Mapping) else None
-    return str(raw).replace("_", "-") if isinstance(raw, str) else ""
-
-
-def _config(grader: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A grader's settings: its ``config:`` (newer) or its own keys (older)."""
-    config = grader.get("config")
-    if isinstance(config, Mapping):
-        return config
-    return {k: v for k, v in grader.items() if k not in ("type", "name", "config")}
-
-
-def _grader(
-    reading: Reading,
-    grader: Any,
-    at: list[str | int],
-    item: Mapping[str, Any],
-    item_at: list[str | int],
-) -> list[Any]:
-    if not isinstance(grader, Mapping) or not isinstance(grader.get("type"), str):
-        reading.error(at, "a grader must be a mapping with a `type`")
-        return []
-    kind = _kind(grader)
-    config = _config(grader)
-    if (
-        "config" in grader
-        and not isinstance(grader["config"], Mapping)
-        and kind not in ("exit-success", "prompt")
-    ):
-        reading.error(
-            [*at, "config"],
-            f"this {kind} grader's `config` is empty: it would check nothing",
-            key=True,
-        )
-        return []
-    origin = reading.origin(at, f"grader {kind}")
-    if kind in _TEXT_GRADERS:
-        target, keys = _TEXT_GRADERS[kind]
-        key = next((k for k in keys if k in config), None)
-        if key is None:
-            reading.error(at, f"this {kind} grader has no `{keys[0]}`")
-            return []
-        text = reading.text(
-            config[key], [*at, "config", key] if "config" in grader else [*at, key], key
-        )
-        if text is None:
-            return []
-        return [reading.wrap(at, {"type": target, "value": literal(text)}, origin)]
-    if kind in _FILE_GRADERS:
-        return [_file_grader(reading, _FILE_GRADERS[kind], config, at, origin)]
-    if kind in ("run-command", "exit-success"):
-        command = config.get("command")
-        if command is None and kind == "exit-success":
-            reading.warn(
-                at,
-                "exit-success names no command: it is read as the reply ending normally "
-                "(`finish-reason: stop`), the closest a local run has to the agent exiting cleanly",
-            )
-            return [reading.wrap(at, {"type": "finish-reason", "value": "stop"}, origin)]
-        if not isinstance(command, (str, list)) or not command:
-            reading.error(at, f"this {kind} grader has no `command`")
-            return []
-        value: dict[str, Any] = {"command": command}
-        code = config.get("exit_code", config.get("expected_exit_code", 0))
-        if isinstance(code, int) and not isinstance(code, bool):
-            value["exit_code"] = code
-        return [reading.wrap(at, {"type": "run-command", "value": value}, origin)]
-    if kind == "prompt":
-        rubric = item.get("rubric", config.get("prompt"))
-        if rubric is None:
-            reading.error(at, "this prompt grader has no `rubric` beside it to judge")
-            return []
-        where = [*item_at, "rubric"] if "rubric" in item else [*at, "config", "prompt"]
-        return _rubric(reading, rubric, where)
-    return [
-        unavailable(reading, at, kind, f"Vally's `{kind}` grader has no equivalent in a local run")
-    ]
-
-
-def _file_grader(
-    reading: Reading, target: str, config: Mapping[str, Any], at: list[str | int], origin: str
-) -> Any:
-    path = config.get("path", config.get("file"))
-    if not isinstance(path, str) or not path:
-        reading.error(at, "this grader has no `path`")
-        return reading.wrap(
-            at, {"type": "unavailable", "value": {"text": target, "reason": "no path"}}
-        )
-    if any(c in path for c in "*?["):
-        return reading.wrap(at, _glob_check(target, path, config), origin)
-    if target in ("file-exists", "file-not-exists"):
-        return reading.wrap(at, {"type": target, "value": path}, origin)
-    if target == "file-matches":
-        pattern = config.get("pattern", config.get("regex", ""))
-        return reading.wrap(
-            at, {"type": target, "value": {"path": path, "pattern": str(pattern)}}, origin
-        )
-    text = config.get("substring", config.get("value", config.get("text", "")))
-    return reading.wrap(at, {"type": target, "value": {"path": path, "value": str(text)}}, origin)
-
-
-_GLOB_SCRIPT = """\
-import glob, re, sys
-kind, pattern, needle = sys.argv[1:4]
-paths = [p for p in glob.glob(pattern, recursive=True) if kind.endswith("exists") or not p.endswith("/")]
-if kind.endswith("exists"):
-    found = bool(paths)
-else:
-    def text(p):
-        try:
-            with open(p, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-    test = (lambda t: re.search(needle, t, re.M)) if kind == "file-matches" else (lambda t: needle in t)
-    found = any(test(text(p)) for p in paths)
-negated = "-not-" in kind
-sys.exit(0 if found != negated else 1)
-"""
-
-
-def _glob_check(target: str, path: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    """A file grader whose path is a glob (``**/*.csproj``): any matching file, as in Vally.
-
-    skilleval's file types take one path, so the check is a ``run-command`` of a short
-    Python script over the workspace."""
-    if target == "file-matches":
-        needle = config.get("pattern", config.get("regex", ""))
-    else:
-        needle = config.get("substring", config.get("value", config.get("text", "")))
-    command = ["python3", "-c", _GLOB_SCRIPT, target, path, str(needle)]
-    return {"type": "run-command", "value": {"command": command}}
-
-
-def _rubric(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
-    items = reading.texts(raw, at, "rubric")
-    if not items:
-        return []
-    texts = [literal(text) for text, _ in items]
-    if reading.skill is not None:
-        # Vally's own meaning: the skill's answer against the no-skill arm's, item by item.
-        value: Any = texts if items[0][1] >= 0 else texts[0]
-        return [
-            reading.wrap(at, {"type": "side-by-side", "value": value}, reading.origin(at, "rubric"))
-        ]
-    reading.warn_once(
-        at,
-        "Vally judges the rubric side by side against the no-skill arm, and no SKILL.md was "
-        "found beside the spec to make that arm: the judge grades each item on the reply alone",
-    )
-    out = []
-    for text, i in items:
-        where = at if i < 0 else [*at, i]
-        out.append(
-            reading.wrap(
-                where,
-                {"type": "llm-rubric", "value": literal(text), "threshold": 0},
-                reading.origin(where, "rubric item"),
-            )
-        )
-    return out
 
 
 def _constraints(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
@@ -408,103 +235,3 @@ def _constraints(reading: Reading, raw: Any, at: list[str | int]) -> list[Any]:
         else:
             reading.warn([*at, key], f"constraint `{key}` is not read", key=True)
     return out
-
-
-def _environment(
-    reading: Reading, item: Mapping[str, Any], at: list[str | int], missing: list[Any]
-) -> dict[str, Any]:
-    """The stimulus's workspace; a fixture not found adds an ``unavailable`` check to
-    ``missing``."""
-    env = item.get("environment")
-    out: dict[str, Any] = {}
-    if isinstance(env, Mapping) and isinstance(env.get("files"), list):
-        files = []
-        for j, entry in enumerate(env["files"]):
-            where = [*at, "environment", "files", j]
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("src"), str):
-                reading.error(where, "an environment file must be `{src, dest}`")
-                continue
-            src = reading.path.parent / entry["src"]
-            if not src.exists():
-                reading.warn(
-                    [*where, "src"],
-                    f"fixture not found: {entry['src']}; the stimulus's result will be an error",
-                )
-                missing.append(
-                    unavailable(
-                        reading, [*where, "src"], f"fixture {entry['src']}", "it is missing"
-                    )
-                )
-                continue
-            dest = entry.get("dest") if isinstance(entry.get("dest"), str) else src.name
-            files.append(reading.wrap(where, {"src": reading.relative(src), "dest": dest}))
-        if files:
-            out["files"] = files
-    elif env is not None:
-        reading.error([*at, "environment"], "`environment` must be a mapping with `files:`")
-    setup = item.get("setup")
-    if setup is None:
-        return out
-    if not isinstance(setup, Mapping):
-        reading.error([*at, "setup"], "`setup` must be a mapping (`files:`, `commands:` …)")
-        return out
-    for key in setup:
-        if key not in ("files", "commands", "copy_test_files"):
-            reading.warn([*at, "setup", key], f"setup `{key}` is not read", key=True)
-    if setup.get("copy_test_files") is True:
-        out.setdefault("files", []).extend(_test_files(reading, [*at, "setup", "copy_test_files"]))
-    commands: list[Any] = []
-    for j, entry in enumerate(setup.get("files") or []):
-        where = [*at, "setup", "files", j]
-        path = entry.get("path") if isinstance(entry, Mapping) else None
-        if not isinstance(path, str) or not _SAFE.match(path) or ".." in path.split("/"):
-            reading.error(where, "a setup file must be `{path, content}` with a relative path")
-            continue
-        content = entry.get("content", "")
-        commands.append(
-            reading.wrap(
-                where,
-                [
-                    "sh",
-                    "-c",
-                    'mkdir -p "$(dirname "$1")" && printf %s "$2" > "$1"',
-                    "sh",
-                    path,
-                    str(content),
-                ],
-            )
-        )
-    raw = setup.get("commands")
-    for j, command in enumerate(raw if isinstance(raw, list) else [] if raw is None else [raw]):
-        where = (
-            [*at, "setup", "commands"]
-            if not isinstance(raw, list)
-            else [*at, "setup", "commands", j]
-        )
-        text = reading.text(command, where, "command")
-        if text is not None:
-            commands.append(reading.wrap(where, text))
-    if commands:
-        out["commands"] = commands
-    return out
-
-
-_SPEC_NAMES = ("SKILL.md",)
-
-
-def _test_files(reading: Reading, at: list[str | int]) -> list[Any]:
-    """``copy_test_files: true``: everything beside the spec (but the spec and the skill)."""
-    folder = reading.path.parent
-    out = []
-    for entry in sorted(folder.iterdir()):
-        if entry.resolve() == reading.path.resolve() or entry.name in _SPEC_NAMES:
-            continue
-        if entry.name.startswith(".") or (
-            entry.suffix in (".yaml", ".yml") and "eval" in entry.name
-        ):
-            continue
-        out.append(reading.wrap(at, {"src": reading.relative(entry), "dest": entry.name}))
-    return out
-
-
-_SAFE = re.compile(r"^[^/~][^\0]*$")

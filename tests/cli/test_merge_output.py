@@ -1,0 +1,113 @@
+"""merge's own work beyond the statistics: the parts' record texts copied into results.json
+only where they hold the same data, and sampled routing kept whole across shards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_shard_merge import (
+    assert_same_run,
+    cli,
+    make_suite,
+    run_dir,
+    scripted_suite,
+    whole_and_shards,
+)
+
+
+@pytest.fixture
+def three_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[Path]]:
+    suite = make_suite(tmp_path / "repo", scripted_suite(9))
+    parts = []
+    for k in (1, 2, 3):
+        home = tmp_path / f"s{k}"
+        assert cli(["run", str(suite), "--shard", f"{k}/3", "-q"], home, monkeypatch) in (0, 1)
+        parts.append(run_dir(home))
+    return suite, parts
+
+
+def test_merged_results_json_is_what_the_writer_writes_whatever_a_part_says(
+    three_parts, tmp_path: Path, monkeypatch
+) -> None:
+    """merge copies each record's text from its part's results.json only where it holds the
+    same data as the part's results.jsonl: an edited results.json is not believed."""
+    from skilleval.results.load import load_run
+    from skilleval.results.write import dumps_run
+
+    _suite, parts = three_parts
+    edited = parts[1] / "results.json"
+    text = edited.read_text(encoding="utf-8")
+    assert '"output": "TIDY a"' in text
+    edited.write_text(text.replace('"output": "TIDY a"', '"output": "EDITED"', 1), "utf-8")
+    merged = tmp_path / "merged"
+    assert cli(
+        ["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch
+    ) in (
+        0,
+        1,
+    )
+    written = (merged / "results.json").read_text(encoding="utf-8")
+    assert "EDITED" not in written
+    assert written == dumps_run(load_run(merged))
+    lines = (merged / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(written)["records"] == [json.loads(line) for line in lines]
+
+
+def test_sampled_routing_merges_into_the_whole_run(tmp_path: Path, monkeypatch) -> None:
+    """With skill-creator's rule each test's routing runs stay in its shard, and the merged
+    trigger block (rule, runs and rates) is the whole run's."""
+    text = scripted_suite(12).replace("decoding:", "trigger: {runs: 3, rate: 0.5}\ndecoding:")
+    suite = make_suite(tmp_path / "repo", text)
+    whole_code, whole, _, parts = whole_and_shards(tmp_path, monkeypatch, suite, 2)
+    merged = tmp_path / "merged"
+    code = cli(["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch)
+    assert code == whole_code
+    assert_same_run(whole, merged)
+    block = json.loads((merged / "results.json").read_text())["trigger"]
+    assert block["rule"] == "sampled 3 runs, rate >= 0.5"
+    assert all(len(t["runs"]) == 3 for t in block["tests"])
+
+
+SIDE_BY_SIDE = """\
+version: 1
+type: capability
+skill: skill/SKILL.md
+model:
+  provider: scripted
+  responses:
+    - match: "ANSWER A:"
+      output: '{"reason": "A comes first.", "better": "A"}'
+    - {arm: on, output: TIDY a b}
+    - {arm: off, output: messy}
+  default: messy
+gate: {side_by_side_fitness: ">= 0.6"}
+tests:
+  - {id: one, prompt: "Tidy: b, a", assert: [{type: side-by-side, value: Sorted}]}
+  - {id: two, prompt: "Tidy: d, c", assert: [{type: side-by-side, value: Sorted}]}
+"""
+
+
+def test_the_side_by_side_judges_fitness_and_its_gate_survive_a_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = make_suite(tmp_path / "repo", SIDE_BY_SIDE)
+    whole_code, whole, _, parts = whole_and_shards(tmp_path, monkeypatch, suite, 2)
+    assert whole_code == 1  # a judge that favours a position fails the gate
+    merged = tmp_path / "merged"
+    code = cli(["merge", *map(str, parts), "-o", str(merged), "-q"], tmp_path / "m", monkeypatch)
+    assert code == whole_code
+    a = json.loads((whole / "results.json").read_text(encoding="utf-8"))
+    doc = json.loads((merged / "results.json").read_text(encoding="utf-8"))
+    # Each machine measures the judges once: only when and how long it took differ.
+    for run in (a, doc):
+        for block in ("fitness", "side_by_side"):
+            run["judge"][block].pop("seconds")
+            run["judge"][block].pop("measured_at")
+    assert a["judge"] == doc["judge"]
+    assert a["gate"] == doc["gate"]
+    assert a["records"] == doc["records"]
+    assert doc["judge"]["side_by_side"]["status"] == "unqualified"
+    (check,) = [c for c in doc["gate"]["checks"] if c["name"] == "side_by_side_fitness"]
+    assert check["passed"] is False
