@@ -8,9 +8,10 @@ import click
 
 from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError, UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.promptfoo.differences import pattern_differences
+from skilleval.promptfoo.importer import import_config
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.suite.promptfoo_import import import_config, pattern_differences
-from skilleval.suite.yamlio import load_yaml
+from skilleval.suite.yamlio import load_yaml, yaml_data
 
 
 @click.group("import")
@@ -48,7 +49,7 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
     if doc.problems:
         raise SuiteError(doc.problems)
     try:
-        imported = import_config(config)
+        imported = import_config(config, yaml_data)
     except (ValueError, OSError) as exc:
         raise UsageError(f"cannot import {config}: {exc}") from None
     try:

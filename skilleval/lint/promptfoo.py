@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from skilleval.lint.checks import PROMPTFOO_READS_OTHERWISE
 from skilleval.lint.finding import Finding
-from skilleval.suite.promptfoo_import import is_promptfoo, pattern_differences
+from skilleval.promptfoo.config import is_promptfoo
+from skilleval.promptfoo.differences import pattern_differences
 from skilleval.suite.yamlio import Document
 
 

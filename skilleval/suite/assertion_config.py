@@ -16,15 +16,15 @@ from typing import Any
 from skilleval.api import AssertionType
 from skilleval.errors import DiagnosticsError, Location, PluginError, TemplateProblem
 from skilleval.plugins.registry import UNSUPPORTED
+from skilleval.promptfoo.config import reads_as_promptfoo
+from skilleval.promptfoo.values import as_promptfoo_reads, weightless
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
 from skilleval.suite.model import AssertionEntry
-from skilleval.suite.promptfoo_import import reads_as_promptfoo
-from skilleval.suite.promptfoo_values import as_promptfoo_reads, weightless
 from skilleval.suite.schema import is_valid, validator_for
 from skilleval.suite.transforms import JS_SUFFIXES, compile_transform, javascript_file_problem
-from skilleval.suite.yamlio import Document
+from skilleval.suite.yamlio import Document, yaml_data
 from skilleval.util import fileref
 
 CODE_TYPES = frozenset({"python", "javascript"})
@@ -67,7 +67,7 @@ def compile_assertion(
     spec = resolved.spec
     if "provider" in entry:
         if spec.tier == "model":
-            # promptfoo's per-assertion grader: it becomes the suite's judge (suite/graders.py).
+            # promptfoo's per-assertion grader: it becomes the suite's judge (suite/judging.py).
             loader.graders.append((entry["provider"], doc.at([*at, "provider"]), base))
         else:
             loader.error(
@@ -91,7 +91,7 @@ def compile_assertion(
         return None
     value = entry.get("value")
     if "value" in entry and reads_as_promptfoo(loader.top):
-        value = as_promptfoo_reads(spec.name, value)
+        value = as_promptfoo_reads(spec.name, value, yaml_data)
     has_value = "value" in entry and value is not None
     if spec.uses_threshold and not has_value and "threshold" in entry:
         value, has_value = entry["threshold"], True

@@ -2,7 +2,7 @@
 
 A suite runs one model (``model:``), or several as the columns of one run: skilleval's
 ``models:`` list takes what ``model:`` takes; promptfoo's ``providers:`` (or ``targets:``) takes
-provider ids, read by :mod:`skilleval.suite.provider_ids`. ``--model`` on the command line
+provider ids, read by :mod:`skilleval.promptfoo.provider_ids`. ``--model`` on the command line
 replaces all of them with one.
 """
 
@@ -14,14 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location
+from skilleval.promptfoo.config import PROVIDER_LISTS
+from skilleval.promptfoo.provider_ids import ENTRY_KEYS, normalized, translate, with_config_env
 from skilleval.suite.context import Loader
 from skilleval.suite.model import TestCase
 from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.provider_ids import ENTRY_KEYS, normalized, translate, with_config_env
 from skilleval.suite.yamlio import Document
-
-PROVIDER_LISTS = ("providers", "targets")
-"""promptfoo's keys for the models of a config."""
 
 # What a promptfoo provider's `config:` may hold that skilleval reads; the rest is noted.
 _READ_CONFIG = frozenset({"apiBaseUrl", "apiHost", "baseUrl", "apiKeyEnvar"})

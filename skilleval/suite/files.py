@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location, SuiteError, missing_file
-from skilleval.suite.template import js_json
+from skilleval.promptfoo.rendering import js_json
 from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
 from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
 from skilleval.util import fileref

@@ -11,8 +11,8 @@ the schema check (:mod:`~skilleval.suite.refs`), prompts (:mod:`~skilleval.suite
 where tests come from, scenarios included (:mod:`~skilleval.suite.sources`), vars and their
 expansion into one test per combination (:mod:`~skilleval.suite.vars`), assertions
 (:mod:`~skilleval.suite.assertion_config`), transforms (:mod:`~skilleval.suite.transforms`),
-ids (:mod:`~skilleval.suite.ids`), promptfoo's graders as the judge
-(:mod:`~skilleval.suite.graders`), derived metrics (:mod:`~skilleval.suite.derived`), and the
+ids (:mod:`~skilleval.suite.ids`), the judge, or promptfoo's graders as one
+(:mod:`~skilleval.suite.judging`), derived metrics (:mod:`~skilleval.suite.derived`), and the
 suite-wide settings (:mod:`~skilleval.suite.settings`). Paths written in a file are relative to that file's
 folder; paths given on the command line, to the current directory.
 """
@@ -27,18 +27,21 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
-from skilleval.suite import agentic, formats, template
+from skilleval.promptfoo.config import reads_as_promptfoo
+from skilleval.promptfoo.differences import warnings
+from skilleval.promptfoo.rendering import NunjucksVars
+from skilleval.suite import agentic, formats
 from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import value_vars_ok, with_factuality, with_rubric_prompt
-from skilleval.suite.columns import only_their_prompts, read_model, read_models
+from skilleval.suite.columns import only_their_prompts, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
 from skilleval.suite.derived import derived_metrics
-from skilleval.suite.graders import Grader, read_grader
 from skilleval.suite.ids import assign_ids
+from skilleval.suite.judging import read_judge, self_graded_note
 from skilleval.suite.model import (
     PARSED_REPLY,
     AssertionEntry,
@@ -46,8 +49,6 @@ from skilleval.suite.model import (
     Suite,
     TestCase,
 )
-from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.promptfoo_import import differences, is_promptfoo, reads_as_promptfoo
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
@@ -188,18 +189,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     assign_ids(loader, tests)
     models = read_models(loader, doc)
     tests = only_their_prompts(loader, models, tests)
-    judge = None
-    if "judge" in data or loader.overrides.judge is not None:
-        judge = read_model(loader, doc, "judge", loader.overrides.judge)
-        if loader.overrides.judge is None:
-            for _, where in _distinct_graders(loader):
-                loader.error(
-                    where,
-                    f"`judge:` (at {doc.key_at(['judge'])}) already names the judge, and"
-                    " skilleval grades a suite with one: remove this `provider:`",
-                )
-    else:
-        judge = _grader_judge(loader)
+    judge = read_judge(loader, doc)
     named = {a.metric for t in tests for a in t.every_assert if a.metric}
     derived = derived_metrics(loader, doc, named)
     suite = assemble(loader, doc, tests, models.model, judge)
@@ -208,8 +198,8 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
         notes=tuple(loader.foreign_notes)
-        + tuple(_promptfoo_notes(doc))
-        + tuple(_self_graded_note(doc, suite))
+        + tuple(warnings(doc))
+        + tuple(self_graded_note(doc, suite))
         + tuple(models.notes),
         derived_metrics=derived,
     )
@@ -221,45 +211,6 @@ def _check_templates(loader: _Loader, doc: Document) -> None:
     for name, entry in (templates or {}).items() if isinstance(templates, dict) else ():
         if ("assertionTemplates", name) not in loader.skipped:
             _assertion(loader, entry, doc, ["assertionTemplates", name], loader.base, None)
-
-
-def _distinct_graders(loader: _Loader) -> list[tuple[tuple[Any, Path], Location]]:
-    """The grader settings written (each place once: defaultTest's reaches every test)."""
-    seen: dict[str, tuple[tuple[Any, Path], Location]] = {}
-    for raw, where, base in loader.graders:
-        seen.setdefault(str(where), ((raw, base), where))
-    return sorted(seen.values(), key=lambda item: (item[1].path, item[1].line, item[1].col))
-
-
-def _grader_judge(loader: _Loader) -> ModelSpec | None:
-    """promptfoo's graders, which must all name one model, as the suite's judge."""
-    names = frozenset(loader.registry.names("provider"))
-    first: tuple[Grader, Location, Path] | None = None
-    for (raw, base), where in _distinct_graders(loader):
-        grader = read_grader(raw, names)
-        if isinstance(grader, str):
-            loader.error(where, grader)
-        elif first is None:
-            first = (grader, where, base)
-        elif grader.key() != first[0].key():
-            loader.error(
-                where,
-                f"this grader differs from the one at {first[1]}, and skilleval grades a suite"
-                " with one judge: use the same provider everywhere, or set `judge:` once",
-            )
-    if first is None:
-        return None
-    spec, diags = parse_model(
-        first[0].judge,
-        key="judge",
-        where=first[1],
-        doc=None,
-        manager=loader.registry,
-        base_dir=first[2],
-        reader=loader.reader,
-    )
-    loader.diags.extend(diags)
-    return None if spec is None else replace(spec, where=first[1])
 
 
 def _tests(
@@ -316,7 +267,7 @@ def _tests(
     for n, combo in enumerate(combos):
         suffix = f"-{n + 1}" if len(combos) > 1 else ""
         if nunjucks and combo is not None:
-            combo = template.NunjucksVars(combo)  # printed into prompts as promptfoo prints
+            combo = NunjucksVars(combo)  # printed into prompts as promptfoo prints
         out.extend(_variant(loader, raw, data, default_doc, default, combo, prompts, suffix))
     return out
 
@@ -481,27 +432,3 @@ def _turn_prompts(
     for turn in agentic.turn_templates(agent):
         _check_template_vars(loader, turn, vars_, turn.where)
     return [prompt]
-
-
-def _self_graded_note(doc: Document, suite: Suite) -> list[str]:
-    """For a promptfoo config graded by a model with no grader set: that the model under test
-    grades itself (promptfoo would call its hosted default grader)."""
-    graded = any(a.tier == "model" for t in suite.tests for a in t.every_assert)
-    if not is_promptfoo(doc.data) or suite.judge is not None or not graded:
-        return []
-    message = (
-        "no grader is set (promptfoo would call its hosted default), so the model under test"
-        " grades its own outputs; set `defaultTest.options.provider` or `judge:` to choose one"
-    )
-    return [str(Diagnostic(doc.at(), message, severity="warning"))]
-
-
-def _promptfoo_notes(doc: Document) -> list[str]:
-    """For a config written for promptfoo, every difference in meaning, as a warning."""
-    if not is_promptfoo(doc.data):
-        return []
-    return [
-        str(Diagnostic(d.where, d.message, severity="warning"))
-        for d in differences(doc)
-        if d.carried  # what is not carried over at all is an error of its own
-    ]

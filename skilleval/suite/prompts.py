@@ -20,11 +20,11 @@ from skilleval.errors import (
     SuiteError,
     TemplateProblem,
 )
+from skilleval.promptfoo.config import reads_as_promptfoo
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
-from skilleval.suite.promptfoo_import import reads_as_promptfoo
 from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml, parse_yaml
 from skilleval.userfile import read_text
 from skilleval.util import fileref

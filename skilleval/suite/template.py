@@ -13,7 +13,7 @@ spells differently are added with Nunjucks' meaning: ``load`` parses JSON, ``dum
 ``default`` (``{{ tone | default('plain') }}``) need not be defined, and
 ``{% for key, value in mapping %}`` walks a mapping's entries.
 
-A promptfoo config's vars come as :class:`NunjucksVars`; with them, a value printed by
+A promptfoo config's vars come as :class:`~skilleval.promptfoo.rendering.NunjucksVars`; with them, a value printed by
 ``{{ }}`` reads as Nunjucks prints it (JavaScript's ``String(value)``): ``true``, an empty
 string for null, ``1`` for ``1.0``, ``1e+21`` past 10^21, a list joined with commas and a
 mapping as ``[object Object]``; an undefined variable prints as nothing. skilleval's own
@@ -37,17 +37,14 @@ import jinja2.sandbox
 from jinja2.exceptions import SecurityError
 
 from skilleval.errors import TemplateProblem
+from skilleval.promptfoo.rendering import NunjucksVars, nunjucks_finalize
 
 __all__ = [
     "MAX_OUTPUT",
     "MAX_STEPS",
-    "NunjucksVars",
     "TemplateProblem",
     "check",
     "is_template",
-    "js_json",
-    "js_number",
-    "js_string",
     "render",
     "render_value",
     "variables",
@@ -152,85 +149,6 @@ def _dump(value: Any, indent: int | str | None = None) -> str:
 _DEFAULT_FILTERS = frozenset({"default", "d"})
 
 
-class NunjucksVars(dict[str, Any]):
-    """A promptfoo config's vars: rendering prints their values as Nunjucks does."""
-
-    __slots__ = ()
-
-
-def js_number(value: float) -> str:
-    """A number as JavaScript's ``String(number)`` writes it (``1.0`` is ``1``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        if abs(value) < 10**21:
-            return str(value)
-        value = float(value)
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "0"
-    # The shortest digits that read back as the same double: Python's repr and JavaScript
-    # choose the same ones; only where the exponent form starts differs.
-    sign = "-" if value < 0 else ""
-    head, _, exp = repr(abs(value)).partition("e")
-    whole, _, frac = head.partition(".")
-    digits = (whole + frac).lstrip("0")
-    scale = int(exp or 0) - len(frac)  # the value is int(digits) × 10^scale
-    stripped = digits.rstrip("0")
-    scale += len(digits) - len(stripped)
-    digits = stripped
-    k = len(digits)
-    n = k + scale  # the value is 0.DIGITS × 10^n
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * -n + digits
-    e = n - 1
-    tail = ("." + digits[1:]) if k > 1 else ""
-    return f"{sign}{digits[0]}{tail}e{'+' if e >= 0 else '-'}{abs(e)}"
-
-
-def js_string(value: Any) -> str:
-    """``String(value)`` in JavaScript, for the values YAML and JSON give."""
-    if value is None or isinstance(value, jinja2.Undefined):
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, int, float)):
-        return js_number(value)
-    if isinstance(value, (list, tuple)):
-        # Array.prototype.join: null and undefined items are empty.
-        return ",".join("" if v is None else js_string(v) for v in value)
-    if isinstance(value, Mapping):
-        return "[object Object]"
-    return str(value)
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)`` for the values YAML and JSON give: compact, ``1.0`` as ``1``."""
-    if isinstance(value, Mapping):
-        items = (f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json(v) for v in value) + "]"
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return "null"
-    if isinstance(value, (bool, int, float)):
-        return js_number(value)
-    if value is None:
-        return "null"
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def _nunjucks_finalize(value: Any) -> Any:
-    return value if isinstance(value, str) else js_string(value)
-
-
 @functools.cache
 def _env(nunjucks: bool = False) -> _Environment:
     # Strict: a misspelt variable is an error, never a silently empty string.
@@ -239,7 +157,7 @@ def _env(nunjucks: bool = False) -> _Environment:
         undefined=jinja2.ChainableUndefined if nunjucks else jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
-        finalize=_nunjucks_finalize if nunjucks else None,
+        finalize=nunjucks_finalize if nunjucks else None,
     )
     env.filters[_BUDGET_FILTER] = _counted
     env.filters["load"] = _load

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from skilleval.errors import DiagnosticsError
+from skilleval.promptfoo.provider_ids import OLLAMA_URL, translate
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.suite.provider_ids import OLLAMA_URL, translate
 
 NO_KEYS: dict[str, str] = {}
 

@@ -4,7 +4,7 @@ promptfoo picks the model that grades ``llm-rubric`` and its kin from an asserti
 ``provider``, then the test's ``options.provider``, then ``defaultTest.options.provider``.
 skilleval grades a suite with one judge, so every such setting must name the same model; it
 then stands for ``judge:``. A provider id is read as in ``providers:``
-(:mod:`skilleval.suite.provider_ids`): ``echo``, ``file://model.gguf``, ``llama:PATH``,
+(:mod:`skilleval.promptfoo.provider_ids`): ``echo``, ``file://model.gguf``, ``llama:PATH``,
 ``ollama:chat:NAME``, ``openai:chat:NAME`` with ``config.apiBaseUrl``, a hosted id when its
 key's variable is set; the names of registered providers (and ``default``) stand for
 themselves. A key written into the file, and settings the judge cannot honour, are refused.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skilleval.suite.provider_ids import translate
+from skilleval.promptfoo.provider_ids import translate
 from skilleval.util.frozen import frozen
 
 _SERVER_KEYS = frozenset({"apiBaseUrl", "apiHost", "baseUrl", "apiKeyEnvar"})
