@@ -27,6 +27,9 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "skilleval.engine.testing",
     "skilleval.engine.llama",
     "skilleval.engine.openai_provider",
+    "skilleval.engine.python_provider",
+    "skilleval.engine.exec_provider",
+    "skilleval.engine.http_provider",
     "skilleval.report.formats",
     "skilleval.agent.kinds",
 )

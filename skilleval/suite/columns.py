@@ -37,6 +37,10 @@ class Models:
     """Per model (in column order), the prompt labels it runs; empty: every prompt."""
     prompts_at: tuple[Location, ...] = ()
 
+    def all(self) -> tuple[ModelSpec, ...]:
+        """Every model the suite runs: its columns, or its one model."""
+        return self.columns or (self.model,)
+
 
 def read_models(loader: Loader, doc: Document) -> Models:
     """Read ``model:``, ``models:`` or ``providers:``/``targets:``; report each problem."""
@@ -145,13 +149,16 @@ def _providers(
         path: list[str | int] = [key, i] if isinstance(raw, list) else [key]
         where = doc.at(path)
         item = normalized(item)
+        read = translate(item, with_config_env(loader.top))
         if isinstance(item, Mapping):
             for extra in sorted(set(item) - ENTRY_KEYS):
                 notes.append(
                     _warning(where, f"`{extra}` of this provider is not used by skilleval")
                 )
             config = item.get("config") or {}
-            for extra in sorted(set(config) - _READ_CONFIG if isinstance(config, Mapping) else ()):
+            if read.uses_config or not isinstance(config, Mapping):
+                config = {}
+            for extra in sorted(set(config) - _READ_CONFIG):
                 notes.append(
                     _warning(
                         where,
@@ -159,7 +166,6 @@ def _providers(
                         "suite (`decoding:`)",
                     )
                 )
-        read = translate(item, with_config_env(loader.top))
         if read.refusal is not None or read.model is None:
             loader.error(where, read.refusal or "this provider cannot be run")
             continue

@@ -189,6 +189,9 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     assign_ids(loader, tests)
     models = read_models(loader, doc)
     tests = only_their_prompts(loader, models, tests)
+    if reads_as_promptfoo(data) and all(m.kind in DATA_REPLIES for m in models.all()):
+        # promptfoo hands checks an application's data reply as data, not text.
+        tests = [replace(t, asserts=_with_parsed_reply(t.asserts)) for t in tests]
     judge = read_judge(loader, doc)
     named = {a.metric for t in tests for a in t.every_assert if a.metric}
     derived = derived_metrics(loader, doc, named)
@@ -415,9 +418,14 @@ def _agent(
     return agent
 
 
+DATA_REPLIES = frozenset({"python", "http"})
+"""Providers whose reply may be data (a Python provider's output, an endpoint's JSON)."""
+
+
 def _with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
-    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config: its
-    JavaScript checks see the reply parsed, as promptfoo hands it to them."""
+    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config, or run by
+    an application that replies with data: its JavaScript checks see the reply parsed, as
+    promptfoo hands it to them."""
     return tuple(
         replace(a, options={**a.options, PARSED_REPLY: True}) if a.type == "javascript" else a
         for a in asserts
