@@ -36,6 +36,7 @@ from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
 from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import value_vars_ok, with_factuality, with_rubric_prompt
+from skilleval.suite.code_hooks import called_prompt
 from skilleval.suite.columns import only_their_prompts, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
@@ -322,6 +323,11 @@ def _variant(
     written_id = str(data.get("id", ""))
     out = []
     for prompt in prompts_run:
+        if prompt.function is not None:
+            called = called_prompt(loader, prompt, vars_, where)
+            if called is None:
+                continue
+            prompt = called
         if agent is None or not agent.turns:
             _check_template_vars(loader, prompt, vars_, where)
         out.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -10,10 +11,11 @@ from skilleval.api import NEGATION_PREFIX
 from skilleval.errors import DiagnosticsError, Location
 from skilleval.plugins.registry import UNSUPPORTED
 from skilleval.suite import files as filerefs
+from skilleval.suite.code_hooks import call_generator, code_ref
 from skilleval.suite.context import Loader
 from skilleval.suite.schema import validate
 from skilleval.suite.vars import MAX_EXPANDED, too_many
-from skilleval.suite.yamlio import Document, PathKey
+from skilleval.suite.yamlio import Document, PathKey, parse_yaml
 from skilleval.util import fileref
 
 _SCHEME = re.compile(r"^([a-zA-Z][\w+.-]*)://")
@@ -56,6 +58,10 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
             continue
         # promptfoo reads a bare string in `tests:` as a path (or glob) relative to the suite.
         ref = item if fileref.is_ref(item) else f"file://{item}"
+        hook = code_ref(ref)
+        if hook is not None and hook[1] == "py":
+            out.extend(generated_tests(loader, hook[0], hook[2], doc.at(at), test_schema))
+            continue
         try:
             for path in loader.reader.paths(ref, loader.base, doc.at(at)):
                 for rt in filerefs.tests_from_file(path, doc.at(at), lambda n: is_type(loader, n)):
@@ -66,6 +72,38 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
                         out.append(rt)
         except DiagnosticsError as exc:
             loader.absorb(exc)
+    return out
+
+
+def generated_tests(
+    loader: Loader, raw: str, name: str | None, where: Location, schema: Mapping[str, Any]
+) -> list[filerefs.RawTest]:
+    """The tests a Python generator returns, each checked against the schema; their
+    positions point into the JSON of what it returned."""
+    path = fileref.resolve(raw, loader.base)
+    if not path.is_file():
+        loader.error(where, f"test generator file not found: {raw} (looked for {path})")
+        return []
+    try:
+        tests = call_generator(path, name, None)
+        text = json.dumps(tests, indent=1, ensure_ascii=False)
+    except (ValueError, TypeError) as exc:
+        loader.error(where, str(exc))
+        return []
+    shown = f"{raw}:{name or 'generate_tests'} (what it returned)"
+    try:
+        returned = parse_yaml(text, shown)
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return []
+    out: list[filerefs.RawTest] = []
+    for i in range(len(tests)):
+        rt = filerefs.RawTest(returned.sub([i]), loader.base)
+        problems = validate(rt.doc, schema, what="the test")
+        if problems:
+            loader.diags.extend(problems)
+        else:
+            out.append(rt)
     return out
 
 

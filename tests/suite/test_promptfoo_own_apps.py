@@ -200,3 +200,65 @@ def test_an_unsupported_provider_is_refused_by_name_at_its_position(
     assert (diag.where.line, diag.where.col) == (4, 5)
     assert named in diag.message
     assert nearest in diag.message
+
+
+def test_prompt_functions_and_a_test_generator_give_promptfoos_prompts_and_verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _copy("hooks", tmp_path)
+    monkeypatch.chdir(work)
+    suite, _ = load_suite(work / "promptfooconfig.yaml", Overrides(entry_points=False))
+    chats = [t for t in suite.tests if t.prompt.messages]
+    # promptfoo renders what a prompt function returns again, with the vars.
+    assert [m for _, m in chats[0].prompt.messages] == [
+        "Answer in one line.",
+        "Tell me about ants ({{ topic }} again)",
+    ]
+    (column,) = _records(work / "promptfooconfig.yaml", capsys)
+    pinned = json.loads((DATA / "hooks" / "promptfoo-verdicts.json").read_text())["results"]
+    assert len(column) == len(pinned) == 6
+    by_place = {(r["test_index"], r["prompt_index"]): r for r in pinned}
+    prompts = ["file://prompt.py:build", "file://prompt.js", "file://prompt.js:shout"]
+    for n, record in enumerate(column):
+        theirs = by_place[(n // 3, n % 3)]
+        assert record["status"] == "pass"
+        assert theirs["pass"]
+        if record["messages"][0]["role"] != "system":
+            assert record["output"] == theirs["output"], prompts[n % 3]
+        else:  # promptfoo's echo returns the chat as JSON; skilleval's, its last user message
+            assert record["output"] in theirs["output"]
+
+
+def test_an_es_module_prompt_function_is_refused_with_its_reason(tmp_path: Path) -> None:
+    work = _copy("hooks", tmp_path)
+    config = work / "promptfooconfig.yaml"
+    config.write_text(config.read_text().replace("file://prompt.js:shout", "file://esm.mjs"))
+    with pytest.raises(DiagnosticsError) as caught:
+        load_suite(config, Overrides(entry_points=False))
+    (diag,) = caught.value.diagnostics
+    assert diag.where.line == 7
+    assert "`esm.mjs` is an ES module (import/export)" in diag.message
+    assert "not found" not in diag.message
+
+
+def test_a_prompt_function_that_raises_is_refused_at_the_test_with_its_line(
+    tmp_path: Path,
+) -> None:
+    work = _copy("hooks", tmp_path)
+    (work / "prompt.py").write_text("def build(context):\n    return 1 / 0\n")
+    with pytest.raises(DiagnosticsError) as caught:
+        load_suite(work / "promptfooconfig.yaml", Overrides(entry_points=False))
+    messages = [d.message for d in caught.value.diagnostics]
+    assert messages
+    assert all("prompt.py:build raised ZeroDivisionError at " in m for m in messages)
+    assert all("prompt.py:2: division by zero" in m for m in messages)
+
+
+def test_a_test_generator_must_return_a_list(tmp_path: Path) -> None:
+    work = _copy("hooks", tmp_path)
+    (work / "gen.py").write_text("def generate_tests():\n    return {'vars': {}}\n")
+    with pytest.raises(DiagnosticsError) as caught:
+        load_suite(work / "promptfooconfig.yaml", Overrides(entry_points=False))
+    (diag,) = caught.value.diagnostics
+    assert "must return a list of tests, not dict" in diag.message
+    assert diag.where.line == 10
