@@ -94,6 +94,8 @@ class Translated:
     refusal: str | None = None
     uses_config: bool = False
     """The whole ``config`` is handed to the provider (the user's application reads it)."""
+    missing_key: str | None = None
+    """A hosted model read without its key (``need_keys=False``): the variables to set."""
 
 
 _OPENAI_FORM = "`openai:chat:NAME` with `config: {apiBaseUrl: URL, apiKeyEnvar: VAR}`"
@@ -207,7 +209,7 @@ def translate(
             None, label, "a provider needs an `id` (e.g. `echo` or `file://model.gguf`)"
         )
     out = _translate_id(entry, config, env, need_keys)
-    return Translated(out.model, label or out.label, out.refusal, out.uses_config)
+    return Translated(out.model, label or out.label, out.refusal, out.uses_config, out.missing_key)
 
 
 def _translate_id(
@@ -246,7 +248,8 @@ def _translate_id(
                 " give `config: {apiBaseUrl: URL}` for a local OpenAI-compatible server, or use"
                 " a local model (`file://model.gguf`)",
             )
-        return Translated(_server(cloud.base_url, name, config, key_env), name)
+        missing = None if env.get(key_env) else " or ".join(names)
+        return Translated(_server(cloud.base_url, name, config, key_env), name, missing_key=missing)
     hint = "use `echo`, `file://model.gguf`, `ollama:chat:NAME` or `openai:chat:NAME` with `config: {apiBaseUrl: URL}`"
     if vendor in HOSTED_ELSEWHERE:
         what, nearest = HOSTED_ELSEWHERE[vendor]

@@ -56,7 +56,10 @@ def _grader_judge(loader: Loader) -> ModelSpec | None:
         grader = read_grader(raw, names)
         if isinstance(grader, str):
             loader.error(where, grader)
-        elif first is None:
+            continue
+        if grader.note is not None:
+            loader.foreign_notes.append(str(Diagnostic(where, grader.note, severity="warning")))
+        if first is None:
             first = (grader, where, base)
         elif grader.key() != first[0].key():
             loader.error(

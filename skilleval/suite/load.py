@@ -27,7 +27,7 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
-from skilleval.promptfoo.config import reads_as_promptfoo
+from skilleval.promptfoo.config import is_promptfoo, reads_as_promptfoo
 from skilleval.promptfoo.differences import warnings
 from skilleval.promptfoo.rendering import NunjucksVars
 from skilleval.suite import agentic, formats
@@ -113,7 +113,7 @@ def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     loader.diags.extend(ref_problems)
     loader.registry = _registry(loader, doc)
     loader.schema = suite_schema(loader.registry)
-    checked = check_schema(doc, loader.schema, loader.registry)
+    checked = check_schema(doc, loader.schema, loader.registry, tolerant=is_promptfoo(doc.data))
     # An unresolved $ref is reported already; the schema's view of it adds nothing.
     noise = {str(doc.at(p)) for p in unresolved} | {
         str(doc.key_at([*p, "$ref"])) for p in unresolved
@@ -121,6 +121,7 @@ def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     loader.diags.extend(d for d in checked.problems if str(d.where) not in noise)
     loader.top = doc.data
     loader.skipped = checked.skipped
+    loader.foreign_notes.extend(str(d) for d in checked.tolerated)
     suite = _compile(loader, replace(doc, data=checked.usable))
     if loader.diags:
         raise SuiteError(loader.diags)
@@ -201,7 +202,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
-        notes=tuple(loader.foreign_notes)
+        notes=tuple(dict.fromkeys(loader.foreign_notes))
         + tuple(warnings(doc))
         + tuple(self_graded_note(doc, suite))
         + tuple(models.notes),

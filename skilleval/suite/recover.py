@@ -28,18 +28,34 @@ class Checked:
     """The top-level mapping without the keys that are wrong as a whole."""
     skipped: frozenset[PathKey]
     """Tests and assertions that are wrong, left in place so indexes keep their positions."""
+    tolerated: tuple[Diagnostic, ...] = ()
+    """Warnings: keys a promptfoo config may hold that neither tool reads."""
 
 
-def check_schema(doc: Document, schema: Mapping[str, Any], registry: Registry) -> Checked:
-    """Validate the suite ``doc``; keep what the errors leave usable."""
+def check_schema(
+    doc: Document, schema: Mapping[str, Any], registry: Registry, *, tolerant: bool = False
+) -> Checked:
+    """Validate the suite ``doc``; keep what the errors leave usable.
+
+    ``tolerant`` (a promptfoo config): a key nothing reads is a warning, as promptfoo
+    ignores it, and the key is left out; a key skilleval refuses is still an error.
+    """
     problems: list[Diagnostic] = []
+    tolerated: list[Diagnostic] = []
     units: set[PathKey] = set()
+    ignored: set[str] = set()
     for path, diag in violations(doc, schema, what="the suite"):
         if _type_says_more(doc, path, registry):
             continue
+        if tolerant and diag.message.startswith("unknown key '"):
+            message = f"{diag.message}: promptfoo ignores it, and so does skilleval"
+            tolerated.append(Diagnostic(diag.where, message, severity="warning"))
+            if len(path) == 1:
+                ignored.add(str(path[0]))
+            continue
         problems.append(diag)
         units.add(_unit(path))
-    usable = dict(doc.data)
+    usable = {k: v for k, v in doc.data.items() if k not in ignored}
     skipped: set[PathKey] = set()
     for unit in units:
         if len(unit) == 1:
@@ -53,7 +69,7 @@ def check_schema(doc: Document, schema: Mapping[str, Any], registry: Registry) -
             skipped.add(unit)
         else:
             skipped.add(unit)
-    return Checked(problems, usable, frozenset(skipped))
+    return Checked(problems, usable, frozenset(skipped), tuple(tolerated))
 
 
 def _unit(path: PathKey) -> PathKey:
