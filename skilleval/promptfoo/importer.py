@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.promptfoo.config import PROVIDER_LISTS, UNSUPPORTED_KEYS
+from skilleval.promptfoo.graders import read_grader
 from skilleval.promptfoo.provider_ids import normalized, translate
+from skilleval.promptfoo.rebase import rebase_paths
 from skilleval.promptfoo.values import YamlReader, as_promptfoo_reads
 from skilleval.util.frozen import frozen
 
@@ -29,9 +31,10 @@ class Imported:
     """What could not be carried over, one line each."""
 
 
-def import_config(path: Path, read_yaml: YamlReader) -> Imported:
+def import_config(path: Path, read_yaml: YamlReader, target: Path | None = None) -> Imported:
     """The skilleval suite equivalent to the promptfoo config at ``path``; ``read_yaml``
-    parses an assertion's schema written as YAML text.
+    parses an assertion's schema written as YAML text; ``target`` is the folder the suite is
+    written to (the config's own by default), for which relative paths are rewritten.
 
     Raises:
         OSError: The file cannot be read.
@@ -76,7 +79,7 @@ def import_config(path: Path, read_yaml: YamlReader) -> Imported:
             if isinstance(model, dict):
                 model = CommentedMap(model)
                 model.fa.set_flow_style()
-            models.append((model, read.label, entry))
+            models.append((model, read, entry))
         index = list(data).index(key)
         del data[key]
         if models:
@@ -86,8 +89,18 @@ def import_config(path: Path, read_yaml: YamlReader) -> Imported:
             data.yaml_set_comment_before_after_key(
                 new_key, before=f"From promptfoo's `{key}:` (each id read as a model)."
             )
-        for _, label, entry in models:
-            if isinstance(entry, Mapping):
+        else:
+            # Never a suite with no model: the embedded one stands in, and says so.
+            data.insert(index, "model", "default")
+            data.yaml_set_comment_before_after_key(
+                "model",
+                before=f"None of promptfoo's `{key}:` carries over (see above): the embedded"
+                " model stands in.\nSet `model:` to the model (or `models:` to the models) to"
+                " evaluate.",
+            )
+        for _, read, entry in models:
+            label = read.label
+            if isinstance(entry, Mapping) and not read.uses_config:
                 dropped = sorted(set(entry.get("config") or {}) - {"apiBaseUrl", "apiKeyEnvar"})
                 if dropped:
                     notes.append(
@@ -101,14 +114,18 @@ def import_config(path: Path, read_yaml: YamlReader) -> Imported:
     # Moved to `judge:` only when it is the one grader: tests' and assertions' own
     # `provider:` are read as the same judge where they are written.
     if isinstance(options, CommentedMap) and "provider" in options and not _more_graders(data):
-        grader = translate(options["provider"], need_keys=False)
+        grader = read_grader(options["provider"], frozenset())
         del options["provider"]
         if not options:
             del default["options"]
-        if grader.model is None:
-            left_out.append(f"defaultTest.options.provider: {grader.refusal}")
+        if not default:
+            del data["defaultTest"]  # an empty mapping after a comment is not YAML
+        if isinstance(grader, str):
+            left_out.append(f"defaultTest.options.provider: {grader}")
         else:
-            judge: Any = grader.model
+            if grader.note:
+                notes.append(f"defaultTest.options.provider: {grader.note}")
+            judge: Any = grader.judge
             if isinstance(judge, dict):
                 judge = CommentedMap(judge)
                 judge.fa.set_flow_style()
@@ -118,6 +135,14 @@ def import_config(path: Path, read_yaml: YamlReader) -> Imported:
             )
 
     _values_as_promptfoo_reads(data, read_yaml)
+    if target is not None and target.resolve() != path.parent.resolve():
+        rebase_paths(data, path.parent, target)
+        notes.append(f"relative paths are rewritten to reach the same files from {target}")
+        for _, read, _ in models:
+            if isinstance(read.model, dict) and read.model.get("provider") == "exec":
+                notes.append(
+                    f"{read.label}: the command runs in the suite's folder; check the paths it names"
+                )
 
     for key in list(data):
         if key in UNSUPPORTED_KEYS:

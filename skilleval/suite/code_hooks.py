@@ -90,8 +90,9 @@ def function_prompt(
 
 
 def _provider(top: Mapping[str, Any]) -> dict[str, str]:
-    """promptfoo's ``context.provider``: the first provider's id and label, as written."""
-    for key in ("providers", "targets"):
+    """promptfoo's ``context.provider``: the first provider's id and label, as written (an
+    imported suite's first model)."""
+    for key in ("providers", "targets", "models", "model"):
         raw = top.get(key)
         first = raw[0] if isinstance(raw, list) and raw else raw
         if isinstance(first, str):
