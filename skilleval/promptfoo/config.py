@@ -24,7 +24,6 @@ UNSUPPORTED_KEYS: Mapping[str, str] = {
     "timeoutMs": "per-call time limits are the provider's: `timeout` on an openai `model:`",
     "maxEvalTimeMs": "a run has no overall time limit; stop it with Ctrl-C and `--resume` it",
     "commandLineOptions": "pass options on the command line instead",
-    "nunjucksFilters": "custom template filters are not supported",
     "extensions": "extension hooks are not supported; write an assertion plugin instead",
     "sharing": "skilleval never uploads results",
     "writeLatestResults": "every run is written under .skilleval/runs/",

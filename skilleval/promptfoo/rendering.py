@@ -10,7 +10,7 @@ promptfoo config's vars this way; the renderings are pinned from promptfoo 0.123
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jinja2
@@ -19,9 +19,14 @@ __all__ = ["NunjucksVars", "js_json", "js_number", "js_string", "nunjucks_finali
 
 
 class NunjucksVars(dict[str, Any]):
-    """A promptfoo config's vars: rendering prints their values as Nunjucks does."""
+    """A promptfoo config's vars: rendering prints their values as Nunjucks does, and the
+    config's ``nunjucksFilters`` are there (:attr:`filters`, set by the loader)."""
 
-    __slots__ = ()
+    __slots__ = ("filters",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.filters: Mapping[str, Callable[..., Any]] = {}
 
 
 def js_number(value: float) -> str:

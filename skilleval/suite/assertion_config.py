@@ -8,7 +8,7 @@ check (a regex compiles …), and every template in it compiles and reads only t
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from skilleval.promptfoo.values import as_promptfoo_reads, weightless
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
-from skilleval.suite.model import AssertionEntry
+from skilleval.suite.model import PARSED_REPLY, AssertionEntry
 from skilleval.suite.schema import is_valid, validator_for
 from skilleval.suite.transforms import JS_SUFFIXES, compile_transform, javascript_file_problem
 from skilleval.suite.yamlio import Document, yaml_data
@@ -367,3 +367,17 @@ def with_factuality(asserts: list[AssertionEntry], scores: Any) -> list[Assertio
         else a
         for a in asserts
     ]
+
+
+DATA_REPLIES = frozenset({"python", "http"})
+"""Providers whose reply may be data (a Python provider's output, an endpoint's JSON)."""
+
+
+def with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
+    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config, or run by
+    an application that replies with data: its JavaScript checks see the reply parsed, as
+    promptfoo hands it to them."""
+    return tuple(
+        replace(a, options={**a.options, PARSED_REPLY: True}) if a.type == "javascript" else a
+        for a in asserts
+    )

@@ -5,8 +5,9 @@
   messages, or ``{prompt: …}``. It is called for each test's vars when the suite loads, and
   what it returns is the test's prompt template, rendered with the vars as promptfoo renders
   it again.
-* ``tests: file://gen.py[:fn]`` (``generate_tests`` unless named; ``{path, config}`` passes
-  ``config``) returns the list of tests.
+* ``tests: file://gen.py[:fn]`` (``generate_tests`` unless named) returns the list of tests.
+* ``nunjucksFilters: {name: filter.js}`` adds each file's export as a filter of the prompts'
+  templates, called with the value and the filter's arguments.
 
 Python runs under the guards of Python checks (:mod:`skilleval.util.usercode`: a thread with
 a time limit, prints sent to stderr, every exception caught, the user's line named), and not
@@ -22,15 +23,27 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Location
+import jinja2
+
+from skilleval.errors import Location, TemplateProblem
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt, PromptFunction
+from skilleval.suite.yamlio import Document
 from skilleval.userfile import display_path, read_text
 from skilleval.util import fileref, jsengine
 from skilleval.util.pyfile import import_file, imports_allowed
 from skilleval.util.usercode import call_limited, raised_at
 
-__all__ = ["HOOK_TIME_LIMIT", "call_generator", "called_prompt", "code_ref", "function_prompt"]
+__all__ = [
+    "HOOK_TIME_LIMIT",
+    "JsFilter",
+    "call_generator",
+    "called_prompt",
+    "code_ref",
+    "filter_names",
+    "function_prompt",
+    "read_filters",
+]
 
 HOOK_TIME_LIMIT = 60.0
 """Seconds one call of a Python prompt function or test generator may take."""
@@ -170,3 +183,65 @@ def call_generator(path: Path, name: str | None, config: Any) -> list[Any]:
     if not isinstance(value, list):
         raise ValueError(f"{what} must return a list of tests, not {type(value).__name__}")
     return value
+
+
+class JsFilter:
+    """A ``nunjucksFilters`` entry: the file's export, run in the sandbox for each use."""
+
+    def __init__(self, source: str, shown: str) -> None:
+        self.source = source
+        self.shown = shown
+
+    def __call__(self, value: Any, *args: Any) -> Any:
+        values = [None if isinstance(v, jinja2.Undefined) else v for v in (value, *args)]
+        outcome = jsengine.call_module(self.source, None, values)
+        if outcome.failure is not None:
+            raise TemplateProblem(f"filter {outcome.failure.describe(self.shown)}")
+        return "" if outcome.undefined or outcome.value is None else outcome.value
+
+
+def filter_names(doc: Document) -> frozenset[str]:
+    """The names ``nunjucksFilters`` gives, usable or not (a refused one is reported once, at
+    its key, not again at each template that uses it)."""
+    raw = doc.data.get("nunjucksFilters")
+    return frozenset(str(k) for k in raw) if isinstance(raw, Mapping) else frozenset()
+
+
+def read_filters(loader: Loader, doc: Document) -> dict[str, JsFilter]:
+    """A promptfoo config's ``nunjucksFilters``: each name's JavaScript file, checked.
+
+    promptfoo reads each value as a path relative to the config (``file://`` finds nothing
+    there, so it is refused with that reason).
+    """
+    raw = doc.data.get("nunjucksFilters")
+    out: dict[str, JsFilter] = {}
+    for name, written in raw.items() if isinstance(raw, Mapping) else ():
+        where = doc.at(["nunjucksFilters", name])
+        if not isinstance(written, str):
+            continue  # the schema has said why
+        if fileref.is_ref(written):
+            loader.error(
+                where,
+                f"promptfoo reads a filter's file as a path, and `{written}` names none there:"
+                f" write `{written.removeprefix('file://')}`",
+            )
+            continue
+        path = fileref.resolve(written, loader.base)
+        if not path.is_file():
+            loader.error(where, f"filter file not found: {written} (looked for {path})")
+            continue
+        source = read_text(path, where=where)
+        if path.suffix == ".mjs" or _ES_MODULE.search(source):
+            loader.error(
+                where,
+                f"`{written}` is an ES module (import/export): skilleval's JavaScript sandbox"
+                " runs CommonJS without packages; write it as `module.exports = function"
+                " (value) {…}` with no imports",
+            )
+            continue
+        failure = jsengine.check_module(source)
+        if failure is not None:
+            loader.error(where, failure.describe(written))
+            continue
+        out[str(name)] = JsFilter(source, written)
+    return out

@@ -30,13 +30,19 @@ from skilleval.plugins.registry import Registry, default_registry
 from skilleval.promptfoo.config import is_promptfoo, reads_as_promptfoo
 from skilleval.promptfoo.differences import warnings
 from skilleval.promptfoo.rendering import NunjucksVars
-from skilleval.suite import agentic, formats
+from skilleval.suite import agentic, formats, template
 from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
+from skilleval.suite.assertion_config import (
+    DATA_REPLIES,
+    value_vars_ok,
+    with_factuality,
+    with_parsed_reply,
+    with_rubric_prompt,
+)
 from skilleval.suite.assertion_config import compile_assertion as _assertion
-from skilleval.suite.assertion_config import value_vars_ok, with_factuality, with_rubric_prompt
-from skilleval.suite.code_hooks import called_prompt
+from skilleval.suite.code_hooks import called_prompt, filter_names, read_filters
 from skilleval.suite.columns import only_their_prompts, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
@@ -44,7 +50,6 @@ from skilleval.suite.derived import derived_metrics
 from skilleval.suite.ids import assign_ids
 from skilleval.suite.judging import read_judge, self_graded_note
 from skilleval.suite.model import (
-    PARSED_REPLY,
     AssertionEntry,
     Prompt,
     Suite,
@@ -122,7 +127,9 @@ def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     loader.top = doc.data
     loader.skipped = checked.skipped
     loader.foreign_notes.extend(str(d) for d in checked.tolerated)
-    suite = _compile(loader, replace(doc, data=checked.usable))
+    loader.filters = read_filters(loader, doc)
+    with template.known_filters(filter_names(doc)):
+        suite = _compile(loader, replace(doc, data=checked.usable))
     if loader.diags:
         raise SuiteError(loader.diags)
     if path.is_dir():
@@ -193,7 +200,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     tests = only_their_prompts(loader, models, tests)
     if reads_as_promptfoo(data) and all(m.kind in DATA_REPLIES for m in models.all()):
         # promptfoo hands checks an application's data reply as data, not text.
-        tests = [replace(t, asserts=_with_parsed_reply(t.asserts)) for t in tests]
+        tests = [replace(t, asserts=with_parsed_reply(t.asserts)) for t in tests]
     judge = read_judge(loader, doc)
     named = {a.metric for t in tests for a in t.every_assert if a.metric}
     derived = derived_metrics(loader, doc, named)
@@ -273,6 +280,7 @@ def _tests(
         suffix = f"-{n + 1}" if len(combos) > 1 else ""
         if nunjucks and combo is not None:
             combo = NunjucksVars(combo)  # printed into prompts as promptfoo prints
+            combo.filters = loader.filters
         out.extend(_variant(loader, raw, data, default_doc, default, combo, prompts, suffix))
     return out
 
@@ -337,7 +345,7 @@ def _variant(
                 description=str(data.get("description", "")),
                 prompt=prompt,
                 vars=vars_,
-                asserts=_with_parsed_reply(asserts) if prompt.parsed_reply else tuple(asserts),
+                asserts=with_parsed_reply(asserts) if prompt.parsed_reply else tuple(asserts),
                 where=where,
                 base_dir=base,
                 should_trigger=data.get("should_trigger"),
@@ -423,20 +431,6 @@ def _agent(
     agent, diags = agentic.agent_config(doc, default_doc, base, sources, compile_assertion)
     loader.diags.extend(diags)
     return agent
-
-
-DATA_REPLIES = frozenset({"python", "http"})
-"""Providers whose reply may be data (a Python provider's output, an endpoint's JSON)."""
-
-
-def _with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
-    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config, or run by
-    an application that replies with data: its JavaScript checks see the reply parsed, as
-    promptfoo hands it to them."""
-    return tuple(
-        replace(a, options={**a.options, PARSED_REPLY: True}) if a.type == "javascript" else a
-        for a in asserts
-    )
 
 
 def _turn_prompts(

@@ -22,6 +22,7 @@ suites print Python's text, and an undefined variable is an error there.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import difflib
@@ -74,6 +75,21 @@ class _Steps:
 
 
 _steps: contextvars.ContextVar[_Steps | None] = contextvars.ContextVar("_steps", default=None)
+_known: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "_known_filters", default=frozenset()
+)
+"""The names of a promptfoo config's ``nunjucksFilters`` while it loads, for :func:`check`."""
+
+
+@contextlib.contextmanager
+def known_filters(names: Iterable[str]) -> Iterator[None]:
+    """Accept these filter names in the templates checked inside (a suite's own filters,
+    given to :func:`render` with its vars)."""
+    token = _known.set(frozenset(names))
+    try:
+        yield
+    finally:
+        _known.reset(token)
 
 
 def _counted(iterable: Iterable[Any], pairs: bool = False) -> Iterator[Any]:
@@ -185,9 +201,12 @@ def _syntax(exc: jinja2.TemplateSyntaxError) -> TemplateProblem:
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str) -> tuple[jinja2.nodes.Template, frozenset[str]]:
-    """The template's syntax tree, checked, and the variables it reads."""
-    env = _env()
+def _parse(
+    text: str, extra: frozenset[str] = frozenset()
+) -> tuple[jinja2.nodes.Template, frozenset[str]]:
+    """The template's syntax tree, checked, and the variables it reads; ``extra`` names the
+    suite's own filters."""
+    env = _env_with(False, tuple((name, _no_filter) for name in sorted(extra)))
     try:
         ast = env.parse(text)
     except jinja2.TemplateSyntaxError as exc:
@@ -205,7 +224,8 @@ def _parse(text: str) -> tuple[jinja2.nodes.Template, frozenset[str]]:
             if isinstance(node, jinja2.nodes.Filter)
             else (env.tests, "test")
         )
-        if node.name not in table or node.name == _BUDGET_FILTER:
+        known = node.name in table or (kind == "filter" and node.name in extra)
+        if not known or node.name == _BUDGET_FILTER:
             close = difflib.get_close_matches(
                 node.name, [n for n in table if n != _BUDGET_FILTER], n=1
             )
@@ -235,16 +255,33 @@ def _only_defaulted(ast: jinja2.nodes.Template) -> set[str]:
     return defaulted - bare
 
 
+def _no_filter(value: Any, *args: Any) -> Any:
+    """Stands for a suite's own filter where a template is only checked, never rendered."""
+    return value
+
+
+@functools.lru_cache(maxsize=64)
+def _env_with(nunjucks: bool, filters: tuple[tuple[str, Any], ...]) -> jinja2.Environment:
+    """The environment with a suite's own filters added."""
+    if not filters:
+        return _env(nunjucks)
+    env = _env(nunjucks).overlay()
+    env.filters = {**env.filters, **dict(filters)}  # the overlay shares its parent's dict
+    return env
+
+
 @functools.lru_cache(maxsize=4096)
-def _compile(text: str, nunjucks: bool = False) -> jinja2.Template:
+def _compile(
+    text: str, nunjucks: bool = False, filters: tuple[tuple[str, Any], ...] = ()
+) -> jinja2.Template:
     """The template ready to render, with every ``for`` loop charged to the step budget."""
-    ast = copy.deepcopy(_parse(text)[0])
+    ast = copy.deepcopy(_parse(text, frozenset(name for name, _ in filters))[0])
     for loop in ast.find_all(jinja2.nodes.For):
         pairs = isinstance(loop.target, jinja2.nodes.Tuple) and len(loop.target.items) == 2
         args = [jinja2.nodes.Const(pairs)]
         loop.iter = jinja2.nodes.Filter(loop.iter, _BUDGET_FILTER, args, [], None, None)
     try:
-        return _env(nunjucks).from_string(ast)
+        return _env_with(nunjucks, filters).from_string(ast)
     except jinja2.TemplateSyntaxError as exc:
         raise _syntax(exc) from None
 
@@ -258,7 +295,7 @@ def check(text: str) -> frozenset[str]:
     """
     if not is_template(text):
         return frozenset()
-    return _parse(text)[1]
+    return _parse(text, _known.get())[1]
 
 
 variables = check
@@ -274,7 +311,9 @@ def render(text: str, vars: Mapping[str, Any]) -> str:
     """
     if not is_template(text):
         return text
-    compiled = _compile(text, isinstance(vars, NunjucksVars))
+    nunjucks = isinstance(vars, NunjucksVars)
+    filters = tuple(sorted(vars.filters.items())) if isinstance(vars, NunjucksVars) else ()
+    compiled = _compile(text, nunjucks, filters)
     token = _steps.set(_Steps())
     try:
         out: list[str] = []

@@ -262,3 +262,50 @@ def test_a_test_generator_must_return_a_list(tmp_path: Path) -> None:
     (diag,) = caught.value.diagnostics
     assert "must return a list of tests, not dict" in diag.message
     assert diag.where.line == 10
+
+
+def test_nunjucks_filters_in_javascript_give_promptfoos_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _copy("filters", tmp_path)
+    monkeypatch.chdir(work)
+    ((record,),) = _records(work / "promptfooconfig.yaml", capsys)
+    (pinned,) = _pinned(DATA / "filters" / "promptfooconfig.yaml")
+    assert len(pinned) == 1
+    _agree(record, pinned[0])
+    assert record["status"] == "pass"
+
+
+@pytest.mark.parametrize(
+    ("written", "source", "words"),
+    [
+        ("file://shout.js", None, "promptfoo reads a filter's file as a path"),
+        ("esm.js", "import x from 'y';\nexport default (v) => v;\n", "is an ES module"),
+        ("missing.js", None, "filter file not found: missing.js"),
+        ("broken.js", "module.exports = (v) => {\n", "JavaScript syntax error"),
+    ],
+)
+def test_a_filter_that_cannot_run_is_refused_at_its_key(
+    tmp_path: Path, written: str, source: str | None, words: str
+) -> None:
+    work = _copy("filters", tmp_path)
+    if source is not None:
+        (work / written).write_text(source)
+    config = work / "promptfooconfig.yaml"
+    config.write_text(config.read_text().replace("shout: ./shout.js", f"shout: {written}"))
+    with pytest.raises(DiagnosticsError) as caught:
+        load_suite(config, Overrides(entry_points=False))
+    (diag,) = caught.value.diagnostics
+    assert (diag.where.line, diag.where.col) == (4, 10)
+    assert words in diag.message
+
+
+def test_a_filter_that_throws_is_that_tests_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _copy("filters", tmp_path)
+    (work / "shout.js").write_text("module.exports = (v) => { throw new Error('no shouting'); };\n")
+    monkeypatch.chdir(work)
+    ((record,),) = _records(work / "promptfooconfig.yaml", capsys)
+    assert record["status"] == "error"
+    assert "no shouting" in record["error"]
