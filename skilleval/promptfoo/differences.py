@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from skilleval.errors import Diagnostic, Location
 from skilleval.promptfoo.config import PROVIDER_LISTS, UNSUPPORTED_KEYS, is_promptfoo
+from skilleval.promptfoo.provider_ids import translate
 from skilleval.promptfoo.values import javascript_reads_otherwise, regex_entries
 from skilleval.util.frozen import frozen
 
@@ -38,7 +39,7 @@ def differences(doc: Positions) -> list[Difference]:
     data: Mapping[str, Any] = doc.data
     out: list[Difference] = []
     decoding = data.get("decoding")
-    if decoding is None:
+    if decoding is None and not _only_own_applications(data):
         out.append(
             Difference(
                 doc.at(),
@@ -97,3 +98,16 @@ def warnings(doc: Positions) -> list[str]:
         for d in differences(doc)
         if d.carried  # what is not carried over at all is an error of its own
     ]
+
+
+_OWN = frozenset({"python", "exec", "http"})
+
+
+def _only_own_applications(data: Mapping[str, Any]) -> bool:
+    """Whether every provider is the user's own application, which decodes as it likes."""
+    entries: list[Any] = []
+    for key in PROVIDER_LISTS:
+        raw = data.get(key)
+        entries.extend(raw if isinstance(raw, list) else [] if raw is None else [raw])
+    models = [translate(e, need_keys=False).model for e in entries]
+    return bool(models) and all(isinstance(m, dict) and m.get("provider") in _OWN for m in models)

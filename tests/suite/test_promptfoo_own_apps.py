@@ -309,3 +309,13 @@ def test_a_filter_that_throws_is_that_tests_error(
     ((record,),) = _records(work / "promptfooconfig.yaml", capsys)
     assert record["status"] == "error"
     assert "no shouting" in record["error"]
+
+
+def test_a_config_of_own_applications_is_not_warned_about_decoding(tmp_path: Path) -> None:
+    work = _copy("exec", tmp_path)
+    suite, _ = load_suite(work / "promptfooconfig.yaml", Overrides(entry_points=False))
+    assert not any("decoding is greedy" in n for n in suite.notes)
+    config = work / "promptfooconfig.yaml"
+    config.write_text(config.read_text().replace("providers:\n", "providers:\n  - echo\n"))
+    suite, _ = load_suite(config, Overrides(entry_points=False))
+    assert any("decoding is greedy" in n for n in suite.notes)
