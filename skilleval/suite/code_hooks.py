@@ -25,7 +25,7 @@ from typing import Any
 
 import jinja2
 
-from skilleval.errors import Location, TemplateProblem
+from skilleval.errors import Diagnostic, Location, TemplateProblem
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt, PromptFunction
 from skilleval.suite.yamlio import Document
@@ -145,6 +145,10 @@ def called_prompt(
     assert hook is not None
     context = {"vars": dict(vars_), "provider": _provider(loader.top), "config": {}}
     what = f"prompt function {hook.shown}"
+    if hook.kind == "python" and not imports_allowed():
+        message = f"{what} is not run (--no-plugins): its tests' prompts are left empty"
+        loader.foreign_notes.append(str(Diagnostic(prompt.where, message, severity="warning")))
+        return Prompt(prompt.label, text="", where=prompt.where)
     try:
         if hook.kind == "python":
             value = _call_python(hook.path, hook.name or "", [context], what)

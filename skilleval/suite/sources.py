@@ -17,6 +17,7 @@ from skilleval.suite.schema import validate
 from skilleval.suite.vars import MAX_EXPANDED, too_many
 from skilleval.suite.yamlio import Document, PathKey, parse_yaml
 from skilleval.util import fileref
+from skilleval.util.pyfile import imports_allowed
 
 _SCHEME = re.compile(r"^([a-zA-Z][\w+.-]*)://")
 
@@ -83,6 +84,12 @@ def generated_tests(
     path = fileref.resolve(raw, loader.base)
     if not path.is_file():
         loader.error(where, f"test generator file not found: {raw} (looked for {path})")
+        return []
+    if not imports_allowed():
+        loader.error(
+            where,
+            f"the test generator {raw} is not run (--no-plugins), so its tests cannot be checked",
+        )
         return []
     try:
         tests = call_generator(path, name, None)

@@ -319,3 +319,25 @@ def test_a_config_of_own_applications_is_not_warned_about_decoding(tmp_path: Pat
     config.write_text(config.read_text().replace("providers:\n", "providers:\n  - echo\n"))
     suite, _ = load_suite(config, Overrides(entry_points=False))
     assert any("decoding is greedy" in n for n in suite.notes)
+
+
+def test_validate_without_plugins_runs_no_python_hook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = _copy("hooks", tmp_path)
+    (work / "ran").unlink(missing_ok=True)
+    (work / "prompt.py").write_text(
+        "from pathlib import Path\n\n\ndef build(context):\n"
+        "    Path(__file__).with_name('ran').write_text('yes')\n    return 'hi'\n"
+    )
+    config = work / "promptfooconfig.yaml"
+    assert run_cli(["validate", "--no-plugins", str(config)]) == 4
+    assert "the test generator gen.py is not run (--no-plugins)" in capsys.readouterr().err
+    config.write_text(
+        config.read_text().replace("tests: file://gen.py", "tests:\n  - vars: {topic: bees}")
+    )
+    assert run_cli(["validate", "--no-plugins", str(config)]) == 0
+    assert "prompt function prompt.py:build is not run (--no-plugins)" in capsys.readouterr().err
+    assert not (work / "ran").exists()
+    assert run_cli(["validate", str(config)]) == 0
+    assert (work / "ran").exists()
