@@ -20,6 +20,7 @@ promptfoo's ``http``/``https`` provider, as promptfoo 0.123.1 reads its settings
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -44,6 +45,9 @@ from skilleval.userfile import read_text
 from skilleval.util import fileref, jsengine
 from skilleval.util.frozen import frozen
 
+_PARAMS = {"transform_response": ("json", "text", "context"), "validate_status": ("status",)}
+"""The names each hook's code reads its arguments by, as promptfoo names them."""
+
 _FUNCTION = re.compile(r"^(\(.*?\)\s*=>|function\s*\(.*?\))", re.S)
 """promptfoo's test for a transform written as a function rather than an expression."""
 
@@ -60,17 +64,36 @@ class JsHook:
     """Where it is written, for messages."""
     is_file: bool = False
 
+    def _body(self, params: tuple[str, ...]) -> str:
+        body = self.code.strip()
+        call = f"({body})({', '.join(params)})" if _FUNCTION.match(body) else f"({body})"
+        # Several lines, so the sandbox takes it as a body as written (see inline_body).
+        return f"return (\n{call}\n);"
+
+    def problem(self, params: tuple[str, ...]) -> str | None:
+        """Why the code cannot run (a syntax error), checked without calling it."""
+        if self.is_file:
+            failure = jsengine.check_module(self.code)
+        else:
+            failure = _unwrapped(jsengine.check_inline(self._body(params), params))
+        return None if failure is None else failure.describe(self.source, inline=not self.is_file)
+
     def call(self, params: tuple[str, ...], args: list[Any]) -> Any:
         if self.is_file:
             outcome = jsengine.call_module(self.code, self.function, args)
         else:
-            body = self.code.strip()
-            call = f"({body})({', '.join(params)})" if _FUNCTION.match(body) else f"({body})"
-            # Several lines, so the sandbox takes it as a body as written (see inline_body).
-            outcome = jsengine.call_inline(f"return (\n{call}\n);", args, params)
-        if outcome.failure is not None:
-            raise ProviderError(outcome.failure.describe(self.source, inline=not self.is_file))
+            outcome = jsengine.call_inline(self._body(params), args, params)
+        failure = outcome.failure if self.is_file else _unwrapped(outcome.failure)
+        if failure is not None:
+            raise ProviderError(failure.describe(self.source, inline=not self.is_file))
         return None if outcome.undefined else outcome.value
+
+
+def _unwrapped(failure: jsengine.JsFailure | None) -> jsengine.JsFailure | None:
+    """A failure of inline code, its line counted in the code as written (not the wrapper)."""
+    if failure is None or failure.line is None:
+        return failure
+    return dataclasses.replace(failure, line=max(1, failure.line - 1))
 
 
 @frozen
@@ -100,14 +123,13 @@ class HttpConfig:
                 if not path.is_file():
                     ctx.error(f"JavaScript file not found: {ref.path} (looked for {path})", key)
                     continue
-                source = read_text(path)
-                hooks[key] = JsHook(source, ref.function, ref.path, is_file=True)
-                failure = jsengine.check_module(source)
+                hooks[key] = JsHook(read_text(path), ref.function, ref.path, is_file=True)
             else:
                 hooks[key] = JsHook(value, source=f"`{key}`")
-                failure = None
-            if failure is not None:
-                ctx.error(failure.describe(str(value)), key)
+            hook = hooks[key]
+            problem = hook.problem(_PARAMS[key]) if hook is not None else None
+            if problem is not None:
+                ctx.error(problem, key)
         return cls(
             url=str(raw.get("url", "")),
             method=str(raw.get("method") or "GET"),
@@ -218,7 +240,7 @@ class HttpProvider:
         latency = (time.perf_counter() - start) * 1000
         text = reply.text
         if cfg.validate_status is not None:
-            ok = cfg.validate_status.call(("status",), [reply.status_code])
+            ok = cfg.validate_status.call(_PARAMS["validate_status"], [reply.status_code])
             if not ok:
                 raise ProviderError(
                     f"http provider {url}: HTTP call failed with status {reply.status_code}"
@@ -231,7 +253,7 @@ class HttpProvider:
         if cfg.transform_response is None:
             output: Any = parsed if parsed else text
             return completion(output_text(output), request, latency)
-        result = cfg.transform_response.call(("json", "text", "context"), [parsed, text, context])
+        result = cfg.transform_response.call(_PARAMS["transform_response"], [parsed, text, context])
         usage = None
         if isinstance(result, Mapping) and ("output" in result or "error" in result):
             if result.get("error"):

@@ -341,3 +341,36 @@ def test_validate_without_plugins_runs_no_python_hook(
     assert not (work / "ran").exists()
     assert run_cli(["validate", str(config)]) == 0
     assert (work / "ran").exists()
+
+
+def test_a_transform_that_does_not_parse_is_refused_at_load(tmp_path: Path) -> None:
+    work = _copy("http", tmp_path, 1)
+    config = work / "promptfooconfig.yaml"
+    text = config.read_text()
+    start = text.index("transformResponse:")
+    end = text.index("\n", start)
+    config.write_text(text[:start] + "transformResponse: 'json.reply +'" + text[end:])
+    with pytest.raises(DiagnosticsError) as caught:
+        load_suite(config, Overrides(entry_points=False))
+    (diag,) = caught.value.diagnostics
+    assert diag.where.line == 7
+    assert "JavaScript syntax error at `transform_response`, line 1 of the value" in diag.message
+
+
+def test_a_transform_that_throws_is_that_tests_error(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    server: int,
+) -> None:
+    work = _copy("http", tmp_path, server)
+    config = work / "promptfooconfig.yaml"
+    text = config.read_text()
+    start = text.index("transformResponse:")
+    end = text.index("\n", start)
+    config.write_text(text[:start] + "transformResponse: 'json.missing.field'" + text[end:])
+    monkeypatch.chdir(work)
+    (column,) = _records(config, capsys)
+    assert [r["status"] for r in column] == ["error", "error"]
+    assert "JavaScript at `transform_response`" in column[0]["error"]
+    assert "TypeError" in column[0]["error"]
