@@ -181,9 +181,25 @@ def called_prompt(
 
 
 def call_generator(path: Path, name: str | None, config: Any) -> list[Any]:
-    """The tests a Python test generator returns. Raises ValueError with the reason."""
-    what = f"test generator {display_path(path)}:{name or 'generate_tests'}"
-    value = _call_python(path, name or "generate_tests", [] if config is None else [config], what)
+    """The tests a test generator returns: a Python function (``generate_tests`` unless
+    named), or a JavaScript file's export, run in the sandbox. Raises ValueError with the
+    reason."""
+    args = [] if config is None else [config]
+    if path.suffix != ".py":
+        what = f"test generator {display_path(path)}" + (f":{name}" if name else "")
+        source = read_text(path)
+        if path.suffix == ".mjs" or _ES_MODULE.search(source):
+            raise ValueError(
+                f"{what} is an ES module (import/export): skilleval's JavaScript sandbox runs"
+                " CommonJS without packages; write it as `module.exports = function () {…}`"
+            )
+        outcome = jsengine.call_module(source, name, args)
+        if outcome.failure is not None:
+            raise ValueError(outcome.failure.describe(display_path(path)))
+        value = outcome.value
+    else:
+        what = f"test generator {display_path(path)}:{name or 'generate_tests'}"
+        value = _call_python(path, name or "generate_tests", args, what)
     if not isinstance(value, list):
         raise ValueError(f"{what} must return a list of tests, not {type(value).__name__}")
     return value

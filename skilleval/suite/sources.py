@@ -60,7 +60,7 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
         # promptfoo reads a bare string in `tests:` as a path (or glob) relative to the suite.
         ref = item if fileref.is_ref(item) else f"file://{item}"
         hook = code_ref(ref)
-        if hook is not None and hook[1] == "py":
+        if hook is not None:
             out.extend(generated_tests(loader, hook[0], hook[2], doc.at(at), test_schema))
             continue
         try:
@@ -79,13 +79,13 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
 def generated_tests(
     loader: Loader, raw: str, name: str | None, where: Location, schema: Mapping[str, Any]
 ) -> list[filerefs.RawTest]:
-    """The tests a Python generator returns, each checked against the schema; their
-    positions point into the JSON of what it returned."""
+    """The tests a Python or JavaScript generator returns, each checked against the schema;
+    their positions point into the JSON of what it returned."""
     path = fileref.resolve(raw, loader.base)
     if not path.is_file():
         loader.error(where, f"test generator file not found: {raw} (looked for {path})")
         return []
-    if not imports_allowed():
+    if not imports_allowed() and path.suffix == ".py":
         loader.error(
             where,
             f"the test generator {raw} is not run (--no-plugins), so its tests cannot be checked",
@@ -97,7 +97,8 @@ def generated_tests(
     except (ValueError, TypeError) as exc:
         loader.error(where, str(exc))
         return []
-    shown = f"{raw}:{name or 'generate_tests'} (what it returned)"
+    default = "generate_tests" if path.suffix == ".py" else "export"
+    shown = f"{raw}:{name or default} (what it returned)"
     try:
         returned = parse_yaml(text, shown)
     except DiagnosticsError as exc:
