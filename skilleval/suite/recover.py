@@ -47,6 +47,8 @@ def check_schema(
     for path, diag in violations(doc, schema, what="the suite"):
         if _type_says_more(doc, path, registry):
             continue
+        if tolerant and _generator_key(doc, path):
+            continue  # promptfoo's {path, config} generator entry, read by sources.raw_tests
         if tolerant and diag.message.startswith("unknown key '"):
             message = f"{diag.message}: promptfoo ignores it, and so does skilleval"
             tolerated.append(Diagnostic(diag.where, message, severity="warning"))
@@ -85,6 +87,18 @@ def _unit(path: PathKey) -> PathKey:
             return path[:3]
         return path[:2]
     return path[:1]
+
+
+def _generator_key(doc: Document, path: PathKey) -> bool:
+    """``path`` is the ``path`` or ``config`` of a generator entry in ``tests:``."""
+    if len(path) != 3 or path[0] != "tests" or path[2] not in ("path", "config"):
+        return False
+    tests = doc.data.get("tests")
+    index = path[1]
+    if not isinstance(tests, list) or not isinstance(index, int) or index >= len(tests):
+        return False
+    item = tests[index]
+    return isinstance(item, Mapping) and set(item) <= {"path", "config"} and "path" in item
 
 
 def _type_says_more(doc: Document, path: PathKey, registry: Registry) -> bool:

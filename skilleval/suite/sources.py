@@ -10,6 +10,7 @@ from typing import Any
 from skilleval.api import NEGATION_PREFIX
 from skilleval.errors import DiagnosticsError, Location
 from skilleval.plugins.registry import UNSUPPORTED
+from skilleval.promptfoo.config import reads_as_promptfoo
 from skilleval.suite import files as filerefs
 from skilleval.suite.code_hooks import call_generator, code_ref
 from skilleval.suite.context import Loader
@@ -46,6 +47,10 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
     for item, at in entries:
         if tuple(at) in loader.skipped:
             continue
+        config = None
+        if is_generator_entry(item) and reads_as_promptfoo(loader.top):
+            # promptfoo's {path: file://gen.py, config: …}: a generator given its config.
+            item, config = item["path"], item.get("config")
         if not isinstance(item, str):
             out.append(filerefs.RawTest(doc.sub(at), loader.base))
             continue
@@ -61,7 +66,7 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
         ref = item if fileref.is_ref(item) else f"file://{item}"
         hook = code_ref(ref)
         if hook is not None:
-            out.extend(generated_tests(loader, hook[0], hook[2], doc.at(at), test_schema))
+            out.extend(generated_tests(loader, hook, doc.at(at), test_schema, config))
             continue
         try:
             for path in loader.reader.paths(ref, loader.base, doc.at(at)):
@@ -76,11 +81,27 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
     return out
 
 
+def is_generator_entry(item: Any) -> bool:
+    """promptfoo's ``{path: file://gen.py, config: …}`` in ``tests:``."""
+    return (
+        isinstance(item, Mapping)
+        and set(item) <= {"path", "config"}
+        and isinstance(item.get("path"), str)
+        and code_ref(item["path"] if fileref.is_ref(item["path"]) else f"file://{item['path']}")
+        is not None
+    )
+
+
 def generated_tests(
-    loader: Loader, raw: str, name: str | None, where: Location, schema: Mapping[str, Any]
+    loader: Loader,
+    hook: tuple[str, str, str | None],
+    where: Location,
+    schema: Mapping[str, Any],
+    config: Any = None,
 ) -> list[filerefs.RawTest]:
     """The tests a Python or JavaScript generator returns, each checked against the schema;
     their positions point into the JSON of what it returned."""
+    raw, _, name = hook
     path = fileref.resolve(raw, loader.base)
     if not path.is_file():
         loader.error(where, f"test generator file not found: {raw} (looked for {path})")
@@ -92,7 +113,7 @@ def generated_tests(
         )
         return []
     try:
-        tests = call_generator(path, name, None)
+        tests = call_generator(path, name, config)
         text = json.dumps(tests, indent=1, ensure_ascii=False)
     except (ValueError, TypeError) as exc:
         loader.error(where, str(exc))

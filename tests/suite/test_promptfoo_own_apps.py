@@ -376,13 +376,18 @@ def test_a_transform_that_throws_is_that_tests_error(
     assert "TypeError" in column[0]["error"]
 
 
-def test_a_javascript_test_generator_gives_promptfoos_tests(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("name", "count"), [("js-tests.yaml", 2), ("generator-config.yaml", 3)])
+def test_a_generators_tests_are_promptfoos(
+    name: str,
+    count: int,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     work = _copy("hooks", tmp_path)
     monkeypatch.chdir(work)
-    ours = _records(work / "js-tests.yaml", capsys)
-    theirs = _pinned(DATA / "hooks" / "js-tests.yaml")
-    assert [len(c) for c in ours] == [len(c) for c in theirs] == [2]
+    ours = _records(work / name, capsys)
+    theirs = _pinned(DATA / "hooks" / name)
+    assert [len(c) for c in ours] == [len(c) for c in theirs] == [count]
     for record, row in zip(ours[0], theirs[0], strict=True):
         _agree(record, row)

@@ -6,3 +6,10 @@ def generate_tests():
         {"vars": {"topic": topic}, "assert": [{"type": "icontains", "value": topic}]}
         for topic in ("ants", "owls")
     ]
+
+
+def with_config(config):
+    return [
+        {"vars": {"topic": topic}, "assert": [{"type": "icontains", "value": topic}]}
+        for topic in config["topics"]
+    ]
