@@ -235,7 +235,8 @@ class HttpProvider:
                     params=params or None,
                     content=None if content is None else content.encode("utf-8"),
                 )
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
+            # ValueError: a header or URL that cannot be sent (a newline, a bad port …).
             raise ProviderError(f"http provider {url}: {type(exc).__name__}: {exc}") from None
         latency = (time.perf_counter() - start) * 1000
         text = reply.text
