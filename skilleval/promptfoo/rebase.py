@@ -4,7 +4,8 @@ A promptfoo config reads its files relative to its own folder, and so does a sui
 ``skilleval import promptfoo -o`` writes the suite elsewhere, every relative path the config
 names is rewritten to reach the same file from there: ``file://`` references anywhere (vars,
 prompts, assertion values, transforms, providers), bare file names in ``prompts:`` and
-``tests:`` (promptfoo reads those as paths), and a model's ``path``. Absolute paths, URLs and
+``tests:`` (promptfoo reads those as paths), ``nunjucksFilters`` files, and a model's
+``path``. Absolute paths, URLs and
 templated paths are left as written.
 """
 
@@ -97,6 +98,11 @@ def rebase_paths(data: MutableMapping[str, Any], source: Path, target: Path) -> 
         for i, item in enumerate(tests):
             if isinstance(item, str) and not item.startswith(_PREFIX):
                 tests[i] = _moved(item, source, target)
+    filters = data.get("nunjucksFilters")
+    if isinstance(filters, MutableMapping):
+        for name, written in list(filters.items()):
+            if isinstance(written, str):
+                filters[name] = _moved(written, source, target)
     models = data.get("models")
     if isinstance(models, MutableSequence):
         for i, model in enumerate(models):

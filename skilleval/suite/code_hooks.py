@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 
 from skilleval.errors import Diagnostic, Location, TemplateProblem
+from skilleval.promptfoo.config import reads_as_promptfoo
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt, PromptFunction
 from skilleval.suite.yamlio import Document
@@ -224,7 +225,9 @@ def filter_names(doc: Document) -> frozenset[str]:
     """The names ``nunjucksFilters`` gives, usable or not (a refused one is reported once, at
     its key, not again at each template that uses it)."""
     raw = doc.data.get("nunjucksFilters")
-    return frozenset(str(k) for k in raw) if isinstance(raw, Mapping) else frozenset()
+    if not isinstance(raw, Mapping) or not reads_as_promptfoo(doc.data):
+        return frozenset()
+    return frozenset(str(k) for k in raw)
 
 
 def read_filters(loader: Loader, doc: Document) -> dict[str, JsFilter]:
@@ -235,6 +238,13 @@ def read_filters(loader: Loader, doc: Document) -> dict[str, JsFilter]:
     """
     raw = doc.data.get("nunjucksFilters")
     out: dict[str, JsFilter] = {}
+    if raw is not None and not reads_as_promptfoo(doc.data):
+        loader.error(
+            doc.key_at(["nunjucksFilters"]),
+            "`nunjucksFilters` is promptfoo's: it applies with promptfoo's templates, in a"
+            " promptfoo config or a suite with `compat: promptfoo`",
+        )
+        return out
     for name, written in raw.items() if isinstance(raw, Mapping) else ():
         where = doc.at(["nunjucksFilters", name])
         if not isinstance(written, str):

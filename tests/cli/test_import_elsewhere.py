@@ -31,7 +31,15 @@ def _shape(suite: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize(
-    "folder", ["var-rendering", "csv-config", "self-grading", "own-apps/hooks", "own-apps/python"]
+    "folder",
+    [
+        "var-rendering",
+        "csv-config",
+        "self-grading",
+        "own-apps/hooks",
+        "own-apps/python",
+        "own-apps/filters",
+    ],
 )
 def test_import_to_another_folder_reaches_the_same_files(
     folder: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

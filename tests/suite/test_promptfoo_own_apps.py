@@ -391,3 +391,18 @@ def test_a_generators_tests_are_promptfoos(
     assert [len(c) for c in ours] == [len(c) for c in theirs] == [count]
     for record, row in zip(ours[0], theirs[0], strict=True):
         _agree(record, row)
+
+
+def test_nunjucks_filters_belong_to_promptfoos_templates(tmp_path: Path) -> None:
+    work = _copy("filters", tmp_path)
+    suite = work / "suite.yaml"
+    suite.write_text(
+        "version: 1\nmodel: echo\nnunjucksFilters: {shout: shout.js}\n"
+        "prompts: ['{{ name | shout }}']\ntests:\n  - vars: {name: ada}\n"
+    )
+    with pytest.raises(DiagnosticsError) as caught:
+        load_suite(suite, Overrides(entry_points=False))
+    assert "`nunjucksFilters` is promptfoo's" in str(caught.value)
+    suite.write_text(suite.read_text().replace("version: 1\n", "version: 1\ncompat: promptfoo\n"))
+    loaded, _ = load_suite(suite, Overrides(entry_points=False))
+    assert loaded.tests
