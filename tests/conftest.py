@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.suite.provider_ids import CLOUD
+from skilleval.promptfoo.provider_ids import CLOUD
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,6 +9,12 @@ promptfoo and a Node 22 runtime are installed from npm into a scratch folder (``
 default ``/tmp/skilleval-promptfoo``) the first time; nothing is added to the project.
 
     python tools/promptfoo_verdicts.py [--scratch DIR] [FOLDER ...]
+
+``--as-written CONFIG ...`` runs each config with its own providers instead (the user's
+application: a Python file, a command, an HTTP endpoint) and writes ``promptfoo-verdicts.json``
+for ``promptfooconfig.yaml`` and ``NAME-verdicts.json`` for ``NAME.yaml``, each row naming its
+provider. When the folder has a ``server.py``, it is started on a free port of 127.0.0.1 and
+``__PORT__`` in the folder's YAML files is replaced by that port.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +101,14 @@ def echo_variant(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def verdicts(result_doc: dict[str, Any]) -> list[dict[str, Any]]:
+def verdicts(result_doc: dict[str, Any], providers: bool = False) -> list[dict[str, Any]]:
     rows = []
     for r in result_doc["results"]["results"]:
         grading = r.get("gradingResult") or {}
+        provider = r.get("provider") or {}
         rows.append(
             {
+                **({"provider": provider.get("label") or provider.get("id")} if providers else {}),
                 "prompt_index": r.get("promptIdx"),
                 "test_index": r.get("testIdx"),
                 "vars": r.get("vars"),
@@ -117,7 +127,7 @@ def verdicts(result_doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "error": (r.get("error") or "").split("\n")[0] or None,
             }
         )
-    rows.sort(key=lambda row: (row["test_index"], row["prompt_index"]))
+    rows.sort(key=lambda row: (row["test_index"], row["prompt_index"], row.get("provider") or ""))
     return rows
 
 
@@ -154,12 +164,68 @@ def pin(folder: Path, exe: Path) -> None:
     print(f"{folder.name}: {len(pinned['results'])} results")
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pin_as_written(config: Path, exe: Path) -> None:
+    """promptfoo's verdicts on ``config`` with its own providers."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / config.parent.name
+        shutil.copytree(config.parent, work)
+        server = None
+        if (work / "server.py").exists():
+            port = _free_port()
+            for path in work.glob("*.yaml"):
+                path.write_text(path.read_text(encoding="utf-8").replace("__PORT__", str(port)))
+            server = subprocess.Popen([sys.executable, "server.py", str(port)], cwd=work)
+            time.sleep(1.0)
+        env = {
+            **os.environ,
+            "PATH": f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+            "PROMPTFOO_CONFIG_DIR": str(Path(tmp) / "config"),
+        }
+        try:
+            subprocess.run(
+                [str(exe), "eval", "-c", config.name, "-o", "out.json", "--no-cache", "-j", "1"],
+                cwd=work,
+                env=env,
+                check=False,
+                stdout=subprocess.DEVNULL,
+            )
+        finally:
+            if server is not None:
+                server.kill()
+                server.wait()
+        doc = json.loads((work / "out.json").read_text(encoding="utf-8"))
+    pinned = {"promptfoo": PROMPTFOO, "results": verdicts(doc, providers=True)}
+    name = (
+        "promptfoo-verdicts.json"
+        if config.stem == "promptfooconfig"
+        else f"{config.stem}-verdicts.json"
+    )
+    (config.parent / name).write_text(
+        json.dumps(pinned, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(f"{config}: {len(pinned['results'])} results")
+
+
 def main(argv: list[str]) -> int:
     scratch = Path("/tmp/skilleval-promptfoo")
     if "--scratch" in argv:
         i = argv.index("--scratch")
         scratch = Path(argv[i + 1])
         del argv[i : i + 2]
+    if "--as-written" in argv:
+        argv.remove("--as-written")
+        exe = install(scratch)
+        for config in argv:
+            pin_as_written(Path(config).resolve(), exe)
+        return 0
     folders = [Path(a) for a in argv] or sorted(p for p in DATA.iterdir() if p.is_dir())
     exe = install(scratch)
     for folder in folders:

@@ -8,9 +8,10 @@ import click
 
 from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError, UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.promptfoo.differences import pattern_differences
+from skilleval.promptfoo.importer import import_config
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.suite.promptfoo_import import import_config, pattern_differences
-from skilleval.suite.yamlio import load_yaml
+from skilleval.suite.yamlio import load_yaml, parse_yaml, yaml_data
 
 
 @click.group("import")
@@ -48,9 +49,21 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
     if doc.problems:
         raise SuiteError(doc.problems)
     try:
-        imported = import_config(config)
+        imported = import_config(config, yaml_data, target.resolve().parent)
     except (ValueError, OSError) as exc:
         raise UsageError(f"cannot import {config}: {exc}") from None
+    try:
+        # Parsed before it is written: a suite that is not even YAML is never left behind.
+        parse_yaml(imported.text, str(target))
+    except DiagnosticsError as exc:
+        raise SuiteError(
+            [
+                Diagnostic(
+                    d.where, f"the suite written from {config} would be invalid: {d.message}"
+                )
+                for d in exc.diagnostics
+            ]
+        ) from None
     try:
         target.write_text(imported.text, encoding="utf-8")
     except OSError as exc:
@@ -60,9 +73,6 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
     for difference in pattern_differences(doc):
         click.echo(str(Diagnostic(difference.where, difference.message, "warning")), err=True)
     click.echo(f"wrote {target}", err=True)
-    # Relative paths in the config keep their meaning only beside it.
-    if target.resolve().parent != config.resolve().parent:
-        click.echo("note: file:// paths are relative to the config's folder", err=True)
     try:
         suite, _ = load_suite(target, Overrides())
     except DiagnosticsError as exc:

@@ -104,6 +104,9 @@ class Request:
     """Not sent to the model; the arm (on, off, routed) for the scripted provider."""
     purpose: str = "generate"
     """generate | judge | trigger | overfit; for stats and scheduling."""
+    vars: Mapping[str, Any] | None = None
+    """Not sent to the model; the test's vars, for a provider that runs the user's own code
+    (promptfoo's ``context.vars``). Such a provider puts them in its ``cache_salt``."""
 
 
 @frozen

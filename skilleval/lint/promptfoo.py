@@ -8,7 +8,8 @@ from skilleval.lint.checks import PROMPTFOO_READS_OTHERWISE
 from skilleval.lint.finding import Finding
 from skilleval.lint.view import LintView
 from skilleval.plugins.markers import lint_check
-from skilleval.suite.promptfoo_import import is_promptfoo, pattern_differences
+from skilleval.promptfoo.config import is_promptfoo
+from skilleval.promptfoo.differences import pattern_differences
 
 
 @lint_check(PROMPTFOO_READS_OTHERWISE)

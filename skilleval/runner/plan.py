@@ -105,6 +105,7 @@ def plan(
                     trial=trial,
                     test_id=test.id,
                     arm=arm,
+                    vars=test.vars,
                 )
                 jobs.append(Job(test, arm, trial, request, prompt))
     return jobs

@@ -8,23 +8,23 @@ check (a regex compiles …), and every template in it compiles and reads only t
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from skilleval.api import AssertionType
-from skilleval.errors import DiagnosticsError, Location, PluginError, TemplateProblem
+from skilleval.errors import Diagnostic, DiagnosticsError, Location, PluginError, TemplateProblem
 from skilleval.plugins.registry import UNSUPPORTED
+from skilleval.promptfoo.config import UNSUPPORTED_KEYS, is_promptfoo, reads_as_promptfoo
+from skilleval.promptfoo.values import as_promptfoo_reads, weightless
 from skilleval.suite import template
 from skilleval.suite.context import Loader
 from skilleval.suite.defaults import written
-from skilleval.suite.model import AssertionEntry
-from skilleval.suite.promptfoo_import import reads_as_promptfoo
-from skilleval.suite.promptfoo_values import as_promptfoo_reads, weightless
+from skilleval.suite.model import PARSED_REPLY, AssertionEntry
 from skilleval.suite.schema import is_valid, validator_for
 from skilleval.suite.transforms import JS_SUFFIXES, compile_transform, javascript_file_problem
-from skilleval.suite.yamlio import Document
+from skilleval.suite.yamlio import Document, yaml_data
 from skilleval.util import fileref
 
 CODE_TYPES = frozenset({"python", "javascript"})
@@ -67,7 +67,7 @@ def compile_assertion(
     spec = resolved.spec
     if "provider" in entry:
         if spec.tier == "model":
-            # promptfoo's per-assertion grader: it becomes the suite's judge (suite/graders.py).
+            # promptfoo's per-assertion grader: it becomes the suite's judge (suite/judging.py).
             loader.graders.append((entry["provider"], doc.at([*at, "provider"]), base))
         else:
             loader.error(
@@ -78,7 +78,17 @@ def compile_assertion(
     options = {k: v for k, v in entry.items() if k not in COMMON_KEYS}
     allowed_options = set(spec.options_schema)
     for key in sorted(set(options) - allowed_options):
-        loader.error(doc.key_at([*at, key]), f"'{key}' does not apply to '{type_name}'")
+        message = f"'{key}' does not apply to '{type_name}'"
+        if is_promptfoo(loader.top) and key not in UNSUPPORTED_KEYS:
+            # promptfoo ignores a key it does not read: a warning (unless the schema gave
+            # one), and the key is left out.
+            where = doc.key_at([*at, key])
+            if not any(n.startswith(f"{where}: warning: ") for n in loader.foreign_notes):
+                message += ": promptfoo ignores it, and so does skilleval"
+                loader.foreign_notes.append(str(Diagnostic(where, message, severity="warning")))
+            del options[key]
+            continue
+        loader.error(doc.key_at([*at, key]), message)
     # Read as assertions and as a transform below, not as option values.
     members = options.pop("assert", None) if "assert" in allowed_options else None
     raw_context = options.pop("contextTransform", None)
@@ -91,10 +101,13 @@ def compile_assertion(
         return None
     value = entry.get("value")
     if "value" in entry and reads_as_promptfoo(loader.top):
-        value = as_promptfoo_reads(spec.name, value)
+        value = as_promptfoo_reads(spec.name, value, yaml_data)
     has_value = "value" in entry and value is not None
     if spec.uses_threshold and not has_value and "threshold" in entry:
         value, has_value = entry["threshold"], True
+    rubric_prompt_only = _rubric_prompt_only(loader, spec, entry, doc) and not has_value
+    if spec.value_required and rubric_prompt_only:
+        value, has_value = "", True  # promptfoo renders its rubricPrompt with an empty rubric
     if spec.value_required and not has_value:
         loader.error(where, f"'{type_name}' needs a `value:`")
         return None
@@ -119,7 +132,7 @@ def compile_assertion(
                 if problem is not None:
                     loader.error(*problem)
                     return None
-        if not value_ok(loader, spec, value, doc, [*at, "value"], vars_):
+        if not rubric_prompt_only and not value_ok(loader, spec, value, doc, [*at, "value"], vars_):
             return None
     transform = compile_transform(loader, entry.get("transform"), doc, [*at, "transform"], base)
     context_transform = compile_transform(loader, raw_context, doc, [*at, "contextTransform"], base)
@@ -129,8 +142,12 @@ def compile_assertion(
         if compiled is None:
             return None
         children = compiled
-    if reads_as_promptfoo(loader.top) and entry.get("weight") == 0:
-        spec = weightless(spec, resolved.negated)
+    threshold = entry.get("threshold")
+    if reads_as_promptfoo(loader.top):
+        if entry.get("weight") == 0:
+            spec = weightless(spec, resolved.negated)
+        if threshold is None and spec.name == "llm-rubric":
+            threshold = 0.0  # promptfoo goes by the judge's pass unless a threshold is set
     return AssertionEntry(
         type=type_name,
         spec=spec,
@@ -138,7 +155,7 @@ def compile_assertion(
         value=value if has_value else None,
         where=where,
         base_dir=base,
-        threshold=entry.get("threshold"),
+        threshold=threshold,
         metric=entry.get("metric"),
         transform=transform,
         config=dict(entry.get("config") or {}),
@@ -311,6 +328,19 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _rubric_prompt_only(
+    loader: Loader, spec: AssertionType, entry: Mapping[str, Any], doc: Document
+) -> bool:
+    """A promptfoo config's judge assertion with no value where a ``rubricPrompt`` is set (on
+    it, its test or ``defaultTest``): promptfoo grades with that prompt alone."""
+    if not reads_as_promptfoo(loader.top) or "rubricPrompt" not in spec.options_schema:
+        return False
+    holders = [entry, doc.data.get("options") if isinstance(doc.data, Mapping) else None]
+    default = loader.top.get("defaultTest")
+    holders.append(default.get("options") if isinstance(default, Mapping) else None)
+    return any(isinstance(h, Mapping) and h.get("rubricPrompt") for h in holders)
+
+
 def with_rubric_prompt(
     loader: Loader, asserts: list[AssertionEntry], raw: Any, doc: Document, base: Path
 ) -> list[AssertionEntry]:
@@ -337,3 +367,17 @@ def with_factuality(asserts: list[AssertionEntry], scores: Any) -> list[Assertio
         else a
         for a in asserts
     ]
+
+
+DATA_REPLIES = frozenset({"python", "http"})
+"""Providers whose reply may be data (a Python provider's output, an endpoint's JSON)."""
+
+
+def with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
+    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config, or run by
+    an application that replies with data: its JavaScript checks see the reply parsed, as
+    promptfoo hands it to them."""
+    return tuple(
+        replace(a, options={**a.options, PARSED_REPLY: True}) if a.type == "javascript" else a
+        for a in asserts
+    )

@@ -2,7 +2,7 @@
 
 A suite runs one model (``model:``), or several as the columns of one run: skilleval's
 ``models:`` list takes what ``model:`` takes; promptfoo's ``providers:`` (or ``targets:``) takes
-provider ids, read by :mod:`skilleval.suite.provider_ids`. ``--model`` on the command line
+provider ids, read by :mod:`skilleval.promptfoo.provider_ids`. ``--model`` on the command line
 replaces all of them with one.
 """
 
@@ -14,14 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location
+from skilleval.promptfoo.config import PROVIDER_LISTS
+from skilleval.promptfoo.provider_ids import ENTRY_KEYS, normalized, translate, with_config_env
 from skilleval.suite.context import Loader
 from skilleval.suite.model import TestCase
 from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.provider_ids import ENTRY_KEYS, normalized, translate, with_config_env
 from skilleval.suite.yamlio import Document
-
-PROVIDER_LISTS = ("providers", "targets")
-"""promptfoo's keys for the models of a config."""
 
 # What a promptfoo provider's `config:` may hold that skilleval reads; the rest is noted.
 _READ_CONFIG = frozenset({"apiBaseUrl", "apiHost", "baseUrl", "apiKeyEnvar"})
@@ -38,6 +36,10 @@ class Models:
     prompts: tuple[tuple[str, ...], ...] = ()
     """Per model (in column order), the prompt labels it runs; empty: every prompt."""
     prompts_at: tuple[Location, ...] = ()
+
+    def all(self) -> tuple[ModelSpec, ...]:
+        """Every model the suite runs: its columns, or its one model."""
+        return self.columns or (self.model,)
 
 
 def read_models(loader: Loader, doc: Document) -> Models:
@@ -147,13 +149,16 @@ def _providers(
         path: list[str | int] = [key, i] if isinstance(raw, list) else [key]
         where = doc.at(path)
         item = normalized(item)
+        read = translate(item, with_config_env(loader.top))
         if isinstance(item, Mapping):
             for extra in sorted(set(item) - ENTRY_KEYS):
                 notes.append(
                     _warning(where, f"`{extra}` of this provider is not used by skilleval")
                 )
             config = item.get("config") or {}
-            for extra in sorted(set(config) - _READ_CONFIG if isinstance(config, Mapping) else ()):
+            if read.uses_config or not isinstance(config, Mapping):
+                config = {}
+            for extra in sorted(set(config) - _READ_CONFIG):
                 notes.append(
                     _warning(
                         where,
@@ -161,7 +166,6 @@ def _providers(
                         "suite (`decoding:`)",
                     )
                 )
-        read = translate(item, with_config_env(loader.top))
         if read.refusal is not None or read.model is None:
             loader.error(where, read.refusal or "this provider cannot be run")
             continue

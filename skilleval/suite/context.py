@@ -47,6 +47,8 @@ class Loader:
     """The suite schema for what ``registry`` holds."""
     top: dict[str, Any] = field(default_factory=dict)
     """The suite's top-level mapping, as written (schema errors included)."""
+    filters: Mapping[str, Any] = field(default_factory=dict)
+    """A promptfoo config's ``nunjucksFilters``, given to rendering with each test's vars."""
     shared_tools: tuple[ToolConfig, ...] = ()
     """Tools from the top-level ``tools:`` and ``defaultTest.tools``, in that order."""
     skipped: frozenset[PathKey] = frozenset()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import glob
 import io
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, Location, SuiteError, missing_file
-from skilleval.suite.template import js_json
+from skilleval.promptfoo.rendering import js_json
 from skilleval.suite.yamlio import Document, load_jsonl, load_yaml
 from skilleval.userfile import MAX_FILE_BYTES, check_path, display_path, exists, read_text
 from skilleval.util import fileref
@@ -204,6 +205,7 @@ def csv_row_to_test(row: dict[str, str], is_type: TypeCheck) -> dict[str, Any]:
     """promptfoo's CSV convention: columns are vars; ``__expected*`` hold compact assertions."""
     test: dict[str, Any] = {"vars": {}}
     asserts: list[dict[str, Any]] = []
+    configs: dict[int, dict[str, float]] = {}
     metric = None
     for column, cell in row.items():
         if not column.startswith("__"):
@@ -227,12 +229,36 @@ def csv_row_to_test(row: dict[str, str], is_type: TypeCheck) -> dict[str, Any]:
             test.setdefault("options", {})[column[2:]] = cell
         elif column.startswith("__metadata:"):
             test.setdefault("metadata", {})[column.split(":", 1)[1]] = cell
+        elif column.startswith("__config:"):
+            index, key = _config_column(column)
+            configs.setdefault(index, {})[key] = _csv_number(column, cell)
         else:
             raise ValueError(f"unknown special column '{column}'")
+    for index, config in configs.items():
+        # As promptfoo: the n-th assertion of the row, and the row's metadata, get the value.
+        if index < len(asserts):
+            asserts[index] = {**asserts[index], **config}
+        test.setdefault("metadata", {}).update(config)
     if asserts:
         # promptfoo's __metric names every assertion of its row.
         test["assert"] = [{**a, "metric": metric} if metric else a for a in asserts]
     return test
+
+
+_CONFIG_COLUMN = re.compile(r"^__config:__expected(\d*):(\w+)$")
+
+
+def _config_column(column: str) -> tuple[int, str]:
+    """promptfoo's ``__config:__expected[N]:threshold``: the assertion's index in the row
+    (``__expected`` and ``__expected1`` are both the first) and the setting."""
+    found = _CONFIG_COLUMN.match(column.strip())
+    if found is None or (found[1] and int(found[1]) < 1):
+        raise ValueError(
+            f"'{column}' is not `__config:__expected:threshold` or `__config:__expected<N>:threshold`"
+        )
+    if found[2] != "threshold":
+        raise ValueError(f"'{column}': the one setting a __config column takes is threshold")
+    return (int(found[1]) - 1 if found[1] else 0), found[2]
 
 
 def _csv_number(column: str, cell: str) -> float:
@@ -253,6 +279,27 @@ def _csv_bool(cell: str) -> bool:
 
 #: Types whose compact value is a comma-separated list, as promptfoo splits it.
 _LISTED = frozenset({"contains-all", "contains-any", "icontains-all", "icontains-any"})
+
+#: The threshold promptfoo gives a compact ``__expected`` of these types that names none.
+_CSV_THRESHOLDS = {
+    **dict.fromkeys(
+        (
+            "answer-relevance",
+            "classifier",
+            "context-faithfulness",
+            "context-recall",
+            "context-relevance",
+            "cost",
+            "latency",
+            "levenshtein",
+            "perplexity",
+            "perplexity-score",
+            "rouge-n",
+        ),
+        0.75,
+    ),
+    "similar": 0.8,
+}
 
 #: Compact ``__expected`` prefixes that name a type differently from its registry name.
 _ALIASES = {"grade": "llm-rubric", "fn": "javascript"}
@@ -282,6 +329,8 @@ def parse_expected(cell: str, is_type: TypeCheck) -> dict[str, Any]:
     out: dict[str, Any] = {"type": name, "value": rest.strip() if base != "python" else rest}
     if base in _LISTED:
         out["value"] = [part.strip() for part in rest.split(",")]
+    if threshold is None and base in _CSV_THRESHOLDS:
+        threshold = _CSV_THRESHOLDS[base]
     if threshold is not None:
         out["threshold"] = threshold
     return out

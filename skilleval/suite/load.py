@@ -11,8 +11,8 @@ the schema check (:mod:`~skilleval.suite.refs`), prompts (:mod:`~skilleval.suite
 where tests come from, scenarios included (:mod:`~skilleval.suite.sources`), vars and their
 expansion into one test per combination (:mod:`~skilleval.suite.vars`), assertions
 (:mod:`~skilleval.suite.assertion_config`), transforms (:mod:`~skilleval.suite.transforms`),
-ids (:mod:`~skilleval.suite.ids`), promptfoo's graders as the judge
-(:mod:`~skilleval.suite.graders`), derived metrics (:mod:`~skilleval.suite.derived`), and the
+ids (:mod:`~skilleval.suite.ids`), the judge, or promptfoo's graders as one
+(:mod:`~skilleval.suite.judging`), derived metrics (:mod:`~skilleval.suite.derived`), and the
 suite-wide settings (:mod:`~skilleval.suite.settings`). Paths written in a file are relative to that file's
 folder; paths given on the command line, to the current directory.
 """
@@ -27,27 +27,34 @@ from typing import Any
 
 from skilleval.errors import Diagnostic, Location, PluginError, SuiteError
 from skilleval.plugins.registry import Registry, default_registry
+from skilleval.promptfoo.config import is_promptfoo, reads_as_promptfoo
+from skilleval.promptfoo.differences import warnings
+from skilleval.promptfoo.rendering import NunjucksVars
 from skilleval.suite import agentic, formats, template
 from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
+from skilleval.suite.assertion_config import (
+    DATA_REPLIES,
+    value_vars_ok,
+    with_factuality,
+    with_parsed_reply,
+    with_rubric_prompt,
+)
 from skilleval.suite.assertion_config import compile_assertion as _assertion
-from skilleval.suite.assertion_config import value_vars_ok, with_factuality, with_rubric_prompt
-from skilleval.suite.columns import only_their_prompts, read_model, read_models
+from skilleval.suite.code_hooks import called_prompt, filter_names, read_filters
+from skilleval.suite.columns import only_their_prompts, read_models
 from skilleval.suite.context import Loader as _Loader
 from skilleval.suite.context import Overrides
 from skilleval.suite.derived import derived_metrics
-from skilleval.suite.graders import Grader, read_grader
 from skilleval.suite.ids import assign_ids
+from skilleval.suite.judging import read_judge, self_graded_note
 from skilleval.suite.model import (
-    PARSED_REPLY,
     AssertionEntry,
     Prompt,
     Suite,
     TestCase,
 )
-from skilleval.suite.model_config import ModelSpec, parse_model
-from skilleval.suite.promptfoo_import import differences, is_promptfoo, reads_as_promptfoo
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
 from skilleval.suite.recover import check_schema
@@ -111,7 +118,7 @@ def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     loader.diags.extend(ref_problems)
     loader.registry = _registry(loader, doc)
     loader.schema = suite_schema(loader.registry)
-    checked = check_schema(doc, loader.schema, loader.registry)
+    checked = check_schema(doc, loader.schema, loader.registry, tolerant=is_promptfoo(doc.data))
     # An unresolved $ref is reported already; the schema's view of it adds nothing.
     noise = {str(doc.at(p)) for p in unresolved} | {
         str(doc.key_at([*p, "$ref"])) for p in unresolved
@@ -119,7 +126,10 @@ def _load(path: Path, overrides: Overrides | None) -> tuple[Suite, Registry]:
     loader.diags.extend(d for d in checked.problems if str(d.where) not in noise)
     loader.top = doc.data
     loader.skipped = checked.skipped
-    suite = _compile(loader, replace(doc, data=checked.usable))
+    loader.foreign_notes.extend(str(d) for d in checked.tolerated)
+    loader.filters = read_filters(loader, doc)
+    with template.known_filters(filter_names(doc)):
+        suite = _compile(loader, replace(doc, data=checked.usable))
     if loader.diags:
         raise SuiteError(loader.diags)
     if path.is_dir():
@@ -188,18 +198,10 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     assign_ids(loader, tests)
     models = read_models(loader, doc)
     tests = only_their_prompts(loader, models, tests)
-    judge = None
-    if "judge" in data or loader.overrides.judge is not None:
-        judge = read_model(loader, doc, "judge", loader.overrides.judge)
-        if loader.overrides.judge is None:
-            for _, where in _distinct_graders(loader):
-                loader.error(
-                    where,
-                    f"`judge:` (at {doc.key_at(['judge'])}) already names the judge, and"
-                    " skilleval grades a suite with one: remove this `provider:`",
-                )
-    else:
-        judge = _grader_judge(loader)
+    if reads_as_promptfoo(data) and all(m.kind in DATA_REPLIES for m in models.all()):
+        # promptfoo hands checks an application's data reply as data, not text.
+        tests = [replace(t, asserts=with_parsed_reply(t.asserts)) for t in tests]
+    judge = read_judge(loader, doc)
     named = {a.metric for t in tests for a in t.every_assert if a.metric}
     derived = derived_metrics(loader, doc, named)
     suite = assemble(loader, doc, tests, models.model, judge)
@@ -207,9 +209,9 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
         suite,
         models=models.columns,
         column_prompts=models.prompts if models.columns else (),
-        notes=tuple(loader.foreign_notes)
-        + tuple(_promptfoo_notes(doc))
-        + tuple(_self_graded_note(doc, suite))
+        notes=tuple(dict.fromkeys(loader.foreign_notes))
+        + tuple(warnings(doc))
+        + tuple(self_graded_note(doc, suite))
         + tuple(models.notes),
         derived_metrics=derived,
     )
@@ -221,45 +223,6 @@ def _check_templates(loader: _Loader, doc: Document) -> None:
     for name, entry in (templates or {}).items() if isinstance(templates, dict) else ():
         if ("assertionTemplates", name) not in loader.skipped:
             _assertion(loader, entry, doc, ["assertionTemplates", name], loader.base, None)
-
-
-def _distinct_graders(loader: _Loader) -> list[tuple[tuple[Any, Path], Location]]:
-    """The grader settings written (each place once: defaultTest's reaches every test)."""
-    seen: dict[str, tuple[tuple[Any, Path], Location]] = {}
-    for raw, where, base in loader.graders:
-        seen.setdefault(str(where), ((raw, base), where))
-    return sorted(seen.values(), key=lambda item: (item[1].path, item[1].line, item[1].col))
-
-
-def _grader_judge(loader: _Loader) -> ModelSpec | None:
-    """promptfoo's graders, which must all name one model, as the suite's judge."""
-    names = frozenset(loader.registry.names("provider"))
-    first: tuple[Grader, Location, Path] | None = None
-    for (raw, base), where in _distinct_graders(loader):
-        grader = read_grader(raw, names)
-        if isinstance(grader, str):
-            loader.error(where, grader)
-        elif first is None:
-            first = (grader, where, base)
-        elif grader.key() != first[0].key():
-            loader.error(
-                where,
-                f"this grader differs from the one at {first[1]}, and skilleval grades a suite"
-                " with one judge: use the same provider everywhere, or set `judge:` once",
-            )
-    if first is None:
-        return None
-    spec, diags = parse_model(
-        first[0].judge,
-        key="judge",
-        where=first[1],
-        doc=None,
-        manager=loader.registry,
-        base_dir=first[2],
-        reader=loader.reader,
-    )
-    loader.diags.extend(diags)
-    return None if spec is None else replace(spec, where=first[1])
 
 
 def _tests(
@@ -316,7 +279,8 @@ def _tests(
     for n, combo in enumerate(combos):
         suffix = f"-{n + 1}" if len(combos) > 1 else ""
         if nunjucks and combo is not None:
-            combo = template.NunjucksVars(combo)  # printed into prompts as promptfoo prints
+            combo = NunjucksVars(combo)  # printed into prompts as promptfoo prints
+            combo.filters = loader.filters
         out.extend(_variant(loader, raw, data, default_doc, default, combo, prompts, suffix))
     return out
 
@@ -368,6 +332,11 @@ def _variant(
     written_id = str(data.get("id", ""))
     out = []
     for prompt in prompts_run:
+        if prompt.function is not None:
+            called = called_prompt(loader, prompt, vars_, where)
+            if called is None:
+                continue
+            prompt = called
         if agent is None or not agent.turns:
             _check_template_vars(loader, prompt, vars_, where)
         out.append(
@@ -376,7 +345,7 @@ def _variant(
                 description=str(data.get("description", "")),
                 prompt=prompt,
                 vars=vars_,
-                asserts=_with_parsed_reply(asserts) if prompt.parsed_reply else tuple(asserts),
+                asserts=with_parsed_reply(asserts) if prompt.parsed_reply else tuple(asserts),
                 where=where,
                 base_dir=base,
                 should_trigger=data.get("should_trigger"),
@@ -465,15 +434,6 @@ def _agent(
     return agent
 
 
-def _with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
-    """The assertions of a test on a ``json_schema`` prompt of a promptfoo config: its
-    JavaScript checks see the reply parsed, as promptfoo hands it to them."""
-    return tuple(
-        replace(a, options={**a.options, PARSED_REPLY: True}) if a.type == "javascript" else a
-        for a in asserts
-    )
-
-
 def _turn_prompts(
     loader: _Loader, doc: Document, agent: AgentConfig, vars_: Mapping[str, Any]
 ) -> list[Prompt]:
@@ -482,27 +442,3 @@ def _turn_prompts(
     for turn in agentic.turn_templates(agent):
         _check_template_vars(loader, turn, vars_, turn.where)
     return [prompt]
-
-
-def _self_graded_note(doc: Document, suite: Suite) -> list[str]:
-    """For a promptfoo config graded by a model with no grader set: that the model under test
-    grades itself (promptfoo would call its hosted default grader)."""
-    graded = any(a.tier == "model" for t in suite.tests for a in t.every_assert)
-    if not is_promptfoo(doc.data) or suite.judge is not None or not graded:
-        return []
-    message = (
-        "no grader is set (promptfoo would call its hosted default), so the model under test"
-        " grades its own outputs; set `defaultTest.options.provider` or `judge:` to choose one"
-    )
-    return [str(Diagnostic(doc.at(), message, severity="warning"))]
-
-
-def _promptfoo_notes(doc: Document) -> list[str]:
-    """For a config written for promptfoo, every difference in meaning, as a warning."""
-    if not is_promptfoo(doc.data):
-        return []
-    return [
-        str(Diagnostic(d.where, d.message, severity="warning"))
-        for d in differences(doc)
-        if d.carried  # what is not carried over at all is an error of its own
-    ]

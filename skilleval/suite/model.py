@@ -87,6 +87,22 @@ class AssertionEntry:
 
 
 @frozen
+class PromptFunction:
+    """A prompt written as code (``file://prompt.py:fn``, ``file://prompt.js``): called with
+    each test's vars when the suite loads (:mod:`skilleval.suite.code_hooks`)."""
+
+    kind: str
+    """``python`` or ``javascript``."""
+    path: Path
+    name: str | None
+    """The function (None: a JavaScript file's own export)."""
+    source: str
+    """A JavaScript file's source ('' for Python, imported when called)."""
+    shown: str
+    """The reference as written, without ``file://``, for messages and the label."""
+
+
+@frozen
 class Prompt:
     """A prompt template: plain text, or a list of chat messages."""
 
@@ -100,6 +116,8 @@ class Prompt:
     parsed_reply: bool = False
     """A promptfoo config's ``response_format: {type: json_schema}``: promptfoo hands the
     reply to JavaScript checks parsed (``output.field``), so skilleval does too."""
+    function: PromptFunction | None = None
+    """Set on a prompt function until a test calls it; the test's prompt is what it returns."""
 
 
 @frozen

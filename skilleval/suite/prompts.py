@@ -20,11 +20,12 @@ from skilleval.errors import (
     SuiteError,
     TemplateProblem,
 )
+from skilleval.promptfoo.config import reads_as_promptfoo
 from skilleval.suite import files as filerefs
 from skilleval.suite import template
+from skilleval.suite.code_hooks import function_prompt
 from skilleval.suite.context import Loader
 from skilleval.suite.model import Prompt
-from skilleval.suite.promptfoo_import import reads_as_promptfoo
 from skilleval.suite.yamlio import Document, display_path, load_jsonl, load_yaml, parse_yaml
 from skilleval.userfile import read_text
 from skilleval.util import fileref
@@ -179,6 +180,9 @@ def prompt_item(
     """One entry of ``prompts:``: its text, or the prompts of the files it names."""
     if not fileref.is_ref(item):
         return [Prompt(label or "", text=item, where=where)]
+    hooked = function_prompt(loader, item, base, where, label)
+    if hooked is not None:
+        return hooked
     out: list[Prompt] = []
     for path in loader.reader.paths(item, base, where):
         shown = display_path(path)

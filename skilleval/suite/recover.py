@@ -28,18 +28,36 @@ class Checked:
     """The top-level mapping without the keys that are wrong as a whole."""
     skipped: frozenset[PathKey]
     """Tests and assertions that are wrong, left in place so indexes keep their positions."""
+    tolerated: tuple[Diagnostic, ...] = ()
+    """Warnings: keys a promptfoo config may hold that neither tool reads."""
 
 
-def check_schema(doc: Document, schema: Mapping[str, Any], registry: Registry) -> Checked:
-    """Validate the suite ``doc``; keep what the errors leave usable."""
+def check_schema(
+    doc: Document, schema: Mapping[str, Any], registry: Registry, *, tolerant: bool = False
+) -> Checked:
+    """Validate the suite ``doc``; keep what the errors leave usable.
+
+    ``tolerant`` (a promptfoo config): a key nothing reads is a warning, as promptfoo
+    ignores it, and the key is left out; a key skilleval refuses is still an error.
+    """
     problems: list[Diagnostic] = []
+    tolerated: list[Diagnostic] = []
     units: set[PathKey] = set()
+    ignored: set[str] = set()
     for path, diag in violations(doc, schema, what="the suite"):
         if _type_says_more(doc, path, registry):
             continue
+        if tolerant and _generator_key(doc, path):
+            continue  # promptfoo's {path, config} generator entry, read by sources.raw_tests
+        if tolerant and diag.message.startswith("unknown key '"):
+            message = f"{diag.message}: promptfoo ignores it, and so does skilleval"
+            tolerated.append(Diagnostic(diag.where, message, severity="warning"))
+            if len(path) == 1:
+                ignored.add(str(path[0]))
+            continue
         problems.append(diag)
         units.add(_unit(path))
-    usable = dict(doc.data)
+    usable = {k: v for k, v in doc.data.items() if k not in ignored}
     skipped: set[PathKey] = set()
     for unit in units:
         if len(unit) == 1:
@@ -53,7 +71,7 @@ def check_schema(doc: Document, schema: Mapping[str, Any], registry: Registry) -
             skipped.add(unit)
         else:
             skipped.add(unit)
-    return Checked(problems, usable, frozenset(skipped))
+    return Checked(problems, usable, frozenset(skipped), tuple(tolerated))
 
 
 def _unit(path: PathKey) -> PathKey:
@@ -69,6 +87,18 @@ def _unit(path: PathKey) -> PathKey:
             return path[:3]
         return path[:2]
     return path[:1]
+
+
+def _generator_key(doc: Document, path: PathKey) -> bool:
+    """``path`` is the ``path`` or ``config`` of a generator entry in ``tests:``."""
+    if len(path) != 3 or path[0] != "tests" or path[2] not in ("path", "config"):
+        return False
+    tests = doc.data.get("tests")
+    index = path[1]
+    if not isinstance(tests, list) or not isinstance(index, int) or index >= len(tests):
+        return False
+    item = tests[index]
+    return isinstance(item, Mapping) and set(item) <= {"path", "config"} and "path" in item
 
 
 def _type_says_more(doc: Document, path: PathKey, registry: Registry) -> bool:

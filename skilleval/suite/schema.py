@@ -9,30 +9,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import Diagnostic
+from skilleval.promptfoo.config import UNSUPPORTED_KEYS
 from skilleval.shipped import schema_text
 from skilleval.suite.yamlio import Document, PathKey
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
-
-#: Keys promptfoo accepts that skilleval deliberately does not, with what to do instead.
-PROMPTFOO_KEYS: Mapping[str, str] = {
-    "provider": "a test's `provider` replaces the model under test, which skilleval sets once"
-    " per suite with `model:` (or `models:`); a grader goes in `options.provider` or `judge:`",
-    "redteam": "red-teaming is out of scope for skilleval",
-    "timeoutMs": "per-call time limits are the provider's: `timeout` on an openai `model:`",
-    "maxEvalTimeMs": "a run has no overall time limit; stop it with Ctrl-C and `--resume` it",
-    "commandLineOptions": "pass options on the command line instead",
-    "nunjucksFilters": "custom template filters are not supported",
-    "extensions": "extension hooks are not supported; write an assertion plugin instead",
-    "sharing": "skilleval never uploads results",
-    "writeLatestResults": "every run is written under .skilleval/runs/",
-    "tracing": "tracing is not supported",
-    "assertScoringFunction": "custom scoring functions are not supported; use weights and `threshold:`",
-    "providerOutput": "fixed outputs are not supported; use the scripted provider (`model: {provider: scripted}`)",
-    "contextTransform": "context transforms are not supported",
-    "transformVars": "variable transforms are not supported",
-}
 
 
 @functools.cache
@@ -310,6 +292,6 @@ def _unknown_key(
     doc: Document, path: Sequence[str | int], key: str, allowed: Sequence[str]
 ) -> Diagnostic:
     where = doc.key_at([*path, key])
-    if key in PROMPTFOO_KEYS:
-        return Diagnostic(where, f"unsupported key '{key}': {PROMPTFOO_KEYS[key]}")
+    if key in UNSUPPORTED_KEYS:
+        return Diagnostic(where, f"unsupported key '{key}': {UNSUPPORTED_KEYS[key]}")
     return Diagnostic(where, f"unknown key '{key}'{_suggest(key, allowed)}")

@@ -27,9 +27,7 @@ TESTS_FILE: dict[str, Any] = {
 }
 NUMBER_01: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
 
-GRADER: dict[str, Any] = {
-    "description": "promptfoo's grader: becomes `judge:` (one per suite). A provider id"
-    " (echo, file://model.gguf, openai:chat:NAME with config.apiBaseUrl, ollama:NAME) or {id, config}.",
+_GRADER_ONE: dict[str, Any] = {
     "anyOf": [
         {"type": "string", "minLength": 1},
         {
@@ -39,6 +37,24 @@ GRADER: dict[str, Any] = {
                 "id": {"type": "string"},
                 "config": {"type": "object"},
                 "label": {"type": "string"},
+            },
+        },
+    ],
+}
+
+GRADER: dict[str, Any] = {
+    "description": "promptfoo's grader: becomes `judge:` (one per suite). A provider id"
+    " (echo, file://model.gguf, openai:chat:NAME with config.apiBaseUrl, ollama:NAME), {id, config},"
+    " or the map {text, embedding, classification} of them.",
+    "anyOf": [
+        *_GRADER_ONE["anyOf"],
+        {
+            "type": "object",
+            "minProperties": 1,
+            "properties": {
+                "text": _GRADER_ONE,
+                "embedding": _GRADER_ONE,
+                "classification": _GRADER_ONE,
             },
         },
     ],

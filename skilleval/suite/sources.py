@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -9,11 +10,14 @@ from typing import Any
 from skilleval.api import NEGATION_PREFIX
 from skilleval.errors import DiagnosticsError, Location
 from skilleval.plugins.registry import UNSUPPORTED
+from skilleval.promptfoo.config import reads_as_promptfoo
+from skilleval.sandbox.pyfile import imports_allowed
 from skilleval.suite import files as filerefs
+from skilleval.suite.code_hooks import call_generator, code_ref
 from skilleval.suite.context import Loader
 from skilleval.suite.schema import validate
 from skilleval.suite.vars import MAX_EXPANDED, too_many
-from skilleval.suite.yamlio import Document, PathKey
+from skilleval.suite.yamlio import Document, PathKey, parse_yaml
 from skilleval.util import fileref
 
 _SCHEME = re.compile(r"^([a-zA-Z][\w+.-]*)://")
@@ -43,6 +47,10 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
     for item, at in entries:
         if tuple(at) in loader.skipped:
             continue
+        config = None
+        if is_generator_entry(item) and reads_as_promptfoo(loader.top):
+            # promptfoo's {path: file://gen.py, config: …}: a generator given its config.
+            item, config = item["path"], item.get("config")
         if not isinstance(item, str):
             out.append(filerefs.RawTest(doc.sub(at), loader.base))
             continue
@@ -56,6 +64,10 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
             continue
         # promptfoo reads a bare string in `tests:` as a path (or glob) relative to the suite.
         ref = item if fileref.is_ref(item) else f"file://{item}"
+        hook = code_ref(ref)
+        if hook is not None:
+            out.extend(generated_tests(loader, hook, doc.at(at), test_schema, config))
+            continue
         try:
             for path in loader.reader.paths(ref, loader.base, doc.at(at)):
                 for rt in filerefs.tests_from_file(path, doc.at(at), lambda n: is_type(loader, n)):
@@ -66,6 +78,61 @@ def raw_tests(loader: Loader, doc: Document) -> list[filerefs.RawTest]:
                         out.append(rt)
         except DiagnosticsError as exc:
             loader.absorb(exc)
+    return out
+
+
+def is_generator_entry(item: Any) -> bool:
+    """promptfoo's ``{path: file://gen.py, config: …}`` in ``tests:``."""
+    return (
+        isinstance(item, Mapping)
+        and set(item) <= {"path", "config"}
+        and isinstance(item.get("path"), str)
+        and code_ref(item["path"] if fileref.is_ref(item["path"]) else f"file://{item['path']}")
+        is not None
+    )
+
+
+def generated_tests(
+    loader: Loader,
+    hook: tuple[str, str, str | None],
+    where: Location,
+    schema: Mapping[str, Any],
+    config: Any = None,
+) -> list[filerefs.RawTest]:
+    """The tests a Python or JavaScript generator returns, each checked against the schema;
+    their positions point into the JSON of what it returned."""
+    raw, _, name = hook
+    path = fileref.resolve(raw, loader.base)
+    if not path.is_file():
+        loader.error(where, f"test generator file not found: {raw} (looked for {path})")
+        return []
+    if not imports_allowed() and path.suffix == ".py":
+        loader.error(
+            where,
+            f"the test generator {raw} is not run (--no-plugins), so its tests cannot be checked",
+        )
+        return []
+    try:
+        tests = call_generator(path, name, config)
+        text = json.dumps(tests, indent=1, ensure_ascii=False)
+    except (ValueError, TypeError) as exc:
+        loader.error(where, str(exc))
+        return []
+    default = "generate_tests" if path.suffix == ".py" else "export"
+    shown = f"{raw}:{name or default} (what it returned)"
+    try:
+        returned = parse_yaml(text, shown)
+    except DiagnosticsError as exc:
+        loader.absorb(exc)
+        return []
+    out: list[filerefs.RawTest] = []
+    for i in range(len(tests)):
+        rt = filerefs.RawTest(returned.sub([i]), loader.base)
+        problems = validate(rt.doc, schema, what="the test")
+        if problems:
+            loader.diags.extend(problems)
+        else:
+            out.append(rt)
     return out
 
 

@@ -230,6 +230,12 @@ def suite_schema(manager: PluginManager) -> dict[str, Any]:
                     "description": "Read vars, templates and assertion values as promptfoo does "
                     "(written by `skilleval import promptfoo`); see docs/promptfoo.md.",
                 },
+                "nunjucksFilters": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string", "minLength": 1},
+                    "description": "promptfoo's template filters: each name's JavaScript file"
+                    " (relative to the suite), used in prompts.",
+                },
                 "outputPath": {
                     "anyOf": [
                         {"type": "string", "minLength": 1},

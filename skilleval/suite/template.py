@@ -13,7 +13,7 @@ spells differently are added with Nunjucks' meaning: ``load`` parses JSON, ``dum
 ``default`` (``{{ tone | default('plain') }}``) need not be defined, and
 ``{% for key, value in mapping %}`` walks a mapping's entries.
 
-A promptfoo config's vars come as :class:`NunjucksVars`; with them, a value printed by
+A promptfoo config's vars come as :class:`~skilleval.promptfoo.rendering.NunjucksVars`; with them, a value printed by
 ``{{ }}`` reads as Nunjucks prints it (JavaScript's ``String(value)``): ``true``, an empty
 string for null, ``1`` for ``1.0``, ``1e+21`` past 10^21, a list joined with commas and a
 mapping as ``[object Object]``; an undefined variable prints as nothing. skilleval's own
@@ -22,6 +22,7 @@ suites print Python's text, and an undefined variable is an error there.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import difflib
@@ -37,17 +38,14 @@ import jinja2.sandbox
 from jinja2.exceptions import SecurityError
 
 from skilleval.errors import TemplateProblem
+from skilleval.promptfoo.rendering import NunjucksVars, nunjucks_finalize
 
 __all__ = [
     "MAX_OUTPUT",
     "MAX_STEPS",
-    "NunjucksVars",
     "TemplateProblem",
     "check",
     "is_template",
-    "js_json",
-    "js_number",
-    "js_string",
     "render",
     "render_value",
     "variables",
@@ -77,6 +75,21 @@ class _Steps:
 
 
 _steps: contextvars.ContextVar[_Steps | None] = contextvars.ContextVar("_steps", default=None)
+_known: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "_known_filters", default=frozenset()
+)
+"""The names of a promptfoo config's ``nunjucksFilters`` while it loads, for :func:`check`."""
+
+
+@contextlib.contextmanager
+def known_filters(names: Iterable[str]) -> Iterator[None]:
+    """Accept these filter names in the templates checked inside (a suite's own filters,
+    given to :func:`render` with its vars)."""
+    token = _known.set(frozenset(names))
+    try:
+        yield
+    finally:
+        _known.reset(token)
 
 
 def _counted(iterable: Iterable[Any], pairs: bool = False) -> Iterator[Any]:
@@ -152,85 +165,6 @@ def _dump(value: Any, indent: int | str | None = None) -> str:
 _DEFAULT_FILTERS = frozenset({"default", "d"})
 
 
-class NunjucksVars(dict[str, Any]):
-    """A promptfoo config's vars: rendering prints their values as Nunjucks does."""
-
-    __slots__ = ()
-
-
-def js_number(value: float) -> str:
-    """A number as JavaScript's ``String(number)`` writes it (``1.0`` is ``1``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        if abs(value) < 10**21:
-            return str(value)
-        value = float(value)
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "0"
-    # The shortest digits that read back as the same double: Python's repr and JavaScript
-    # choose the same ones; only where the exponent form starts differs.
-    sign = "-" if value < 0 else ""
-    head, _, exp = repr(abs(value)).partition("e")
-    whole, _, frac = head.partition(".")
-    digits = (whole + frac).lstrip("0")
-    scale = int(exp or 0) - len(frac)  # the value is int(digits) × 10^scale
-    stripped = digits.rstrip("0")
-    scale += len(digits) - len(stripped)
-    digits = stripped
-    k = len(digits)
-    n = k + scale  # the value is 0.DIGITS × 10^n
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * -n + digits
-    e = n - 1
-    tail = ("." + digits[1:]) if k > 1 else ""
-    return f"{sign}{digits[0]}{tail}e{'+' if e >= 0 else '-'}{abs(e)}"
-
-
-def js_string(value: Any) -> str:
-    """``String(value)`` in JavaScript, for the values YAML and JSON give."""
-    if value is None or isinstance(value, jinja2.Undefined):
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, int, float)):
-        return js_number(value)
-    if isinstance(value, (list, tuple)):
-        # Array.prototype.join: null and undefined items are empty.
-        return ",".join("" if v is None else js_string(v) for v in value)
-    if isinstance(value, Mapping):
-        return "[object Object]"
-    return str(value)
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)`` for the values YAML and JSON give: compact, ``1.0`` as ``1``."""
-    if isinstance(value, Mapping):
-        items = (f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json(v) for v in value) + "]"
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return "null"
-    if isinstance(value, (bool, int, float)):
-        return js_number(value)
-    if value is None:
-        return "null"
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def _nunjucks_finalize(value: Any) -> Any:
-    return value if isinstance(value, str) else js_string(value)
-
-
 @functools.cache
 def _env(nunjucks: bool = False) -> _Environment:
     # Strict: a misspelt variable is an error, never a silently empty string.
@@ -239,7 +173,7 @@ def _env(nunjucks: bool = False) -> _Environment:
         undefined=jinja2.ChainableUndefined if nunjucks else jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
-        finalize=_nunjucks_finalize if nunjucks else None,
+        finalize=nunjucks_finalize if nunjucks else None,
     )
     env.filters[_BUDGET_FILTER] = _counted
     env.filters["load"] = _load
@@ -267,9 +201,12 @@ def _syntax(exc: jinja2.TemplateSyntaxError) -> TemplateProblem:
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str) -> tuple[jinja2.nodes.Template, frozenset[str]]:
-    """The template's syntax tree, checked, and the variables it reads."""
-    env = _env()
+def _parse(
+    text: str, extra: frozenset[str] = frozenset()
+) -> tuple[jinja2.nodes.Template, frozenset[str]]:
+    """The template's syntax tree, checked, and the variables it reads; ``extra`` names the
+    suite's own filters."""
+    env = _env_with(False, tuple((name, _no_filter) for name in sorted(extra)))
     try:
         ast = env.parse(text)
     except jinja2.TemplateSyntaxError as exc:
@@ -287,7 +224,8 @@ def _parse(text: str) -> tuple[jinja2.nodes.Template, frozenset[str]]:
             if isinstance(node, jinja2.nodes.Filter)
             else (env.tests, "test")
         )
-        if node.name not in table or node.name == _BUDGET_FILTER:
+        known = node.name in table or (kind == "filter" and node.name in extra)
+        if not known or node.name == _BUDGET_FILTER:
             close = difflib.get_close_matches(
                 node.name, [n for n in table if n != _BUDGET_FILTER], n=1
             )
@@ -317,16 +255,33 @@ def _only_defaulted(ast: jinja2.nodes.Template) -> set[str]:
     return defaulted - bare
 
 
+def _no_filter(value: Any, *args: Any) -> Any:
+    """Stands for a suite's own filter where a template is only checked, never rendered."""
+    return value
+
+
+@functools.lru_cache(maxsize=64)
+def _env_with(nunjucks: bool, filters: tuple[tuple[str, Any], ...]) -> jinja2.Environment:
+    """The environment with a suite's own filters added."""
+    if not filters:
+        return _env(nunjucks)
+    env = _env(nunjucks).overlay()
+    env.filters = {**env.filters, **dict(filters)}  # the overlay shares its parent's dict
+    return env
+
+
 @functools.lru_cache(maxsize=4096)
-def _compile(text: str, nunjucks: bool = False) -> jinja2.Template:
+def _compile(
+    text: str, nunjucks: bool = False, filters: tuple[tuple[str, Any], ...] = ()
+) -> jinja2.Template:
     """The template ready to render, with every ``for`` loop charged to the step budget."""
-    ast = copy.deepcopy(_parse(text)[0])
+    ast = copy.deepcopy(_parse(text, frozenset(name for name, _ in filters))[0])
     for loop in ast.find_all(jinja2.nodes.For):
         pairs = isinstance(loop.target, jinja2.nodes.Tuple) and len(loop.target.items) == 2
         args = [jinja2.nodes.Const(pairs)]
         loop.iter = jinja2.nodes.Filter(loop.iter, _BUDGET_FILTER, args, [], None, None)
     try:
-        return _env(nunjucks).from_string(ast)
+        return _env_with(nunjucks, filters).from_string(ast)
     except jinja2.TemplateSyntaxError as exc:
         raise _syntax(exc) from None
 
@@ -340,7 +295,7 @@ def check(text: str) -> frozenset[str]:
     """
     if not is_template(text):
         return frozenset()
-    return _parse(text)[1]
+    return _parse(text, _known.get())[1]
 
 
 variables = check
@@ -356,7 +311,9 @@ def render(text: str, vars: Mapping[str, Any]) -> str:
     """
     if not is_template(text):
         return text
-    compiled = _compile(text, isinstance(vars, NunjucksVars))
+    nunjucks = isinstance(vars, NunjucksVars)
+    filters = tuple(sorted(vars.filters.items())) if isinstance(vars, NunjucksVars) else ()
+    compiled = _compile(text, nunjucks, filters)
     token = _steps.set(_Steps())
     try:
         out: list[str] = []

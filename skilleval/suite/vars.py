@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError
+from skilleval.promptfoo.config import reads_as_promptfoo
 from skilleval.suite.context import Loader
-from skilleval.suite.promptfoo_import import reads_as_promptfoo
 from skilleval.suite.yamlio import Document
 from skilleval.util import fileref
 

@@ -116,6 +116,15 @@ def parse_yaml(
     return doc
 
 
+def yaml_data(text: str) -> Any:
+    """The data of YAML text written inside a suite (an assertion's value), not a file.
+
+    Raises:
+        SuiteError: As :func:`parse_yaml`.
+    """
+    return parse_yaml(text, "<value>").data
+
+
 def load_yaml(path: Path, *, where: Location | None = None, strict: bool = True) -> Document:
     """Read and parse one YAML or JSON file (see :func:`parse_yaml` for ``strict``)."""
     display = display_path(path)

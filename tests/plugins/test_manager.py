@@ -24,7 +24,15 @@ def folder_with(tmp_path: Path, name: str, source: str) -> Path:
 def test_builtins_register_every_kind_through_the_marks() -> None:
     manager = PluginManager()
     manager.load_builtins()
-    assert manager.names("provider") == ["echo", "gguf", "openai", "scripted"]
+    assert manager.names("provider") == [
+        "echo",
+        "exec",
+        "gguf",
+        "http",
+        "openai",
+        "python",
+        "scripted",
+    ]
     assert [r.suffix for r in manager.reporters()] == [
         ".csv",
         ".html",

@@ -113,8 +113,8 @@ def test_a_mapping_without_a_provider_lists_the_ways_to_name_one(
 ) -> None:
     _, problems = parse(manager, tmp_path, "model:\n  n_ctx: 512\n")
     assert problems == [
-        "suite.yaml:2:3: error: `model:` needs `provider:` (echo, gguf, openai or scripted) "
-        "or `path:` or `base_url:`"
+        "suite.yaml:2:3: error: `model:` needs `provider:` (echo, exec, gguf, http, openai, python or scripted) "
+        "or `path:` or `url:` or `base_url:`"
     ]
 
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from skilleval.api import Stats
+from skilleval.promptfoo import rendering
 from skilleval.runner.grade import Subject, grade
-from skilleval.suite import model, template
+from skilleval.suite import model
 from skilleval.suite.load import Overrides, load_suite
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "promptfoo"
@@ -94,7 +95,7 @@ def _as_json(value: Any) -> str:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
             value = json.loads(value)
-    return template.js_json(value)
+    return rendering.js_json(value)
 
 
 def _take(theirs: list[dict[str, Any]], entry: model.AssertionEntry) -> bool | None:

@@ -10,9 +10,9 @@ import pytest
 
 from skilleval.api import Stats
 from skilleval.errors import DiagnosticsError
+from skilleval.promptfoo.values import as_promptfoo_reads, split_csv
 from skilleval.runner.grade import Subject, grade
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.suite.promptfoo_values import as_promptfoo_reads, split_csv
 
 PROMPTFOO_HEAD = "providers: [echo]\nprompts: ['{{ out }}']\n"
 SKILLEVAL_HEAD = "version: 1\nmodel: {provider: echo}\nprompts: ['{{ out }}']\n"

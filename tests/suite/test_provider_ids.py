@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from skilleval.errors import DiagnosticsError
+from skilleval.promptfoo.provider_ids import OLLAMA_URL, translate
 from skilleval.suite.load import Overrides, load_suite
-from skilleval.suite.provider_ids import OLLAMA_URL, translate
 
 NO_KEYS: dict[str, str] = {}
 
@@ -84,12 +84,63 @@ def test_hosted_ids_need_their_key(pid: str, env: str, url: str) -> None:
 
 @pytest.mark.parametrize(
     "entry",
-    ["python:provider.py", "exec:./run.sh", "https://example.com/api", "bedrock:claude", {}, ""],
+    [
+        "file://provider.js",
+        "bedrock:claude",
+        "http",
+        {"id": "https://example.com/api", "config": {"transformRequest": "prompt"}},
+        {},
+        "",
+    ],
 )
 def test_ids_skilleval_cannot_run_are_refused_with_an_alternative(entry: Any) -> None:
     read = translate(entry, NO_KEYS)
     assert read.model is None
     assert read.refusal
+
+
+@pytest.mark.parametrize(
+    ("entry", "model"),
+    [
+        ("python:provider.py", {"provider": "python", "path": "provider.py"}),
+        (
+            "file://app/provider.py:answer",
+            {"provider": "python", "path": "app/provider.py", "function": "answer"},
+        ),
+        ("exec: ./run.sh --fast", {"provider": "exec", "command": "./run.sh --fast"}),
+        (
+            {
+                "id": "https",
+                "config": {"url": "https://example.com/api", "body": {"q": "{{prompt}}"}},
+            },
+            {"provider": "http", "url": "https://example.com/api", "body": {"q": "{{prompt}}"}},
+        ),
+        (
+            {
+                "id": "https://example.com/api",
+                "config": {
+                    "method": "GET",
+                    "transformResponse": "json.a",
+                    "validateStatus": "status < 500",
+                },
+            },
+            {
+                "provider": "http",
+                "url": "https://example.com/api",
+                "method": "GET",
+                "transform_response": "json.a",
+                "validate_status": "status < 500",
+            },
+        ),
+    ],
+)
+def test_the_users_own_application_is_read_as_the_provider_of_the_same_meaning(
+    entry: Any, model: dict[str, Any]
+) -> None:
+    read = translate(entry, NO_KEYS)
+    assert read.refusal is None
+    assert read.model == model
+    assert read.uses_config
 
 
 @pytest.mark.parametrize("env", ["GOOGLE_API_KEY", "GEMINI_API_KEY"])

@@ -11,6 +11,7 @@ import pytest
 
 from skilleval.cli import run_cli
 from skilleval.errors import SkillevalError, TemplateProblem
+from skilleval.promptfoo import rendering
 from skilleval.suite import template
 
 
@@ -184,7 +185,7 @@ NUNJUCKS_PRINTS = [
 
 @pytest.mark.parametrize(("value", "printed"), NUNJUCKS_PRINTS)
 def test_a_promptfoo_configs_vars_print_as_nunjucks_prints_them(value: Any, printed: str) -> None:
-    assert template.render("[{{ v }}]", template.NunjucksVars(v=value)) == f"[{printed}]"
+    assert template.render("[{{ v }}]", rendering.NunjucksVars(v=value)) == f"[{printed}]"
 
 
 def test_skillevals_own_vars_keep_pythons_text() -> None:
@@ -207,8 +208,8 @@ def test_skillevals_own_vars_keep_pythons_text() -> None:
     ],
 )
 def test_numbers_are_written_as_javascript_writes_them(number: float, text: str) -> None:
-    assert template.js_number(number) == text
+    assert rendering.js_number(number) == text
 
 
 def test_json_is_written_as_json_stringify_writes_it() -> None:
-    assert template.js_json({"a": [1.0, None, True], "b": "é"}) == '{"a":[1,null,true],"b":"é"}'
+    assert rendering.js_json({"a": [1.0, None, True], "b": "é"}) == '{"a":[1,null,true],"b":"é"}'

@@ -141,6 +141,8 @@ def llm_rubric(check: Check) -> Verdict:
     if check.judge is None:
         return Verdict.errored(NO_JUDGE)
     items, problem = _as_items(check.value, "rubric")
+    if problem is not None and check.value == "" and check.options.get("rubricPrompt"):
+        items, problem = [""], None  # a promptfoo rubricPrompt that holds the whole rubric
     if problem is not None:
         return Verdict.errored(problem)
     if check.threshold is not None and not 0.0 <= check.threshold <= 1.0:

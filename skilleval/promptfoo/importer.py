@@ -1,10 +1,9 @@
-"""promptfoo configs: how skilleval reads one differently, and ``skilleval import promptfoo``.
+"""``skilleval import promptfoo``: a promptfoo config written as the equivalent skilleval suite.
 
-skilleval reads a promptfoo config as it is (``skilleval run promptfooconfig.yaml``), with
-every difference in meaning reported as a warning (:func:`differences`). ``import`` writes
-the equivalent skilleval suite instead (:func:`import_config`): the same YAML, comments kept,
-with ``version: 1``, the providers as ``models:``, the grader as ``judge:``, and a comment
-wherever something changed meaning or could not be carried over.
+The same YAML, comments kept, with ``version: 1`` and ``compat: promptfoo``, the providers as
+``models:``, the grader as ``judge:``, and a comment wherever something changed meaning or
+could not be carried over. Reading a config as it is (``skilleval run promptfooconfig.yaml``)
+reports the same differences as warnings (:mod:`skilleval.promptfoo.differences`).
 """
 
 from __future__ import annotations
@@ -14,96 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skilleval.errors import Location
-from skilleval.suite.columns import PROVIDER_LISTS
-from skilleval.suite.promptfoo_values import (
-    as_promptfoo_reads,
-    javascript_reads_otherwise,
-    regex_entries,
-)
-from skilleval.suite.provider_ids import normalized, translate
-from skilleval.suite.schema import PROMPTFOO_KEYS
-from skilleval.suite.yamlio import Document
+from skilleval.promptfoo.config import PROVIDER_LISTS, UNSUPPORTED_KEYS
+from skilleval.promptfoo.graders import read_grader
+from skilleval.promptfoo.provider_ids import normalized, translate
+from skilleval.promptfoo.rebase import rebase_paths
+from skilleval.promptfoo.values import YamlReader, as_promptfoo_reads
 from skilleval.util.frozen import frozen
-
-MARKERS = (*PROVIDER_LISTS, "evaluateOptions", "redteam", "scenarios", "outputPath", "env")
-"""Top-level keys that only a promptfoo config has."""
-
-
-@frozen
-class Difference:
-    """One place where skilleval reads the config otherwise than promptfoo would."""
-
-    where: Location
-    message: str
-    carried: bool = True
-    """False: the setting is not carried over at all."""
-
-
-def is_promptfoo(data: Any) -> bool:
-    """A config written for promptfoo: no ``version:``, and a key only promptfoo has."""
-    return isinstance(data, Mapping) and "version" not in data and any(k in data for k in MARKERS)
-
-
-def reads_as_promptfoo(data: Any) -> bool:
-    """Whether the suite's values, vars and templates are read as promptfoo reads them: a
-    promptfoo config, or a suite with ``compat: promptfoo`` (what ``import`` writes)."""
-    return is_promptfoo(data) or (isinstance(data, Mapping) and data.get("compat") == "promptfoo")
-
-
-def differences(doc: Document) -> list[Difference]:
-    """What skilleval does differently with this promptfoo config, each at its position."""
-    data: Mapping[str, Any] = doc.data
-    out: list[Difference] = []
-    decoding = data.get("decoding")
-    if decoding is None:
-        out.append(
-            Difference(
-                doc.at(),
-                "decoding is greedy with seed 0 and at most 256 new tokens for every model "
-                "(promptfoo leaves it to each provider); set `decoding:` to change it",
-            )
-        )
-    for key in PROVIDER_LISTS:
-        if key in data:
-            out.append(
-                Difference(
-                    doc.key_at([key]),
-                    f"`{key}:` is read as `models:`: each model runs the whole suite as a run of "
-                    "its own, with one column each in the side-by-side report",
-                )
-            )
-    default = data.get("defaultTest")
-    options = default.get("options") if isinstance(default, Mapping) else None
-    if isinstance(options, Mapping) and "provider" in options:
-        out.append(
-            Difference(
-                doc.key_at(["defaultTest", "options", "provider"]),
-                "the grading provider is read as `judge:`",
-            )
-        )
-    for key in data:
-        if key in PROMPTFOO_KEYS:
-            out.append(Difference(doc.key_at([key]), f"`{key}`: {PROMPTFOO_KEYS[key]}", False))
-    out.extend(pattern_differences(doc))
-    return out
-
-
-def pattern_differences(doc: Document) -> list[Difference]:
-    """Each regex of the config that promptfoo's JavaScript reads otherwise than skilleval."""
-    out = []
-    for at, pattern in regex_entries(doc.data):
-        what = javascript_reads_otherwise(pattern)
-        if what is not None:
-            out.append(
-                Difference(
-                    doc.at(at),
-                    f"this regex uses {what}, which promptfoo's JavaScript reads otherwise;"
-                    " skilleval reads it as Python does (docs/promptfoo.md, deliberate"
-                    " differences)",
-                )
-            )
-    return out
 
 
 @frozen
@@ -116,8 +31,10 @@ class Imported:
     """What could not be carried over, one line each."""
 
 
-def import_config(path: Path) -> Imported:
-    """The skilleval suite equivalent to the promptfoo config at ``path``.
+def import_config(path: Path, read_yaml: YamlReader, target: Path | None = None) -> Imported:
+    """The skilleval suite equivalent to the promptfoo config at ``path``; ``read_yaml``
+    parses an assertion's schema written as YAML text; ``target`` is the folder the suite is
+    written to (the config's own by default), for which relative paths are rewritten.
 
     Raises:
         OSError: The file cannot be read.
@@ -162,7 +79,7 @@ def import_config(path: Path) -> Imported:
             if isinstance(model, dict):
                 model = CommentedMap(model)
                 model.fa.set_flow_style()
-            models.append((model, read.label, entry))
+            models.append((model, read, entry))
         index = list(data).index(key)
         del data[key]
         if models:
@@ -172,8 +89,18 @@ def import_config(path: Path) -> Imported:
             data.yaml_set_comment_before_after_key(
                 new_key, before=f"From promptfoo's `{key}:` (each id read as a model)."
             )
-        for _, label, entry in models:
-            if isinstance(entry, Mapping):
+        else:
+            # Never a suite with no model: the embedded one stands in, and says so.
+            data.insert(index, "model", "default")
+            data.yaml_set_comment_before_after_key(
+                "model",
+                before=f"None of promptfoo's `{key}:` carries over (see above): the embedded"
+                " model stands in.\nSet `model:` to the model (or `models:` to the models) to"
+                " evaluate.",
+            )
+        for _, read, entry in models:
+            label = read.label
+            if isinstance(entry, Mapping) and not read.uses_config:
                 dropped = sorted(set(entry.get("config") or {}) - {"apiBaseUrl", "apiKeyEnvar"})
                 if dropped:
                     notes.append(
@@ -187,14 +114,18 @@ def import_config(path: Path) -> Imported:
     # Moved to `judge:` only when it is the one grader: tests' and assertions' own
     # `provider:` are read as the same judge where they are written.
     if isinstance(options, CommentedMap) and "provider" in options and not _more_graders(data):
-        grader = translate(options["provider"], need_keys=False)
+        grader = read_grader(options["provider"], frozenset())
         del options["provider"]
         if not options:
             del default["options"]
-        if grader.model is None:
-            left_out.append(f"defaultTest.options.provider: {grader.refusal}")
+        if not default:
+            del data["defaultTest"]  # an empty mapping after a comment is not YAML
+        if isinstance(grader, str):
+            left_out.append(f"defaultTest.options.provider: {grader}")
         else:
-            judge: Any = grader.model
+            if grader.note:
+                notes.append(f"defaultTest.options.provider: {grader.note}")
+            judge: Any = grader.judge
             if isinstance(judge, dict):
                 judge = CommentedMap(judge)
                 judge.fa.set_flow_style()
@@ -203,11 +134,19 @@ def import_config(path: Path) -> Imported:
                 "judge", before="From promptfoo's defaultTest.options.provider (the grader)."
             )
 
-    _values_as_promptfoo_reads(data)
+    _values_as_promptfoo_reads(data, read_yaml)
+    if target is not None and target.resolve() != path.parent.resolve():
+        rebase_paths(data, path.parent, target)
+        notes.append(f"relative paths are rewritten to reach the same files from {target}")
+        for _, read, _ in models:
+            if isinstance(read.model, dict) and read.model.get("provider") == "exec":
+                notes.append(
+                    f"{read.label}: the command runs in the suite's folder; check the paths it names"
+                )
 
     for key in list(data):
-        if key in PROMPTFOO_KEYS:
-            left_out.append(f"{key}: {PROMPTFOO_KEYS[key]}")
+        if key in UNSUPPORTED_KEYS:
+            left_out.append(f"{key}: {UNSUPPORTED_KEYS[key]}")
             del data[key]
 
     data.insert(0, "version", 1)
@@ -228,7 +167,7 @@ def import_config(path: Path) -> Imported:
     return Imported(buffer.getvalue(), tuple(left_out))
 
 
-def _values_as_promptfoo_reads(data: Mapping[str, Any]) -> None:
+def _values_as_promptfoo_reads(data: Mapping[str, Any], read_yaml: YamlReader) -> None:
     """Rewrite each inline assertion's ``value:`` as promptfoo reads it (``42.0`` as
     ``"42"``, a list type's string as its list), so that the suite keeps the meaning."""
     from ruamel.yaml.comments import CommentedSeq  # lazy: start-up time
@@ -247,7 +186,7 @@ def _values_as_promptfoo_reads(data: Mapping[str, Any]) -> None:
             if not isinstance(entry, dict) or "value" not in entry:
                 continue
             kind = str(entry.get("type", "")).removeprefix("not-")
-            read = as_promptfoo_reads(kind, entry["value"])
+            read = as_promptfoo_reads(kind, entry["value"], read_yaml)
             if read is not entry["value"] and read != entry["value"]:
                 if isinstance(read, list):
                     read = CommentedSeq(read)

@@ -14,13 +14,12 @@ import csv
 import dataclasses
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from skilleval.api import AssertionType, Check, Verdict
 from skilleval.errors import DiagnosticsError
-from skilleval.suite.template import is_template, js_number, js_string
-from skilleval.suite.yamlio import parse_yaml
+from skilleval.promptfoo.rendering import js_number, js_string
 from skilleval.util import fileref
 
 __all__ = [
@@ -54,8 +53,20 @@ def split_csv(text: str) -> list[str]:
     return [field.strip() for field in rows[0]] if rows else []
 
 
-def as_promptfoo_reads(type_name: str, value: Any) -> Any:
-    """``value`` of an assertion of ``type_name`` (``not-`` removed) as promptfoo reads it."""
+YamlReader = Callable[[str], Any]
+"""Parses YAML text into data, raising :class:`DiagnosticsError` (the suite's reader)."""
+
+
+def _templated(text: str) -> bool:
+    """Whether ``text`` holds template syntax: rendered with each test's vars, then read."""
+    return "{{" in text or "{%" in text
+
+
+def as_promptfoo_reads(type_name: str, value: Any, read_yaml: YamlReader | None = None) -> Any:
+    """``value`` of an assertion of ``type_name`` (``not-`` removed) as promptfoo reads it.
+
+    ``read_yaml`` parses a schema written as YAML text; without it, such text is left as is.
+    """
     if type_name in TEXT_TYPES:
         if type_name == "equals" and (value is None or isinstance(value, bool)):
             return _scalar(value)
@@ -64,10 +75,10 @@ def as_promptfoo_reads(type_name: str, value: Any) -> Any:
         return value
     if type_name == "word-count" and isinstance(value, str) and value.strip().isdecimal():
         return int(value.strip())
-    if type_name in SCHEMA_TYPES and isinstance(value, str):
-        return _schema_text(value)
+    if type_name in SCHEMA_TYPES and isinstance(value, str) and read_yaml is not None:
+        return _schema_text(value, read_yaml)
     if type_name in LIST_TYPES:
-        if isinstance(value, str) and not is_template(value):
+        if isinstance(value, str) and not _templated(value):
             return split_csv(value)
         if isinstance(value, list):
             return [
@@ -77,13 +88,13 @@ def as_promptfoo_reads(type_name: str, value: Any) -> Any:
     return value
 
 
-def _schema_text(value: str) -> Any:
+def _schema_text(value: str, read_yaml: YamlReader) -> Any:
     """A schema written as YAML text, parsed; anything else (a ``file://``, a template, text
     that is not a mapping) is left for the usual checks to read or refuse."""
-    if fileref.is_ref(value) or is_template(value):
+    if fileref.is_ref(value) or _templated(value):
         return value
     try:
-        parsed = parse_yaml(str(value), "<value>").data
+        parsed = read_yaml(str(value))
     except DiagnosticsError:
         return value
     return parsed if isinstance(parsed, dict) else value

@@ -17,8 +17,12 @@ id                                 skilleval model
                                                       when its key's variable is set
 =================================  ===========================================================
 
-Anything else (a ``python:`` or ``exec:`` provider, a cloud id whose key is not set) is refused
-with the reason; nothing is guessed.
+promptfoo's own forms for the user's application run as skilleval's providers of the same
+meaning: ``file://provider.py[:fn]`` (or ``python:provider.py``) as ``python``, ``exec:CMD`` as
+``exec``, and ``http``/``https`` (or a URL as the id) as ``http``, each with its ``config``.
+
+Anything else (a JavaScript provider, a hosted family skilleval does not call, a cloud id whose
+key is not set) is refused by name with the nearest form skilleval runs; nothing is guessed.
 """
 
 from __future__ import annotations
@@ -88,6 +92,82 @@ class Translated:
     model: str | dict[str, Any] | None
     label: str
     refusal: str | None = None
+    uses_config: bool = False
+    """The whole ``config`` is handed to the provider (the user's application reads it)."""
+    missing_key: str | None = None
+    """A hosted model read without its key (``need_keys=False``): the variables to set."""
+
+
+_OPENAI_FORM = "`openai:chat:NAME` with `config: {apiBaseUrl: URL, apiKeyEnvar: VAR}`"
+
+HOSTED_ELSEWHERE: Mapping[str, tuple[str, str]] = {
+    "bedrock": (
+        "AWS Bedrock",
+        f"an OpenAI-compatible gateway in front of it ({_OPENAI_FORM}), or an `http` provider",
+    ),
+    "sagemaker": (
+        "an AWS SageMaker endpoint",
+        "an `http` provider with its URL, headers and `transformResponse`",
+    ),
+    "huggingface": (
+        "Hugging Face's inference API",
+        "the model's GGUF run locally (`model: hf:OWNER/REPO:QUANT`), or its OpenAI-compatible"
+        f" router ({_OPENAI_FORM}, apiBaseUrl https://router.huggingface.co/v1)",
+    ),
+    "hf": (
+        "Hugging Face's inference API",
+        "the model's GGUF run locally (`model: hf:OWNER/REPO:QUANT`)",
+    ),
+    "cerebras": (
+        "Cerebras' API",
+        f"its OpenAI-compatible endpoint: {_OPENAI_FORM} with apiBaseUrl https://api.cerebras.ai/v1"
+        " and apiKeyEnvar CEREBRAS_API_KEY",
+    ),
+    "adaline": (
+        "Adaline's gateway",
+        "the vendor's own id (`openai:chat:NAME`, `anthropic:messages:NAME` …)",
+    ),
+    "azure": ("Azure OpenAI", f"an OpenAI-compatible endpoint ({_OPENAI_FORM})"),
+    "azureopenai": ("Azure OpenAI", f"an OpenAI-compatible endpoint ({_OPENAI_FORM})"),
+    "replicate": (
+        "Replicate's API",
+        "an `http` provider with its URL, headers and `transformResponse`",
+    ),
+    "cohere": ("Cohere's API", f"its OpenAI-compatible endpoint ({_OPENAI_FORM})"),
+    "watsonx": ("IBM watsonx", "an `http` provider with its URL, headers and `transformResponse`"),
+    "cloudflare-ai": ("Cloudflare Workers AI", f"its OpenAI-compatible endpoint ({_OPENAI_FORM})"),
+    "voyage": ("Voyage AI's embeddings", "an embedding model run locally (see docs/models.md)"),
+}
+"""Hosted families skilleval does not call, by id prefix: what they are, and the nearest form
+it runs."""
+
+HTTP_KEYS: Mapping[str, str] = {
+    "url": "url",
+    "method": "method",
+    "headers": "headers",
+    "body": "body",
+    "queryParams": "query_params",
+    "transformResponse": "transform_response",
+    "responseParser": "transform_response",
+    "validateStatus": "validate_status",
+    "timeout": "timeout",
+}
+"""promptfoo's http settings skilleval's ``http`` provider reads, and its names for them."""
+
+HTTP_REFUSED = frozenset(
+    {
+        "request",
+        "transformRequest",
+        "session",
+        "sessionParser",
+        "auth",
+        "signatureAuth",
+        "tls",
+        "multipart",
+        "useHttps",
+    }
+)
+"""http settings that change the request and that skilleval's provider does not implement."""
 
 
 ENTRY_KEYS = frozenset({"id", "label", "config", "prompts"})
@@ -129,7 +209,7 @@ def translate(
             None, label, "a provider needs an `id` (e.g. `echo` or `file://model.gguf`)"
         )
     out = _translate_id(entry, config, env, need_keys)
-    return Translated(out.model, label or out.label, out.refusal)
+    return Translated(out.model, label or out.label, out.refusal, out.uses_config, out.missing_key)
 
 
 def _translate_id(
@@ -141,6 +221,9 @@ def _translate_id(
         return Translated(pid.removeprefix("file://"), pid.removeprefix("file://"))
     if pid.endswith(".gguf") and ":" not in pid:
         return Translated(pid, pid)
+    own = _own_application(pid, config)
+    if own is not None:
+        return own
     vendor, _, rest = pid.partition(":")
     if vendor in ("llama", "llama.cpp", "llamacpp") and rest.endswith(".gguf"):
         return Translated(rest, rest)
@@ -165,12 +248,86 @@ def _translate_id(
                 " give `config: {apiBaseUrl: URL}` for a local OpenAI-compatible server, or use"
                 " a local model (`file://model.gguf`)",
             )
-        return Translated(_server(cloud.base_url, name, config, key_env), name)
+        missing = None if env.get(key_env) else " or ".join(names)
+        return Translated(_server(cloud.base_url, name, config, key_env), name, missing_key=missing)
     hint = "use `echo`, `file://model.gguf`, `ollama:chat:NAME` or `openai:chat:NAME` with `config: {apiBaseUrl: URL}`"
-    if vendor in ("python", "exec", "file", "http", "https", "webhook", "script"):
-        why = f"`{pid}`: custom providers are not run by skilleval (write a provider plugin); "
-        return Translated(None, pid, why + hint)
+    if vendor in HOSTED_ELSEWHERE:
+        what, nearest = HOSTED_ELSEWHERE[vendor]
+        return Translated(
+            None, pid, f"`{pid}` is {what}, which skilleval does not call; the nearest: {nearest}"
+        )
+    if vendor in ("file", "python", "exec", "webhook", "script", "golang", "ruby"):
+        why = (
+            f"`{pid}`: skilleval runs a Python provider (`file://provider.py`), an `exec:`"
+            " command or an `http` endpoint as your own application; for anything else, "
+        )
+        return Translated(None, pid, why + "write a provider plugin (docs/plugins.md), or " + hint)
     return Translated(None, pid, f"`{pid}` is not a provider skilleval can run; {hint}")
+
+
+_JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts")
+
+
+def _own_application(pid: str, config: Mapping[str, Any]) -> Translated | None:
+    """promptfoo's forms for the user's own application, as skilleval's providers; None for
+    an id of another kind."""
+    ref = pid.removeprefix("file://") if pid.startswith("file://") else None
+    if ref is None and pid.startswith("python:"):
+        ref = pid.removeprefix("python:")
+    if ref is not None and ref.split(":")[0].endswith(".py"):
+        path, _, function = ref.partition(":")
+        model: dict[str, Any] = {"provider": "python", "path": path}
+        if function:
+            model["function"] = function
+        if config:
+            model["config"] = dict(config)
+        return Translated(model, pid, uses_config=True)
+    if ref is not None and ref.split(":")[0].endswith(_JS_SUFFIXES):
+        return Translated(
+            None,
+            pid,
+            f"`{pid}` is a JavaScript provider, which skilleval does not run; the nearest: the"
+            " same code behind a Python provider (`file://provider.py`, promptfoo's"
+            " call_api(prompt, options, context)) or an `exec:` command",
+        )
+    if pid.startswith("exec:"):
+        command = pid.removeprefix("exec:").strip()
+        if not command:
+            return Translated(None, pid, "`exec:` needs a command after the colon")
+        model = {"provider": "exec", "command": command}
+        if config:
+            model["config"] = dict(config)
+        return Translated(model, pid, uses_config=True)
+    if pid in ("http", "https") or pid.startswith(("http://", "https://")):
+        return _http(pid, config)
+    return None
+
+
+def _http(pid: str, config: Mapping[str, Any]) -> Translated:
+    """promptfoo's http provider as skilleval's ``http``."""
+    refused = sorted(k for k in config if k in HTTP_REFUSED)
+    if refused:
+        return Translated(
+            None,
+            pid,
+            f"`{pid}`: skilleval's http provider does not implement `{refused[0]}`; the"
+            " nearest: compute the request in a Python provider (`file://provider.py`)",
+        )
+    url = config.get("url") or (pid if pid.startswith(("http://", "https://")) else None)
+    if not url:
+        return Translated(None, pid, f"`{pid}` needs `config: {{url: ...}}`")
+    if "body" not in config and str(config.get("method", "")).upper() != "GET":
+        return Translated(
+            None, pid, f"`{pid}` needs `config: {{body: ...}}`, or `method: GET` (as promptfoo)"
+        )
+    model: dict[str, Any] = {"provider": "http", "url": url}
+    for key, ours in HTTP_KEYS.items():
+        if key != "url" and key in config:
+            value = config[key]
+            model[ours] = (
+                value / 1000 if key == "timeout" and isinstance(value, (int, float)) else value
+            )
+    return Translated(model, pid, uses_config=True)
 
 
 def _server(

@@ -1,0 +1,3 @@
+module.exports = function (names) {
+  return names.split(',').map((n) => n.trim()[0]).join('.');
+};

@@ -1,0 +1,5 @@
+import { format } from 'node:util';
+
+export default function ({ vars }) {
+  return format('Tell me about %s', vars.topic);
+}

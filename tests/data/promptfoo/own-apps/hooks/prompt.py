@@ -1,0 +1,5 @@
+"""A prompt function as promptfoo calls one: with {vars, provider, config}."""
+
+
+def build(context):
+    return f"Python prompt about {context['vars']['topic']} for {context['provider']['id']}"

@@ -1,0 +1,1 @@
+module.exports = (json, text) => ({ output: text.toUpperCase() });
