@@ -39,10 +39,6 @@ UNSUPPORTED: dict[str, str] = {
 
 _NOT_YET = "a promptfoo type that skilleval does not support yet"
 _JUDGED = f"{_NOT_YET}; grade it with `llm-rubric` or `llm-assert`"
-_SQL = (
-    f"{_NOT_YET}: promptfoo accepts what node-sql-parser's grammar for `databaseType` accepts,"
-    " which no Python parser matches; check SQL with `regex` or a `python` assertion"
-)
 UNSUPPORTED.update(
     {
         "conversation-relevance": _JUDGED,
@@ -57,8 +53,6 @@ UNSUPPORTED.update(
         "perplexity": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
         "perplexity-score": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
         "meteor": f"{_NOT_YET} (it needs WordNet's synonyms); use `bleu`, `gleu` or `rouge-n`",
-        "is-sql": _SQL,
-        "contains-sql": _SQL,
         "is-valid-openai-tools-call": f"{_NOT_YET}; check tool calls with `tool-called`",
         "is-valid-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
         "max-score": f"{_NOT_YET}; it ranks outputs across providers: compare the columns of"
