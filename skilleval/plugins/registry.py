@@ -53,24 +53,12 @@ UNSUPPORTED.update(
         "perplexity": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
         "perplexity-score": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
         "meteor": f"{_NOT_YET} (it needs WordNet's synonyms); use `bleu`, `gleu` or `rouge-n`",
-        "is-valid-openai-tools-call": f"{_NOT_YET}; check tool calls with `tool-called`",
-        "is-valid-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
-        "max-score": f"{_NOT_YET}; it ranks outputs across providers: compare the columns of"
-        " a side-by-side run (`models:`)",
         "search-rubric": f"{_NOT_YET} (it needs a web-search grader); use `llm-rubric`",
-        "is-valid-openai-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
-        "tool-call-f1": f"{_NOT_YET}; check tool calls with `trajectory`",
         "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
         "trace-span-duration": f"{_NOT_YET} (skilleval records no traces)",
         "trace-error-spans": f"{_NOT_YET} (skilleval records no traces)",
-        "skill-used": f"{_NOT_YET}; write `should_trigger: true` on the test, which checks"
-        " the skill the model chose",
-        "trajectory:tool-used": f"{_NOT_YET}; check the agent's steps with `tool-called`",
-        "trajectory:tool-args-match": f"{_NOT_YET}; check a call's arguments with"
-        " `tool-called` and its `args`",
-        "trajectory:step-count": f"{_NOT_YET}; check the agent's steps with `trajectory`",
-        "trajectory:tool-sequence": f"{_NOT_YET}; check the order of calls with `trajectory`",
         "agent-rubric": f"{_JUDGED}, with the agent's steps in the rubric",
+        "trajectory:goal-success": f"{_JUDGED}, with the agent's steps in the rubric",
     }
 )
 

@@ -67,6 +67,8 @@ class Subject:
     """The agent's steps (agentic tests only)."""
     workspace: Path | None = None
     """The agent's workspace (agentic tests only)."""
+    skills: tuple[str, ...] | None = None
+    """The router's decision for the test (see :attr:`~skilleval.api.Check.skills`)."""
 
 
 @frozen
@@ -242,6 +244,8 @@ def check_for(
         trajectory=subject.trajectory,
         workspace=subject.workspace,
         context=context,
+        negated=entry.negated,
+        skills=subject.skills,
     )
 
 

@@ -23,6 +23,8 @@ class Job:
     """None when the prompt could not be rendered (see ``error``)."""
     prompt: str
     error: str | None = None
+    skills: tuple[str, ...] | None = None
+    """The router's decision for the test, for ``skill-used``; None when it was not routed."""
 
     @property
     def key(self) -> tuple[str, str, int]:

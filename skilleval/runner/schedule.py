@@ -41,6 +41,7 @@ def subject_of(job: Job, completion: Completion, cost: float | None) -> grading.
         arm=job.arm,
         trial=job.trial,
         cost=cost,
+        skills=job.skills,
     )
 
 

@@ -267,3 +267,14 @@ def jmespath_(check: Check) -> Verdict:
     if _truthy(result):
         return Verdict.of(True, f"{shown}, which is truthy")
     return Verdict.of(False, f"{shown}, which is falsy")
+
+
+def schema_problem(schema: Any, instance: Any) -> str | None:
+    """Where ``instance`` breaks ``schema`` (formats checked as promptfoo checks them), or
+    None when it satisfies it.
+
+    Raises:
+        SchemaError: The schema is invalid.
+    """
+    error = _schema_error(_validator(schema), instance)
+    return None if error is None else _describe(error)
