@@ -8,6 +8,7 @@ import click
 
 from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError, UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.lint.promptfoo import value_differences
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.promptfoo_import import import_config, pattern_differences
 from skilleval.suite.yamlio import load_yaml
@@ -59,6 +60,8 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
         click.echo(f"not carried over: {line}", err=True)
     for difference in pattern_differences(doc):
         click.echo(str(Diagnostic(difference.where, difference.message, "warning")), err=True)
+    for where, message in value_differences(doc):
+        click.echo(str(Diagnostic(where, message, "warning")), err=True)
     click.echo(f"wrote {target}", err=True)
     # Relative paths in the config keep their meaning only beside it.
     if target.resolve().parent != config.resolve().parent:
