@@ -13,6 +13,11 @@ chosen). Each assertion is handed to promptfoo's own ``assertions.runAssertion``
 * an assertion's ``config.tools`` becomes the provider's config, and its
   ``config.functions`` the config of an OpenAI chat provider (never called).
 
+promptfoo 0.123.1 imports the ``natural`` package for ``meteor`` as an ES module, where its
+exports sit under ``default`` only, so every ``meteor`` check there ends in an error. The
+driver runs with a module hook that hands promptfoo's meteor code natural's exports by name,
+so the verdicts pinned are those of promptfoo's own METEOR code.
+
 What promptfoo decides, or the first line of what it throws, is written to
 ``promptfoo-verdicts.json`` beside the config, one entry per test in order.
 
@@ -31,6 +36,25 @@ from typing import Any
 
 from promptfoo_verdicts import PROMPTFOO, install
 from ruamel.yaml import YAML
+
+HOOKS = r"""
+export async function resolve(specifier, context, next) {
+  if (specifier === 'natural' && !context.parentURL?.includes('skilleval-natural-shim')) {
+    return { url: new URL('./skilleval-natural-shim.mjs', import.meta.url).href, shortCircuit: true };
+  }
+  return next(specifier, context);
+}
+"""
+SHIM = r"""
+import natural from 'natural';
+export const PorterStemmer = natural.PorterStemmer;
+export const WordNet = natural.WordNet;
+export default natural;
+"""
+REGISTER = r"""
+import { register } from 'node:module';
+register('./skilleval-natural-hooks.mjs', import.meta.url);
+"""
 
 DRIVER = r"""
 import * as promptfoo from 'promptfoo';
@@ -118,8 +142,12 @@ def pin(folder: Path, exe: Path) -> None:
         cases_file = Path(tmp) / "cases.json"
         cases_file.write_text(json.dumps(cases_of(config)), encoding="utf-8")
         # Inside the scratch folder, so `import 'promptfoo'` finds its node_modules.
-        driver = exe.parent.parent.parent / "skilleval-assertion-cases.mjs"
+        root = exe.parent.parent.parent
+        driver = root / "skilleval-assertion-cases.mjs"
         driver.write_text(DRIVER, encoding="utf-8")
+        (root / "skilleval-natural-hooks.mjs").write_text(HOOKS, encoding="utf-8")
+        (root / "skilleval-natural-shim.mjs").write_text(SHIM, encoding="utf-8")
+        (root / "skilleval-natural-register.mjs").write_text(REGISTER, encoding="utf-8")
         env = {
             **os.environ,
             "PROMPTFOO_DISABLE_TELEMETRY": "1",
@@ -128,7 +156,8 @@ def pin(folder: Path, exe: Path) -> None:
             "OPENAI_API_KEY": "unused",
         }
         done = subprocess.run(
-            [str(node), str(driver), str(cases_file)],
+            [str(node), "--import", str(root / "skilleval-natural-register.mjs"), str(driver),
+             str(cases_file)],
             env=env,
             check=True,
             capture_output=True,

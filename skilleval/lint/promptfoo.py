@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from skilleval.assertions.builtin._wordnet import wordnet_dir
 from skilleval.errors import Location
 from skilleval.lint.checks import PROMPTFOO_READS_OTHERWISE
 from skilleval.lint.finding import Finding
@@ -128,6 +129,16 @@ def _message(base: str, negated: bool, value: Any, entry: Mapping[str, Any]) -> 
         return "levenshtein: promptfoo wants a text and stops the test; skilleval reads the number as text"
     if base in ("equals", "is-json", "contains-json") and _has_negative_zero(value):
         return f"{base}: the value holds -0, which skilleval reads as equal to 0 and promptfoo does not"
+    if base == "meteor":
+        found = (
+            ""
+            if wordnet_dir() is not None
+            else "; this machine has no WordNet, so synonyms are not matched"
+        )
+        return (
+            "meteor: promptfoo 0.123.1 cannot load its stemmer for meteor and records an error;"
+            f" skilleval scores METEOR as promptfoo's code means to{found}"
+        )
     if base in ("is-sql", "contains-sql") and isinstance(value, Mapping):
         database = str(value.get("databaseType", ""))
         if database.lower() in _NO_DIALECT:

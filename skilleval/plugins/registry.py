@@ -52,7 +52,6 @@ UNSUPPORTED.update(
         "pi": f"{_NOT_YET} (it needs a remote scorer)",
         "perplexity": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
         "perplexity-score": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
-        "meteor": f"{_NOT_YET} (it needs WordNet's synonyms); use `bleu`, `gleu` or `rouge-n`",
         "search-rubric": f"{_NOT_YET} (it needs a web-search grader); use `llm-rubric`",
         "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
         "trace-span-duration": f"{_NOT_YET} (skilleval records no traces)",

@@ -30,6 +30,7 @@ tests:
       - type: assert-set
         assert:
           - {type: levenshtein, value: 7}
+      - {type: meteor, value: the cat sat}
 """
 # (line of the finding, what it names)
 EXPECTED = [
@@ -43,6 +44,7 @@ EXPECTED = [
     (16, "no DB2 dialect"),
     (17, "not the provider's"),
     (20, "levenshtein: promptfoo wants a text"),
+    (21, "meteor: promptfoo 0.123.1 cannot load"),
 ]
 
 PLAIN = """providers: [echo]
