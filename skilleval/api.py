@@ -126,6 +126,9 @@ class Check:
     skills: tuple[str, ...] | None = None
     """The router's decision for this test: the skill it chose (one name, a distractor's
     included), or ``()`` when it chose none; None when the test was not routed."""
+    logprobs: tuple[float, ...] | None = None
+    """Each generated token's natural-log probability, for ``perplexity``: recorded by the
+    in-process model when a test has such a check; None when the provider gives none."""
     results: tuple[tuple[str, float | None], ...] | None = None
     """For ``max-score``: the type and score of each of this output's other assertions
     (those that compare outputs left out), ``not-`` applied; an error's score is None.

@@ -1,8 +1,8 @@
 """Pin what promptfoo decides on assertion cases that need more than an output.
 
 A folder's ``promptfooconfig.yaml`` holds tests whose ``metadata`` says what came with the
-reply: ``output`` (its text), ``steps`` (the agent's steps) and ``skills`` (the skills
-chosen). Each assertion is handed to promptfoo's own ``assertions.runAssertion``:
+reply: ``output`` (its text), ``steps`` (the agent's steps), ``skills`` (the skills
+chosen) and ``logprobs`` (its tokens' log-probabilities, as the provider's ``logProbs``). Each assertion is handed to promptfoo's own ``assertions.runAssertion``:
 
 * the steps become trace spans, one per step (a tool call as a span with ``tool.name`` and
   ``tool.arguments``; a final answer as ``agent response``; any other reply as
@@ -97,7 +97,8 @@ for (const c of cases) {
     const params = {
       assertion,
       test: { vars: {}, assert: c.assert, options: {} },
-      providerResponse: { output, metadata: c.skills ? { skillCalls: c.skills.map((name) => ({ name })) } : {} },
+      providerResponse: { output, logProbs: c.logprobs ?? undefined,
+        metadata: c.skills ? { skillCalls: c.skills.map((name) => ({ name })) } : {} },
       provider,
     };
     if (c.steps) {
@@ -128,6 +129,7 @@ def cases_of(config: dict[str, Any]) -> list[dict[str, Any]]:
                 "output": meta.get("output", ""),
                 "steps": meta.get("steps"),
                 "skills": meta.get("skills"),
+                "logprobs": meta.get("logprobs"),
             }
         )
     return cases
@@ -156,8 +158,13 @@ def pin(folder: Path, exe: Path) -> None:
             "OPENAI_API_KEY": "unused",
         }
         done = subprocess.run(
-            [str(node), "--import", str(root / "skilleval-natural-register.mjs"), str(driver),
-             str(cases_file)],
+            [
+                str(node),
+                "--import",
+                str(root / "skilleval-natural-register.mjs"),
+                str(driver),
+                str(cases_file),
+            ],
             env=env,
             check=True,
             capture_output=True,

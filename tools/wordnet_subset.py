@@ -18,8 +18,8 @@ from ruamel.yaml import YAML
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skilleval.assertions.builtin._porter import stem  # noqa: E402
-from skilleval.assertions.builtin.meteor import words  # noqa: E402
+from skilleval.assertions.builtin._porter import stem
+from skilleval.assertions.builtin.meteor import words
 
 PARTS = ("noun", "verb", "adj", "adv")
 

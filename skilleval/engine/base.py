@@ -104,6 +104,9 @@ class Request:
     """Not sent to the model; the arm (on, off, routed) for the scripted provider."""
     purpose: str = "generate"
     """generate | judge | trigger | overfit; for stats and scheduling."""
+    logprobs: bool = False
+    """Record each generated token's log-probability (``perplexity`` checks need them); a
+    provider that cannot leaves :attr:`Completion.token_logprobs` None."""
 
 
 @frozen
@@ -123,6 +126,9 @@ class Completion:
     """Prompt tokens actually evaluated (prompt tokens minus those reused from the KV cache)."""
     replaced: int = 0
     """Lone surrogates in the reply that were replaced with U+FFFD (see :func:`clean_reply`)."""
+    token_logprobs: tuple[float, ...] | None = None
+    """Each generated token's natural-log probability under the model, when the request
+    asked for them and the provider records them; None otherwise."""
 
     @property
     def truncated(self) -> bool:

@@ -83,6 +83,7 @@ from skilleval.engine.llama_config import (
     default_threads,
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
+from skilleval.engine.llama_logprobs import TokenLogprobs
 from skilleval.engine.llama_queue import RequestQueue
 from skilleval.engine.llama_template import CHATML_TEMPLATE, ModelTemplate
 from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
@@ -303,8 +304,8 @@ class LlamaProvider:
         choose: list[int] = []
         with self._lock:
             for i, request in enumerate(requests):
-                if self.batch_width <= 1:
-                    continue
+                if self.batch_width <= 1 or request.logprobs:
+                    continue  # answered one at a time below (log-probabilities are recorded there)
                 try:
                     check_request(request)
                     if request.json_schema is not None:
@@ -569,6 +570,11 @@ class LlamaProvider:
             road = GreedyGrammar(judge, closing)
             processors = LogitsProcessorList([GrammarProcessor(road)])
             grammar = None
+        recorder = TokenLogprobs(greedy=not sampled) if request.logprobs else None
+        if recorder is not None:
+            from llama_cpp import LogitsProcessorList  # lazy: start-up time
+
+            processors = LogitsProcessorList([recorder.before, *(processors or []), recorder.after])
         start = time.perf_counter()
         evaluated = self._prefill(llm, prompt)
         # The library finds the whole prompt in the KV state and samples straight from the
@@ -614,6 +620,9 @@ class LlamaProvider:
             completion_tokens=int(usage["completion_tokens"]),
             latency_ms=latency_ms,
             tokens_evaluated=evaluated + library_evaluated,
+            token_logprobs=None
+            if recorder is None
+            else recorder.result(int(usage["completion_tokens"])),
         )
         if request.json_schema is not None and not completion.truncated:
             validate_json(text, request.json_schema)

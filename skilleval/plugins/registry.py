@@ -50,8 +50,6 @@ UNSUPPORTED.update(
         "moderation": f"{_NOT_YET} (it needs a moderation service)",
         "guardrails": f"{_NOT_YET} (it needs a guardrails service)",
         "pi": f"{_NOT_YET} (it needs a remote scorer)",
-        "perplexity": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
-        "perplexity-score": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
         "search-rubric": f"{_NOT_YET} (it needs a web-search grader); use `llm-rubric`",
         "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
         "trace-span-duration": f"{_NOT_YET} (skilleval records no traces)",

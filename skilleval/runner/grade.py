@@ -69,6 +69,7 @@ class Subject:
     """The agent's workspace (agentic tests only)."""
     skills: tuple[str, ...] | None = None
     """The router's decision for the test (see :attr:`~skilleval.api.Check.skills`)."""
+    logprobs: tuple[float, ...] | None = None
 
 
 @frozen
@@ -246,6 +247,7 @@ def check_for(
         context=context,
         negated=entry.negated,
         skills=subject.skills,
+        logprobs=subject.logprobs,
     )
 
 

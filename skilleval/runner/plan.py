@@ -31,6 +31,21 @@ class Job:
         return (self.test.id, self.arm, self.trial)
 
 
+LOGPROB_TYPES = frozenset({"perplexity", "perplexity-score"})
+"""Types that read the reply's token log-probabilities: their tests' requests ask for them."""
+
+
+def wants_logprobs(test: TestCase) -> bool:
+    """Whether a check of ``test`` (in a set, too) reads token log-probabilities."""
+    entries = list(test.asserts)
+    while entries:
+        entry = entries.pop()
+        entries.extend(entry.children)
+        if entry.spec.name in LOGPROB_TYPES:
+            return True
+    return False
+
+
 def is_agentic(job: Job) -> bool:
     """Whether ``job`` runs the agent loop rather than a single call."""
     return job.test.agent is not None and job.request is not None
@@ -107,6 +122,7 @@ def plan(
                     trial=trial,
                     test_id=test.id,
                     arm=arm,
+                    logprobs=wants_logprobs(test),
                 )
                 jobs.append(Job(test, arm, trial, request, prompt))
     return jobs

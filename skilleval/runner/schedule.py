@@ -42,6 +42,7 @@ def subject_of(job: Job, completion: Completion, cost: float | None) -> grading.
         trial=job.trial,
         cost=cost,
         skills=job.skills,
+        logprobs=completion.token_logprobs,
     )
 
 

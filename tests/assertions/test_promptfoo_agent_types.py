@@ -5,7 +5,7 @@ in the test's metadata the reply's text, the agent's steps and the skills the ro
 ``promptfoo-verdicts.json`` beside it is what promptfoo 0.123.1's own ``runAssertion``
 decided on them (``tools/promptfoo_assertion_cases.py``). Here the config is loaded as any
 promptfoo config is, each case graded with skilleval on the same reply, steps and skills, and
-each verdict must be promptfoo's; for ``tool-call-f1`` the score too.
+each verdict must be promptfoo's; for ``tool-call-f1`` and ``perplexity-score`` the score too.
 """
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ def test_the_cases_are_pinned() -> None:
         "is-valid-openai-tools-call",
         "is-valid-openai-function-call",
         "is-valid-function-call",
+        "perplexity",
+        "perplexity-score",
     } <= types
     assert all("error" not in a for row in PINNED for a in row["asserts"])
 
@@ -89,6 +91,7 @@ def test_same_verdict_as_promptfoo(index: int, cases: Any) -> None:
         trial=0,
         trajectory=steps_of(meta.get("steps")),
         skills=None if skills is None else tuple(skills),
+        logprobs=tuple(meta["logprobs"]) if "logprobs" in meta else None,
     )
     graded = grade(test, subject)
     ours = [(r.type, r.status) for r in graded.asserts]
@@ -96,7 +99,7 @@ def test_same_verdict_as_promptfoo(index: int, cases: Any) -> None:
     reasons = "\n".join(f"  {r.type}: {r.status}: {r.reason}" for r in graded.asserts)
     assert ours == theirs, f"{row['description']}\n{reasons}"
     for result, pinned in zip(graded.asserts, row["asserts"], strict=True):
-        if result.type == "tool-call-f1":
+        if result.type in ("tool-call-f1", "perplexity-score"):
             assert result.score == pytest.approx(pinned["score"]), reasons
 
 

@@ -72,9 +72,7 @@ def _chunks(matches: Sequence[Match]) -> int:
     if not matches:
         return 0
     return 1 + sum(
-        1
-        for a, b in itertools.pairwise(matches)
-        if b[0] != a[0] + 1 or b[1] != a[1] + 1
+        1 for a, b in itertools.pairwise(matches) if b[0] != a[0] + 1 or b[1] != a[1] + 1
     )
 
 
