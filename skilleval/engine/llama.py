@@ -271,7 +271,7 @@ class LlamaProvider:
                 request is malformed, or a constrained reply does not validate.
         """
         check_request(request)
-        if self.batch_width > 1 and request.choices is None:
+        if self.batch_width > 1 and request.choices is None and not request.logprobs:
             return self._queue.ask(request)
         with self._lock:
             llm = self._load()

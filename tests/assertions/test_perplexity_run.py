@@ -106,3 +106,23 @@ def test_the_in_process_model_records_them(
     reason = records["free"]["asserts"][1]["reason"]
     perplexity = float(reason.split()[1])
     assert 1 / (1 + perplexity) == pytest.approx(score, abs=0.01)
+
+
+@pytest.mark.model
+def test_they_are_recorded_when_the_model_batches_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = """
+    version: 1
+    model: default
+    decoding: {max_tokens: 8}
+    tests:
+      - id: a
+        prompt: "Name one colour."
+        assert: [{type: perplexity-score}]
+      - id: b
+        prompt: "Name one fruit."
+        assert: [{type: perplexity-score}]
+    """
+    records = _records(tmp_path, text, capsys, "--no-cache", "--jobs", "2")
+    assert [r["asserts"][0]["status"] for r in records] == ["pass", "pass"], records
