@@ -70,6 +70,12 @@ _MYSQL_MODIFIERS = (
 )
 
 
+_TRAILING_COMMA = re.compile(
+    r",\s*(?:\)|$|;|\b(?:from|where|group|order|having|limit|union|into|values)\b)",
+    re.IGNORECASE,
+)
+
+
 @functools.cache
 def _missing_comma(modifiers: str) -> re.Pattern[str]:
     """Two bare names in a row between SELECT (and its modifiers) and FROM."""
@@ -160,6 +166,9 @@ def _statements(sql: str, dialect: str) -> list[exp.Expr] | str:
     for statement in parsed:
         if not isinstance(statement, kinds):
             return f"{clip(statement.sql(), 40)!r} is an expression, not a statement"
+        empty = [s for s in statement.find_all(exp.Select) if not s.expressions]
+        if empty:
+            return "a SELECT with nothing to select"
     return parsed
 
 
@@ -265,6 +274,9 @@ def sql_problems(sql: str, value: Any) -> list[str]:
     modifiers = _MYSQL_MODIFIERS if key in ("mysql", "mariadb") else _MODIFIERS
     if _missing_comma(modifiers).search(_without_literals(text, key)):
         problems.append(f"{syntax} (two names in a row in the select list: a missing comma?)")
+    # sqlglot forgives a comma before FROM or a closing parenthesis; SQL grammars do not.
+    if _TRAILING_COMMA.search(_without_literals(text, key)):
+        problems.append(f"{syntax} (a comma with nothing after it)")
     if key == "mysql" and re.search(r"\bgenerate_series\s*\(", text, re.IGNORECASE):
         problems.append(f"{syntax} (MySQL has no generate_series)")
     parsed = _statements(sql, DIALECTS.get(key, ""))
