@@ -30,7 +30,7 @@ from skilleval.assertions.builtin.structured import schema_problem
 
 _NAMES: dict[str, Any] = {
     "anyOf": [
-        {"type": "string", "pattern": r"[^\s,]"},
+        {"type": "string"},
         {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
     ],
     "description": "the expected tool names: a list, or a comma-separated text",
@@ -247,7 +247,14 @@ def _expected(value: Any) -> list[str]:
     return [n.strip() for n in items if n.strip()]
 
 
-@assertion("tool-call-f1", value=_NAMES)
+def check_names(value: Any) -> str | None:
+    """At least one tool name, once the text is split at commas and trimmed."""
+    if isinstance(value, str | list) and not _expected(value):
+        return "tool-call-f1 needs at least one expected tool name"
+    return None
+
+
+@assertion("tool-call-f1", value=_NAMES, check_value=check_names)
 def tool_call_f1(check: Check) -> Verdict:
     """F1 of the set of tools called against the expected names reaches ``threshold``
     (default 1: exactly the expected tools)."""

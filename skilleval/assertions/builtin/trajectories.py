@@ -37,7 +37,7 @@ _MATCHER: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
-_NAMED: dict[str, Any] = {**_MATCHER, "anyOf": [{"required": ["name"]}, {"required": ["pattern"]}]}
+_NAMED: dict[str, Any] = _MATCHER
 _TOOL_USED: dict[str, Any] = {
     "anyOf": [
         {"type": "string", "minLength": 1},
@@ -45,7 +45,7 @@ _TOOL_USED: dict[str, Any] = {
         _NAMED,
     ]
 }
-_STEP_COUNT: dict[str, Any] = {**_MATCHER, "anyOf": [{"required": ["min"]}, {"required": ["max"]}]}
+_STEP_COUNT: dict[str, Any] = _MATCHER
 _SEQUENCE_STEP: dict[str, Any] = {"anyOf": [{"type": "string", "minLength": 1}, _NAMED]}
 _SEQUENCE: dict[str, Any] = {
     "anyOf": [
@@ -78,7 +78,6 @@ _ARGS_MATCH: dict[str, Any] = {
             ]
         },
     },
-    "anyOf": [{"required": ["name"]}, {"required": ["pattern"]}],
     "additionalProperties": False,
 }
 
@@ -167,12 +166,18 @@ def _range(low: int | None, high: int | None) -> str:
 # -- the checks --------------------------------------------------------------------------------
 
 
+def _unnamed(value: Any) -> bool:
+    return isinstance(value, Mapping) and not value.get("name") and not value.get("pattern")
+
+
 def check_tool_used(value: Any) -> str | None:
-    """``min`` must not exceed ``max``."""
+    """An object names its tool (``name`` or ``pattern``); ``min`` must not exceed ``max``."""
+    if _unnamed(value):
+        return "trajectory:tool-used: name the tool with `name` or `pattern`"
     if isinstance(value, Mapping):
         low, high = value.get("min"), value.get("max")
         if isinstance(low, int) and isinstance(high, int) and low > high:
-            return f"min ({low}) is greater than max ({high})"
+            return f"trajectory:tool-used: min ({low}) is greater than max ({high})"
     return None
 
 
@@ -212,8 +217,33 @@ def tool_used(check: Check) -> Verdict:
 
 
 def check_step_count(value: Any) -> str | None:
-    """``min`` must not exceed ``max``."""
-    return check_tool_used(value)
+    """One of ``min`` and ``max`` is needed, and ``min`` must not exceed ``max``."""
+    if isinstance(value, Mapping) and "min" not in value and "max" not in value:
+        return "trajectory:step-count needs `min`, `max` or both"
+    low, high = value.get("min"), value.get("max")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        return f"trajectory:step-count: min ({low}) is greater than max ({high})"
+    return None
+
+
+def check_sequence(value: Any) -> str | None:
+    """Each step names its tool."""
+    steps = value.get("steps") if isinstance(value, Mapping) else value
+    for number, step in enumerate(steps if isinstance(steps, list) else [], 1):
+        if _unnamed(step):
+            return (
+                f"trajectory:tool-sequence: step {number}: name the tool with `name` or `pattern`"
+            )
+    return None
+
+
+def check_args_match(value: Any) -> str | None:
+    """The tool is named, and the expected arguments are given."""
+    if _unnamed(value):
+        return "trajectory:tool-args-match: name the tool with `name` or `pattern`"
+    if isinstance(value, Mapping) and "args" not in value and "arguments" not in value:
+        return "trajectory:tool-args-match: give the expected arguments as `args` (or `arguments`)"
+    return None
 
 
 @assertion("trajectory:step-count", value=_STEP_COUNT, check_value=check_step_count)
@@ -239,7 +269,7 @@ def step_count(check: Check) -> Verdict:
     return Verdict.of(passed, f"{count} step(s){scope} ({_range(low, high)})")
 
 
-@assertion("trajectory:tool-sequence", value=_SEQUENCE)
+@assertion("trajectory:tool-sequence", value=_SEQUENCE, check_value=check_sequence)
 def tool_sequence(check: Check) -> Verdict:
     """The tools were called in this order (others may come between); with ``mode: exact``,
     exactly these calls and no others."""
@@ -301,7 +331,7 @@ def _without_defaults(args: Any, defaults: Mapping[str, Any] | None) -> Any:
     }
 
 
-@assertion("trajectory:tool-args-match", value=_ARGS_MATCH)
+@assertion("trajectory:tool-args-match", value=_ARGS_MATCH, check_value=check_args_match)
 def tool_args_match(check: Check) -> Verdict:
     """A call of the tool had these arguments: a subset of its arguments by default
     (``mode: partial``), or exactly them (``mode: exact``), after leaving out the ``ignore``
