@@ -1,6 +1,6 @@
 """meteor gives promptfoo's METEOR verdicts and scores, with WordNet and without it.
 
-``tests/data/promptfoo-wordnet/meteor/promptfoo-verdicts.json`` is what promptfoo 0.123.1's
+``tests/data/promptfoo-cases/meteor/promptfoo-verdicts.json`` is what promptfoo 0.123.1's
 own METEOR code decided on the cases of ``promptfooconfig.yaml`` beside it, and
 ``../wordnet`` holds the WordNet 3.1 lines those cases look up.
 """
@@ -19,7 +19,7 @@ from skilleval.assertions.builtin.meteor import meteor_score
 from skilleval.runner.grade import Subject, grade
 from skilleval.suite.load import Overrides, load_suite
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "promptfoo-wordnet"
+DATA = Path(__file__).resolve().parent.parent / "data" / "promptfoo-cases"
 PINNED: list[dict[str, Any]] = json.loads(
     (DATA / "meteor" / "promptfoo-verdicts.json").read_text(encoding="utf-8")
 )["results"]

@@ -1,6 +1,6 @@
 """skilleval's agent and tool-call checks reach promptfoo's verdicts on the same cases.
 
-``tests/data/promptfoo/agent-types/promptfooconfig.yaml`` holds each case: an assertion, and
+``tests/data/promptfoo-cases/agent-types/promptfooconfig.yaml`` holds each case: an assertion, and
 in the test's metadata the reply's text, the agent's steps and the skills the router chose.
 ``promptfoo-verdicts.json`` beside it is what promptfoo 0.123.1's own ``runAssertion``
 decided on them (``tools/promptfoo_assertion_cases.py``). Here the config is loaded as any
@@ -21,7 +21,7 @@ from skilleval.runner.grade import Subject, grade
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.trajectory import Step
 
-FOLDER = Path(__file__).resolve().parent.parent / "data" / "promptfoo" / "agent-types"
+FOLDER = Path(__file__).resolve().parent.parent / "data" / "promptfoo-cases" / "agent-types"
 PINNED: list[dict[str, Any]] = json.loads(
     (FOLDER / "promptfoo-verdicts.json").read_text(encoding="utf-8")
 )["results"]
