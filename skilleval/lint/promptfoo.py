@@ -129,6 +129,16 @@ def _message(base: str, negated: bool, value: Any, entry: Mapping[str, Any]) -> 
         return "levenshtein: promptfoo wants a text and stops the test; skilleval reads the number as text"
     if base in ("equals", "is-json", "contains-json") and _has_negative_zero(value):
         return f"{base}: the value holds -0, which skilleval reads as equal to 0 and promptfoo does not"
+    if base == "skill-used":
+        return (
+            "skill-used reads skilleval's router decision for the test (`should_trigger` or the"
+            " `routed` arm), not the skills an agent SDK reports invoking"
+        )
+    if base.startswith("trajectory:") and base != "trajectory:goal-success":
+        return (
+            f"{base} reads skilleval's agent loop steps, not a provider's trace spans; a test"
+            " that runs no agent loop gives an error"
+        )
     if base == "meteor":
         found = (
             ""

@@ -31,6 +31,8 @@ tests:
         assert:
           - {type: levenshtein, value: 7}
       - {type: meteor, value: the cat sat}
+      - {type: skill-used, value: pdf}
+      - {type: "trajectory:tool-used", value: search}
 """
 # (line of the finding, what it names)
 EXPECTED = [
@@ -45,6 +47,8 @@ EXPECTED = [
     (17, "not the provider's"),
     (20, "levenshtein: promptfoo wants a text"),
     (21, "meteor: promptfoo 0.123.1 cannot load"),
+    (22, "router decision"),
+    (23, "agent loop steps"),
 ]
 
 PLAIN = """providers: [echo]
