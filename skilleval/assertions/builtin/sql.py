@@ -26,6 +26,7 @@ import regex
 
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip
+from skilleval.suite.template import is_template
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -252,7 +253,7 @@ def check_sql_value(value: Any) -> str | None:
     if not isinstance(value, Mapping) or "databaseType" not in value:
         return None
     name = str(value["databaseType"])
-    if name.lower() not in DIALECTS:
+    if name.lower() not in DIALECTS and not is_template(name):
         known = ", ".join(sorted(DIALECTS))
         return f"databaseType {name!r} is not one promptfoo knows; use one of {known}"
     return None
@@ -298,6 +299,9 @@ def sql_problems(sql: str, value: Any) -> list[str]:
 @assertion("is-sql", value=_VALUE, value_required=False, check_value=check_sql_value)
 def is_sql(check: Check) -> Verdict:
     """Whole output is SQL of ``databaseType`` (MySQL by default), within the allow-lists."""
+    unknown = check_sql_value(check.value)  # a templated name, once filled in
+    if unknown is not None:
+        return Verdict.errored(unknown)
     problems = sql_problems(check.output, check.value)
     if problems:
         return Verdict.of(False, "; ".join(problems))
@@ -338,6 +342,9 @@ def sql_blocks(text: str) -> list[str]:
 def contains_sql(check: Check) -> Verdict:
     """Output holds SQL: a fenced block (tagged ``sql`` or untagged) that is SQL, or, when
     there is no such block, the whole output."""
+    unknown = check_sql_value(check.value)  # a templated name, once filled in
+    if unknown is not None:
+        return Verdict.errored(unknown)
     blocks = sql_blocks(check.output)
     candidates = blocks or [check.output]
     last = "output does not contain valid SQL"
