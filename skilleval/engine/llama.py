@@ -83,7 +83,7 @@ from skilleval.engine.llama_config import (
     default_threads,
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
-from skilleval.engine.llama_logprobs import TokenLogprobs
+from skilleval.engine.llama_logprobs import watch_logprobs
 from skilleval.engine.llama_queue import RequestQueue
 from skilleval.engine.llama_template import CHATML_TEMPLATE, ModelTemplate
 from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
@@ -570,11 +570,7 @@ class LlamaProvider:
             road = GreedyGrammar(judge, closing)
             processors = LogitsProcessorList([GrammarProcessor(road)])
             grammar = None
-        recorder = TokenLogprobs(greedy=not sampled) if request.logprobs else None
-        if recorder is not None:
-            from llama_cpp import LogitsProcessorList  # lazy: start-up time
-
-            processors = LogitsProcessorList([recorder.before, *(processors or []), recorder.after])
+        recorder, processors = watch_logprobs(request, processors, greedy=not sampled)
         start = time.perf_counter()
         evaluated = self._prefill(llm, prompt)
         # The library finds the whole prompt in the KV state and samples straight from the
@@ -620,9 +616,7 @@ class LlamaProvider:
             completion_tokens=int(usage["completion_tokens"]),
             latency_ms=latency_ms,
             tokens_evaluated=evaluated + library_evaluated,
-            token_logprobs=None
-            if recorder is None
-            else recorder.result(int(usage["completion_tokens"])),
+            token_logprobs=recorder.result(int(usage["completion_tokens"])) if recorder else None,
         )
         if request.json_schema is not None and not completion.truncated:
             validate_json(text, request.json_schema)

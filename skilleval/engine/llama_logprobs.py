@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skilleval.engine.base import Request
 from skilleval.engine.batch_llama import log_softmax
 
 
@@ -59,3 +60,16 @@ class TokenLogprobs:
         if len(values) < generated:
             return None
         return tuple(values[:generated])
+
+
+def watch_logprobs(
+    request: Request, processors: Any, *, greedy: bool
+) -> tuple[TokenLogprobs | None, Any]:
+    """A recorder and the logits processors that feed it around ``processors``, when the
+    request asks for log-probabilities; else None and ``processors`` as they are."""
+    if not request.logprobs:
+        return None, processors
+    from llama_cpp import LogitsProcessorList  # lazy: start-up time
+
+    recorder = TokenLogprobs(greedy=greedy)
+    return recorder, LogitsProcessorList([recorder.before, *(processors or []), recorder.after])
