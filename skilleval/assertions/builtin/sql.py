@@ -7,7 +7,9 @@ different programs, so their verdicts differ at the edges of each grammar; the c
 bare expression (``hello world`` is a column with an alias to sqlglot) is not a statement and
 fails, as it does in promptfoo. promptfoo's own checks on top of its parser are kept: an odd
 number of backticks, a select list missing a comma (``SELECT id name FROM t``), and MySQL's
-lack of ``generate_series``.
+lack of ``generate_series``. Where sqlglot forgives what node-sql-parser refuses, the refusal
+is added (a trailing comma, an empty select list or SET, a clause word as an alias, ``==``);
+statements sqlglot keeps unparsed (``REPLACE INTO``, ``CALL``, ``LOCK TABLES``) are accepted.
 
 ``allowedTables`` and ``allowedColumns`` are node-sql-parser's allow-lists: each entry is a
 case-insensitive pattern for ``ACTION::DATABASE::TABLE`` (``select::null::users``) or
@@ -18,6 +20,7 @@ case-insensitive pattern for ``ACTION::DATABASE::TABLE`` (``select::null::users`
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -71,6 +74,13 @@ _MYSQL_MODIFIERS = (
 )
 
 
+_RAW_STATEMENT = re.compile(
+    r"(?:REPLACE\s+(?:INTO\s+)?[\w`.\"]+|CALL\s+[\w`.\"]+\s*\(|(?:UN)?LOCK\s+TABLES?\b)",
+    re.IGNORECASE,
+)
+_CLAUSE_WORDS = frozenset(
+    {"ORDER", "GROUP", "WHERE", "LIMIT", "HAVING", "FROM", "SELECT", "BY", "ON", "JOIN", "UNION"}
+)
 _TRAILING_COMMA = re.compile(
     r",\s*(?:\)|$|;|\b(?:from|where|group|order|having|limit|union|into|values)\b)",
     re.IGNORECASE,
@@ -140,12 +150,17 @@ def _statements(sql: str, dialect: str) -> list[exp.Expr] | str:
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # its notes on statements it keeps as raw commands
     try:
         parsed = [s for s in sqlglot.parse(sql, read=dialect or None) if s is not None]
     except SqlglotError as exc:
         return clip(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     except RecursionError:
         return "the statement nests too deeply to parse"
+    finally:
+        quiet.setLevel(level)
     if not parsed:
         return "there is no statement"
     kinds = (
@@ -165,11 +180,19 @@ def _statements(sql: str, dialect: str) -> list[exp.Expr] | str:
         exp.TruncateTable,
     )
     for statement in parsed:
+        if isinstance(statement, exp.Command) and _RAW_STATEMENT.match(statement.sql()):
+            continue  # a statement sqlglot keeps unparsed (REPLACE INTO, CALL, LOCK TABLES)
         if not isinstance(statement, kinds):
             return f"{clip(statement.sql(), 40)!r} is an expression, not a statement"
-        empty = [s for s in statement.find_all(exp.Select) if not s.expressions]
-        if empty:
+        if any(not s.expressions for s in statement.find_all(exp.Select)):
             return "a SELECT with nothing to select"
+        if isinstance(statement, exp.Update) and not statement.expressions:
+            return "an UPDATE with nothing to set"
+        for alias in statement.find_all(exp.TableAlias, exp.Alias):
+            name = alias.args.get("this" if isinstance(alias, exp.TableAlias) else "alias")
+            word = name.name if isinstance(name, exp.Identifier) and not name.quoted else ""
+            if word.upper() in _CLAUSE_WORDS:
+                return f"{word!r} is a keyword, not a name"
     return parsed
 
 
@@ -276,8 +299,11 @@ def sql_problems(sql: str, value: Any) -> list[str]:
     if _missing_comma(modifiers).search(_without_literals(text, key)):
         problems.append(f"{syntax} (two names in a row in the select list: a missing comma?)")
     # sqlglot forgives a comma before FROM or a closing parenthesis; SQL grammars do not.
-    if _TRAILING_COMMA.search(_without_literals(text, key)):
+    bare = _without_literals(text, key)
+    if _TRAILING_COMMA.search(bare):
         problems.append(f"{syntax} (a comma with nothing after it)")
+    if key != "sqlite" and "==" in bare:
+        problems.append(f"{syntax} (`==` is not an SQL operator)")
     if key == "mysql" and re.search(r"\bgenerate_series\s*\(", text, re.IGNORECASE):
         problems.append(f"{syntax} (MySQL has no generate_series)")
     parsed = _statements(sql, DIALECTS.get(key, ""))
