@@ -122,6 +122,20 @@ class Check:
     skilleval puts nothing here; read :attr:`cost`, :attr:`trajectory` and :attr:`workspace`."""
     value_where: Location | None = None
     """Where the assertion's ``value:`` is written (code in it reports lines from there)."""
+    negated: bool = False
+    """True when the assertion is written with ``not-``. The runner flips the verdict
+    itself; a type reads this only where its negation means more than the flip (promptfoo's
+    ``not-trajectory:tool-used: [a, b]`` is "none of them", not "not all of them")."""
+    skills: tuple[str, ...] | None = None
+    """The router's decision for this test: the skill it chose (one name, a distractor's
+    included), or ``()`` when it chose none; None when the test was not routed."""
+    logprobs: tuple[float, ...] | None = None
+    """Each generated token's natural-log probability, for ``perplexity``: recorded by the
+    in-process model when a test has such a check; None when the provider gives none."""
+    results: tuple[tuple[str, float | None], ...] | None = None
+    """For ``max-score``: the type and score of each of this output's other assertions
+    (those that compare outputs left out), ``not-`` applied; an error's score is None.
+    None for every other type."""
 
 
 @frozen

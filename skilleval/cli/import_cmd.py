@@ -8,6 +8,7 @@ import click
 
 from skilleval.errors import Diagnostic, DiagnosticsError, SuiteError, UsageError
 from skilleval.exitcodes import ExitCode
+from skilleval.lint.promptfoo import value_differences
 from skilleval.promptfoo.differences import pattern_differences
 from skilleval.promptfoo.importer import import_config
 from skilleval.suite.load import Overrides, load_suite
@@ -72,6 +73,8 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
         click.echo(f"not carried over: {line}", err=True)
     for difference in pattern_differences(doc):
         click.echo(str(Diagnostic(difference.where, difference.message, "warning")), err=True)
+    for where, message in value_differences(doc):
+        click.echo(str(Diagnostic(where, message, "warning")), err=True)
     click.echo(f"wrote {target}", err=True)
     try:
         suite, _ = load_suite(target, Overrides())

@@ -107,6 +107,9 @@ class Request:
     vars: Mapping[str, Any] | None = None
     """Not sent to the model; the test's vars, for a provider that runs the user's own code
     (promptfoo's ``context.vars``). Such a provider puts them in its ``cache_salt``."""
+    logprobs: bool = False
+    """Record each generated token's log-probability (``perplexity`` checks need them); a
+    provider that cannot leaves :attr:`Completion.token_logprobs` None."""
 
 
 @frozen
@@ -126,6 +129,9 @@ class Completion:
     """Prompt tokens actually evaluated (prompt tokens minus those reused from the KV cache)."""
     replaced: int = 0
     """Lone surrogates in the reply that were replaced with U+FFFD (see :func:`clean_reply`)."""
+    token_logprobs: tuple[float, ...] | None = None
+    """Each generated token's natural-log probability under the model, when the request
+    asked for them and the provider records them; None otherwise."""
 
     @property
     def truncated(self) -> bool:

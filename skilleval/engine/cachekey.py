@@ -55,6 +55,9 @@ def cache_key(identity: ModelIdentity, request: Request, salt: str) -> str:
         "choices": list(request.choices) if request.choices is not None else None,
         "salt": salt,
     }
+    if request.logprobs:
+        # Only when asked, so that every other key stays as it was.
+        payload["logprobs"] = True
     text = json.dumps(
         payload,
         sort_keys=True,

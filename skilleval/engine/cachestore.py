@@ -68,6 +68,8 @@ def _encode(completion: Completion) -> str:
     }
     if completion.replaced:
         body["replaced"] = completion.replaced
+    if completion.token_logprobs is not None:
+        body["token_logprobs"] = list(completion.token_logprobs)
     # A provider's reply is scrubbed of lone surrogates already; this guards a plugin's.
     return without_surrogates(json.dumps(body, ensure_ascii=False, sort_keys=True))
 
@@ -91,6 +93,11 @@ def _decode(body: str) -> Completion:
         # Nothing was evaluated to answer from the cache.
         tokens_evaluated=0,
         replaced=int(data.get("replaced", 0)),
+        token_logprobs=(
+            tuple(float(v) for v in data["token_logprobs"])
+            if isinstance(data.get("token_logprobs"), list)
+            else None
+        ),
     )
 
 

@@ -85,6 +85,7 @@ from skilleval.engine.llama_config import (
     default_threads,
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
+from skilleval.engine.llama_logprobs import watch_logprobs
 from skilleval.engine.llama_queue import RequestQueue
 from skilleval.engine.llama_template import CHATML_TEMPLATE, ModelTemplate
 from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
@@ -278,7 +279,7 @@ class LlamaProvider:
                 request is malformed, or a constrained reply does not validate.
         """
         check_request(request)
-        if self.batch_width > 1 and request.choices is None:
+        if self.batch_width > 1 and request.choices is None and not request.logprobs:
             return self._queue.ask(request)
         with self._lock:
             llm = self._load()
@@ -311,8 +312,8 @@ class LlamaProvider:
         choose: list[int] = []
         with self._lock:
             for i, request in enumerate(requests):
-                if self.batch_width <= 1:
-                    continue
+                if self.batch_width <= 1 or request.logprobs:
+                    continue  # answered one at a time below (log-probabilities are recorded there)
                 try:
                     check_request(request)
                     if request.json_schema is not None:
@@ -577,6 +578,7 @@ class LlamaProvider:
             road = GreedyGrammar(judge, closing)
             processors = LogitsProcessorList([GrammarProcessor(road)])
             grammar = None
+        recorder, processors = watch_logprobs(request, processors, greedy=not sampled)
         start = time.perf_counter()
         evaluated = self._prefill(llm, prompt)
         # The library finds the whole prompt in the KV state and samples straight from the
@@ -622,6 +624,7 @@ class LlamaProvider:
             completion_tokens=int(usage["completion_tokens"]),
             latency_ms=latency_ms,
             tokens_evaluated=evaluated + library_evaluated,
+            token_logprobs=recorder.result(int(usage["completion_tokens"])) if recorder else None,
         )
         if request.json_schema is not None and not completion.truncated:
             validate_json(text, request.json_schema)

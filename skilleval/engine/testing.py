@@ -141,6 +141,7 @@ class ScriptedProvider:
         prompt = "\n".join(m.content for m in request.messages)
         text = None
         scores: dict[str, float] | None = None
+        logprobs: tuple[float, ...] | None = None
         for rule in self.rules:
             if "arm" in rule and rule["arm"] != arm:
                 continue
@@ -151,6 +152,8 @@ class ScriptedProvider:
             if "id" not in rule and "match" not in rule and "arm" not in rule:
                 continue
             text, scores = _answer(rule, request)
+            if request.logprobs and "logprobs" in rule:
+                logprobs = tuple(float(v) for v in rule["logprobs"])
             break
         if text is None:
             if request.choices:
@@ -168,6 +171,7 @@ class ScriptedProvider:
                 latency_ms=0.1,
                 choice_scores=scores,
                 tokens_evaluated=prompt_tokens,
+                token_logprobs=logprobs,
             )
         )
 
@@ -245,6 +249,12 @@ SCRIPTED_RULE: dict[str, Any] = {
             "items": {"type": "string"},
             "minItems": 1,
             "description": "One reply per trial, cycling.",
+        },
+        "logprobs": {
+            "type": "array",
+            "items": {"type": "number", "maximum": 0},
+            "description": "The reply's token log-probabilities, given to a request that asks"
+            " for them (`perplexity` checks).",
         },
     },
 }

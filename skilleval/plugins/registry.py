@@ -39,10 +39,6 @@ UNSUPPORTED: dict[str, str] = {
 
 _NOT_YET = "a promptfoo type that skilleval does not support yet"
 _JUDGED = f"{_NOT_YET}; grade it with `llm-rubric` or `llm-assert`"
-_SQL = (
-    f"{_NOT_YET}: promptfoo accepts what node-sql-parser's grammar for `databaseType` accepts,"
-    " which no Python parser matches; check SQL with `regex` or a `python` assertion"
-)
 UNSUPPORTED.update(
     {
         "conversation-relevance": _JUDGED,
@@ -54,29 +50,12 @@ UNSUPPORTED.update(
         "moderation": f"{_NOT_YET} (it needs a moderation service)",
         "guardrails": f"{_NOT_YET} (it needs a guardrails service)",
         "pi": f"{_NOT_YET} (it needs a remote scorer)",
-        "perplexity": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
-        "perplexity-score": f"{_NOT_YET}; the local model's log-probabilities are not recorded",
-        "meteor": f"{_NOT_YET} (it needs WordNet's synonyms); use `bleu`, `gleu` or `rouge-n`",
-        "is-sql": _SQL,
-        "contains-sql": _SQL,
-        "is-valid-openai-tools-call": f"{_NOT_YET}; check tool calls with `tool-called`",
-        "is-valid-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
-        "max-score": f"{_NOT_YET}; it ranks outputs across providers: compare the columns of"
-        " a side-by-side run (`models:`)",
         "search-rubric": f"{_NOT_YET} (it needs a web-search grader); use `llm-rubric`",
-        "is-valid-openai-function-call": f"{_NOT_YET}; check tool calls with `tool-called`",
-        "tool-call-f1": f"{_NOT_YET}; check tool calls with `trajectory`",
         "trace-span-count": f"{_NOT_YET} (skilleval records no traces)",
         "trace-span-duration": f"{_NOT_YET} (skilleval records no traces)",
         "trace-error-spans": f"{_NOT_YET} (skilleval records no traces)",
-        "skill-used": f"{_NOT_YET}; write `should_trigger: true` on the test, which checks"
-        " the skill the model chose",
-        "trajectory:tool-used": f"{_NOT_YET}; check the agent's steps with `tool-called`",
-        "trajectory:tool-args-match": f"{_NOT_YET}; check a call's arguments with"
-        " `tool-called` and its `args`",
-        "trajectory:step-count": f"{_NOT_YET}; check the agent's steps with `trajectory`",
-        "trajectory:tool-sequence": f"{_NOT_YET}; check the order of calls with `trajectory`",
         "agent-rubric": f"{_JUDGED}, with the agent's steps in the rubric",
+        "trajectory:goal-success": f"{_JUDGED}, with the agent's steps in the rubric",
     }
 )
 

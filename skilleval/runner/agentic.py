@@ -86,6 +86,7 @@ def run_job(
                 cost=cost,
                 trajectory=turn.steps,
                 workspace=workspace.path,
+                skills=job.skills,
             )
             graded = grading.grade(test, subject, judge, only=agent.turns[turn.index].asserts)
             turn_results.extend(
@@ -123,6 +124,7 @@ def run_job(
             cost=cost,
             trajectory=run.steps,
             workspace=workspace.path,
+            skills=job.skills,
         )
         graded = grading.grade(test, subject, judge)
     scored = grading.score((*turn_results, *graded.asserts), test.threshold)

@@ -177,6 +177,14 @@ def measure(provider: Provider, suite: Suite, test: TestCase, prompt: str) -> Tr
     return trigger_result(test, route(provider, trigger_request(suite, test, prompt)))
 
 
+def skills_chosen(trigger: TriggerResult | None) -> tuple[str, ...] | None:
+    """The skills the router's decision puts in use for a test, as ``skill-used`` reads
+    them: the chosen one, none when it chose ``none``; None without a decision."""
+    if trigger is None or trigger.chosen is None:
+        return None
+    return () if trigger.chosen == NONE else (trigger.chosen,)
+
+
 def trigger_result(test: TestCase, routed: Routed) -> TriggerResult:
     """The router's answer for ``test``, as the run records it."""
     return TriggerResult(

@@ -1,5 +1,5 @@
-"""Types that grade several outputs together (``select-best``, ``side-by-side``): group the
-outputs, call once.
+"""Types that grade several outputs together (``select-best``, ``max-score``,
+``side-by-side``): group the outputs, call once.
 
 A suite with several ``prompts:`` turns each written test into one test per prompt. The
 outputs of those tests in the same arm and trial form a group; a type with
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from skilleval.api import Check, Judge, Verdict
@@ -21,6 +22,10 @@ from skilleval.engine.base import Completion
 from skilleval.runner import grade as grading
 from skilleval.runner.plan import Job
 from skilleval.suite.model import TestCase
+
+SCORED = frozenset({"max-score"})
+"""Comparing types whose checks carry the scores of each output's other assertions
+(:attr:`~skilleval.api.Check.results`)."""
 
 GroupKey = tuple[str, str, str, int]
 Given = dict[tuple[str, str, int], dict[int, Verdict]]
@@ -85,7 +90,10 @@ def _grade_group(
             checks.append(Verdict.errored(prepared))
             continue
         output, transformed = prepared
-        checks.append(grading.check_for(entry, job.test, subject, output, transformed, judge))
+        check = grading.check_for(entry, job.test, subject, output, transformed, judge)
+        if isinstance(check, Check) and entry.spec.name in SCORED:
+            check = replace(check, results=_other_results(job.test, subject, judge))
+        checks.append(check)
     usable = [c for c in checks if isinstance(c, Check)]
     spec = members[0][0].test.asserts[index].spec
     try:
@@ -97,3 +105,14 @@ def _grade_group(
         raw = [Verdict.errored(f"{spec.name} did not return one verdict per output")] * len(usable)
     verdicts = iter(normalize_result(v, None, label=spec.name) for v in raw)
     return [next(verdicts) if isinstance(c, Check) else c for c in checks]
+
+
+def _other_results(
+    test: TestCase, subject: grading.Subject, judge: Judge | None
+) -> tuple[tuple[str, float | None], ...]:
+    """The type and score of each assertion of ``test`` that does not compare outputs, graded
+    on ``subject`` (they are graded again with the test; a model-graded one's judge reply
+    then comes from the response cache)."""
+    alone = [e for e in test.asserts if not e.spec.compares]
+    graded = grading.grade(test, subject, judge, only=alone) if alone else None
+    return tuple((r.type, r.score) for r in (graded.asserts if graded else ()))

@@ -67,6 +67,9 @@ class Subject:
     """The agent's steps (agentic tests only)."""
     workspace: Path | None = None
     """The agent's workspace (agentic tests only)."""
+    skills: tuple[str, ...] | None = None
+    """The router's decision for the test (see :attr:`~skilleval.api.Check.skills`)."""
+    logprobs: tuple[float, ...] | None = None
 
 
 @frozen
@@ -242,6 +245,9 @@ def check_for(
         trajectory=subject.trajectory,
         workspace=subject.workspace,
         context=context,
+        negated=entry.negated,
+        skills=subject.skills,
+        logprobs=subject.logprobs,
     )
 
 

@@ -23,10 +23,27 @@ class Job:
     """None when the prompt could not be rendered (see ``error``)."""
     prompt: str
     error: str | None = None
+    skills: tuple[str, ...] | None = None
+    """The router's decision for the test, for ``skill-used``; None when it was not routed."""
 
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.test.id, self.arm, self.trial)
+
+
+LOGPROB_TYPES = frozenset({"perplexity", "perplexity-score"})
+"""Types that read the reply's token log-probabilities: their tests' requests ask for them."""
+
+
+def wants_logprobs(test: TestCase) -> bool:
+    """Whether a check of ``test`` (in a set, too) reads token log-probabilities."""
+    entries = list(test.asserts)
+    while entries:
+        entry = entries.pop()
+        entries.extend(entry.children)
+        if entry.spec.name in LOGPROB_TYPES:
+            return True
+    return False
 
 
 def is_agentic(job: Job) -> bool:
@@ -106,6 +123,7 @@ def plan(
                     test_id=test.id,
                     arm=arm,
                     vars=test.vars,
+                    logprobs=wants_logprobs(test),
                 )
                 jobs.append(Job(test, arm, trial, request, prompt))
     return jobs

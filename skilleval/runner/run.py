@@ -127,7 +127,10 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
                 return systems["on"] if suite.skill and chosen == suite.skill.name else None
             return systems.get(arm)
 
-        jobs = plan(suite, tests, arms, system_for)
+        jobs = [
+            replace(job, skills=arms_mod.skills_chosen(triggers.get(job.test.id)))
+            for job in plan(suite, tests, arms, system_for)
+        ]
         todo = [j for j in jobs if j.key not in records]
 
         def agentic(job: Job) -> Record:

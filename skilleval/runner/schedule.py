@@ -41,6 +41,8 @@ def subject_of(job: Job, completion: Completion, cost: float | None) -> grading.
         arm=job.arm,
         trial=job.trial,
         cost=cost,
+        skills=job.skills,
+        logprobs=completion.token_logprobs,
     )
 
 
@@ -230,7 +232,9 @@ def run_jobs(
         return
     deferred: list[Generated] = []
     for gen in iterate(todo, provider, parallel, agentic):
-        if needs_judge(gen[0].test) and isinstance(gen[1], Completion):
+        # A test compared across prompts (max-score needs no judge) waits for its group too.
+        waits = needs_judge(gen[0].test) or compare.compares(gen[0].test)
+        if waits and isinstance(gen[1], Completion):
             deferred.append(gen)
         else:
             emit(finish(gen, cost, judge))

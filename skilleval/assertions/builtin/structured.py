@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import datetime
 import functools
 import json
-import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +18,7 @@ from skilleval.assertions.builtin._common import (
     quote,
     transformed_object,
 )
+from skilleval.assertions.builtin._formats import format_checker
 from skilleval.suite.template import is_template
 from skilleval.util.jsontext import json_error, json_fragments, loads_strict, lower_first
 
@@ -66,42 +65,7 @@ def _validator_for(key: str) -> Draft202012Validator:
 
     schema = json.loads(key)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=_format_checker())
-
-
-_TIME = r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)"
-_DATE_TIME = re.compile(rf"\d{{4}}-\d\d-\d\d[Tt ]{_TIME}")
-_FULL_TIME = re.compile(_TIME)
-
-
-def _is_date_time(value: object) -> bool:
-    """RFC 3339's ``date-time``: a real calendar date, a time and an offset."""
-    if not isinstance(value, str):
-        return True  # a format constrains strings only
-    if not _DATE_TIME.fullmatch(value):
-        return False
-    try:
-        datetime.date.fromisoformat(value[:10])
-    except ValueError:
-        return False
-    return True
-
-
-def _is_time(value: object) -> bool:
-    """RFC 3339's ``full-time`` (JSON Schema's ``time``): a time with its offset."""
-    return not isinstance(value, str) or _FULL_TIME.fullmatch(value) is not None
-
-
-@functools.cache
-def _format_checker() -> Any:
-    """jsonschema's format checker, with ``date-time`` and ``time`` checked as promptfoo
-    (ajv-formats) checks them; jsonschema leaves them to an optional package."""
-    from jsonschema import Draft202012Validator, FormatChecker  # lazy: start-up time
-
-    checker = FormatChecker(Draft202012Validator.FORMAT_CHECKER.checkers)
-    checker.checks("date-time")(_is_date_time)
-    checker.checks("time")(_is_time)
-    return checker
+    return Draft202012Validator(schema, format_checker=format_checker())
 
 
 def _validator(schema: Any) -> Draft202012Validator:
@@ -303,3 +267,14 @@ def jmespath_(check: Check) -> Verdict:
     if _truthy(result):
         return Verdict.of(True, f"{shown}, which is truthy")
     return Verdict.of(False, f"{shown}, which is falsy")
+
+
+def schema_problem(schema: Any, instance: Any) -> str | None:
+    """Where ``instance`` breaks ``schema`` (formats checked as promptfoo checks them), or
+    None when it satisfies it.
+
+    Raises:
+        SchemaError: The schema is invalid.
+    """
+    error = _schema_error(_validator(schema), instance)
+    return None if error is None else _describe(error)
