@@ -19,7 +19,7 @@ from skilleval.errors import (
 )
 from skilleval.lint.checks import INVALID_SUITE
 from skilleval.lint.checks import MISSING_FILE as MISSING_FILE_CHECK
-from skilleval.lint.core import _from_loader
+from skilleval.lint.core import from_loader
 from skilleval.suite.load import load_suite
 
 
@@ -75,9 +75,9 @@ def test_lint_classifies_loader_diagnostics_by_code_not_by_words() -> None:
     worded = Diagnostic(here, "file not found: but no code")
     coded = errors.missing_file(here, "any words at all", "x.yaml")
     unreadable = errors.unreadable_file(here, "any words", "y.yaml")
-    assert _from_loader(worded).check is INVALID_SUITE
-    assert _from_loader(coded).check is MISSING_FILE_CHECK
-    assert _from_loader(unreadable).check is MISSING_FILE_CHECK
+    assert from_loader(worded).check is INVALID_SUITE
+    assert from_loader(coded).check is MISSING_FILE_CHECK
+    assert from_loader(unreadable).check is MISSING_FILE_CHECK
 
 
 def test_file_codes_are_in_the_json_form_not_the_text() -> None:

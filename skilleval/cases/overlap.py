@@ -54,7 +54,7 @@ class Flag:
         return out
 
 
-class _Index:
+class WordIndex:
     """Prompts seen so far, indexed so that only possible near-duplicates are compared.
 
     Prefix filtering: difflib's ratio is 2·M / (|a| + |b|) and the matched words M are at most
@@ -123,10 +123,10 @@ def check(
     rarity: Counter[str] = Counter()
     for text in [*(t.prompt for t in suite_tests), *(c.prompt for c in cases)]:
         rarity.update(set(words(text)))
-    suite_index = _Index(rarity)
+    suite_index = WordIndex(rarity)
     for test in suite_tests:
         suite_index.add(f"test '{test.id}' ({test.where})", str(test.where), test.prompt)
-    case_index = _Index(rarity)
+    case_index = WordIndex(rarity)
     for case in cases:
         source = str(case.source_at)  # the test as written: each of its prompts, its items
         found = suite_index.nearest(case.prompt, source)

@@ -102,7 +102,7 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def _runs(
+def shared_runs(
     tokens: Sequence[str], example: Sequence[str], where: Mapping[str, Sequence[int]]
 ) -> Iterable[tuple[str, ...]]:
     """Every maximal run of at least :data:`MIN_RUN` words that both sequences share.
@@ -149,7 +149,7 @@ def copied_example(replies: Iterable[str], context: Iterable[str]) -> str | None
     for reply in replies:
         tokens = words(reply)
         for example, where in _examples():
-            for run in _runs(tokens, example, where):
+            for run in shared_runs(tokens, example, where):
                 if any(w not in known and w not in _FUNCTION_WORDS for w in run):
                     return " ".join(run)
     return None

@@ -62,14 +62,14 @@ def lint_findings(path: Path, overrides: Overrides | None = None) -> list[Findin
             # Another tool's eval file: the checks look at the suite it stands for.
             doc, base = foreign.doc, foreign.base
     except DiagnosticsError as exc:
-        return sorted((_from_loader(d) for d in exc.diagnostics), key=Finding.sort_key)
+        return sorted((from_loader(d) for d in exc.diagnostics), key=Finding.sort_key)
     findings: list[Finding] = []
     view: LintView
     registry: Registry
     try:
         suite, registry = load_suite(path, overrides)
     except DiagnosticsError as exc:
-        findings.extend(_from_loader(d) for d in exc.diagnostics)
+        findings.extend(from_loader(d) for d in exc.diagnostics)
         # The suite's plugin folders may be what failed: the installed plugins' checks run.
         chosen = overrides or Overrides()
         registry = default_registry(
@@ -125,7 +125,8 @@ def _defined_at(registration: LintCheckType) -> Location:
     return Location(code.co_filename, code.co_firstlineno, 1)
 
 
-def _from_loader(diag: Diagnostic) -> Finding:
+def from_loader(diag: Diagnostic) -> Finding:
+    """The finding a loader diagnostic is: a missing file's, or the invalid suite's."""
     check = MISSING_FILE if diag.code in FILE_CODES else INVALID_SUITE
     return Finding(check, diag.where, diag.message)
 

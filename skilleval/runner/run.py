@@ -42,7 +42,7 @@ from skilleval.suite.model import Suite, TestCase
 from skilleval.util.installed import keep_pending
 from skilleval.util.signals import sigterm_as_interrupt
 
-__all__ = ["NoTestsSelected", "Progress", "RunOptions", "RunOutcome", "run_suite"]
+__all__ = ["NoTestsSelected", "Progress", "RunOptions", "RunOutcome", "router_fitness", "run_suite"]
 
 
 def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
@@ -169,7 +169,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         side_by_side=compared,
         content_free=content_free,
         timed=capabilities.timed,
-        router=_router_fitness(options, provider) if triggers and capabilities.measured else None,
+        router=router_fitness(options, provider) if triggers and capabilities.measured else None,
     )
     run_dir.write_results(run)
     if options.shard is not None or saved_shard is not None:
@@ -222,7 +222,7 @@ def _overfit(
         )
 
 
-def _router_fitness(options: RunOptions, provider: Provider) -> RouterFitness | None:
+def router_fitness(options: RunOptions, provider: Provider) -> RouterFitness | None:
     """The router's verdict from a kept ``router-check``; not-checked when there is none.
 
     Asked only of a provider whose routing is measured (``Capabilities.measured``): echo's

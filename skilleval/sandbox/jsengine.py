@@ -57,6 +57,7 @@ __all__ = [
     "check_module",
     "evaluate_number",
     "inline_body",
+    "read_reply",
 ]
 
 TIME_LIMIT_S: float = 1.0
@@ -230,7 +231,7 @@ def _run(
             return JsOutcome(failure=JsFailure("worker", message))
         return JsOutcome(failure=JsFailure("timeout", "stopped at the wall-clock deadline"))
     jspool.give_back(worker)
-    outcome = _outcome(reply)
+    outcome = read_reply(reply)
     failure = outcome.failure
     lines = body.count("\n") + 1
     if failure is not None and failure.line is not None and failure.line > lines:
@@ -241,7 +242,7 @@ def _run(
     return outcome
 
 
-def _outcome(reply: Any) -> JsOutcome:
+def read_reply(reply: Any) -> JsOutcome:
     """What the worker's reply says; a reply of any other shape is a failure, never an
     exception (the user's code runs in the context that builds it)."""
     if not isinstance(reply, dict):

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from skilleval.cases.overlap import _Index
+from skilleval.cases.overlap import WordIndex
 from skilleval.lint.design import NEAR_DUPLICATE
 from skilleval.lint.ngrams import similarity, words
 
@@ -45,7 +45,7 @@ def test_prefix_filtering_misses_no_near_duplicate(seed: int) -> None:
     rarity: Counter[str] = Counter()
     for text in prompts + queries:
         rarity.update(set(words(text)))
-    index = _Index(rarity)
+    index = WordIndex(rarity)
     for i, text in enumerate(prompts):
         index.add(f"p{i}", f"source{i}", text)
     found = 0

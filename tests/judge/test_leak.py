@@ -180,4 +180,4 @@ def test_shared_runs_are_found_in_the_definitions_order(
     where: dict[str, list[int]] = {}
     for j, word in enumerate(example):
         where.setdefault(word, []).append(j)
-    assert list(leak._runs(tokens, example, where)) == _all_runs(tokens, example)
+    assert list(leak.shared_runs(tokens, example, where)) == _all_runs(tokens, example)

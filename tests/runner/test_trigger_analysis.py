@@ -24,7 +24,7 @@ from skilleval.runner.routercheck import (
     run_router_check,
     store_fitness,
 )
-from skilleval.runner.run import _router_fitness, run_suite
+from skilleval.runner.run import router_fitness, run_suite
 from skilleval.suite.load import Overrides, load_suite
 from skilleval.suite.model import Suite
 
@@ -239,10 +239,10 @@ def test_a_run_shows_the_kept_verdict_or_not_checked(tmp_path: Path) -> None:
     router = ScoringRouter(BIASED)
     measured = Capabilities(measured=True, scores=True)
     options = RunOptions(home=tmp_path, provider=router, capabilities=measured)
-    assert _router_fitness(options, router) == NOT_CHECKED
+    assert router_fitness(options, router) == NOT_CHECKED
     report = run_router_check(fitness_router(-1.0), load_router_set())
     store_fitness(tmp_path, router.identity(), report)
-    kept = _router_fitness(options, router)
+    kept = router_fitness(options, router)
     assert kept is not None
     assert kept.qualified is False
     suite = load(tmp_path / "suite")

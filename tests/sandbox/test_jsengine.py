@@ -324,7 +324,7 @@ def test_a_worker_that_dies_is_reported_as_dying_not_as_a_timeout(
 
 def test_a_reply_of_the_wrong_shape_is_a_failure_not_an_exception() -> None:
     for reply in ({"ok": True, "result": "x"}, {"ok": True, "result": [1]}, [1], "x", None):
-        outcome = jsengine._outcome(reply)
+        outcome = jsengine.read_reply(reply)
         assert outcome.failure is not None
 
 

@@ -21,7 +21,7 @@ _WORD_COUNT: dict[str, Any] = {
         },
     ]
 }
-_JS_WHITESPACE = re.compile(
+JS_WHITESPACE = re.compile(
     "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+"
 )
 """JavaScript's ``\\s``: unlike Python's ``str.split``, it holds U+FEFF and not U+001C–U+001F
@@ -73,7 +73,7 @@ def word_count(check: Check) -> Verdict:
     Words are runs of non-whitespace characters, so punctuation attached to a word is part of
     it and a lone dash counts as a word. Whitespace is JavaScript's, as promptfoo splits.
     """
-    words = len([w for w in _JS_WHITESPACE.split(check.output) if w])
+    words = len([w for w in JS_WHITESPACE.split(check.output) if w])
     found = f"output has {_plural(words, 'word')}"
     if isinstance(check.value, int):
         return Verdict.of(words == check.value, f"{found} (expected {check.value})")

@@ -24,7 +24,7 @@ from typing import Any
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._porter import stem
 from skilleval.assertions.builtin._wordnet import synonyms, wordnet_dir
-from skilleval.assertions.builtin.length import _JS_WHITESPACE
+from skilleval.assertions.builtin.length import JS_WHITESPACE
 
 _VALUE: dict[str, Any] = {
     "anyOf": [
@@ -48,7 +48,7 @@ Match = tuple[int, int]
 def words(text: str) -> list[str]:
     """``text`` split as promptfoo splits it: on JavaScript's whitespace, each word without
     trailing full stops (a text starting or ending with whitespace has an empty word there)."""
-    return [w.rstrip(".") for w in _JS_WHITESPACE.split(text)]
+    return [w.rstrip(".") for w in JS_WHITESPACE.split(text)]
 
 
 def _align(
