@@ -3,50 +3,20 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import click
 
 from skilleval.cli.cached import cached_provider
 from skilleval.cli.fitness_summary import echo_summary, figure
+from skilleval.cli.model_spec import judge_spec, model_name
 from skilleval.cli.options import emit_json, fitness_options, json_option
-from skilleval.errors import Location
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
-from skilleval.plugins import PluginManager
 from skilleval.results.codec import encode
 from skilleval.runner import judgefit
 from skilleval.runner.judgecheck import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
 from skilleval.runner.rundir import home_dir
-from skilleval.suite.files import Reader
-from skilleval.suite.model_config import ModelSpec, parse_model
-
-
-def judge_spec(raw: str, *, key: str = "judge", option: str = "--judge-model") -> ModelSpec:
-    """``default`` (the embedded model), a built-in provider's name (``echo``), or a GGUF path.
-
-    ``router-check`` reads its ``--router-model`` the same way, with its own key and option.
-    """
-    if raw.strip() == "scripted":
-        raise click.UsageError(
-            f"{option} scripted: the scripted model answers only from the `responses:` a "
-            "suite writes under `model:`; give default, a .gguf path or echo"
-        )
-    builtins = PluginManager()
-    builtins.load_builtins()
-    spec, diags = parse_model(
-        raw,
-        key=key,
-        where=Location(option),
-        doc=None,
-        manager=builtins,
-        base_dir=Path.cwd(),
-        reader=Reader(),
-    )
-    if spec is None:
-        raise click.UsageError("; ".join(d.message for d in diags))
-    return spec
 
 
 @click.command("judge-check")
@@ -124,15 +94,6 @@ def judge_check(
 
 def _client(judge_model: str, seed: int, no_cache: bool) -> JudgeClient:
     return JudgeClient(cached_provider(judge_spec(judge_model), use_cache=not no_cache), seed=seed)
-
-
-def model_name(describe: dict[str, Any]) -> str:
-    model = describe.get("model") or {}
-    if "error" in model:
-        return f"unavailable ({model['error']})"
-    name = f"{model.get('kind')} {model.get('name')}"
-    sha = model.get("sha256")
-    return f"{name} (sha256 {sha[:12]})" if sha else name
 
 
 def _grade(g: Any) -> str:

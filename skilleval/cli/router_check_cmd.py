@@ -8,7 +8,7 @@ import click
 
 from skilleval.cli.cached import cached_provider, warn
 from skilleval.cli.fitness_summary import echo_summary, figure
-from skilleval.cli.judge_check_cmd import judge_spec, model_name
+from skilleval.cli.model_spec import judge_spec, model_name
 from skilleval.cli.options import (
     emit_json,
     fitness_options,
