@@ -204,15 +204,21 @@ class Capabilities:
     """Its replies and routing choices come from a model, not from text written in advance:
     a kept ``router-check`` verdict for its identity applies to a run's trigger block."""
     scores: bool = False
-    """It can return log-probability scores for a constrained choice, which the trigger AUROC
-    and ``trigger: {calibrate: true}`` need."""
+    """It returns log-probabilities: a score for each option of a constrained choice, which the
+    trigger AUROC and ``trigger: {calibrate: true}`` rank by, and, when a request asks
+    (:attr:`~skilleval.engine.base.Request.logprobs`), each generated token's, which the
+    ``perplexity`` checks read. Without it the run sends no content-free calibration requests
+    and asks for no token log-probabilities."""
+    data_replies: bool = False
+    """Its reply may be data rather than text (a Python function's return value, an endpoint's
+    JSON): the JavaScript checks of a promptfoo config see it parsed, as promptfoo hands it."""
 
     def names(self) -> tuple[str, ...]:
         """The capabilities declared, by name, as listings show them."""
         return tuple(name for name in _CAPABILITIES if getattr(self, name))
 
 
-_CAPABILITIES = ("timed", "costed", "keep_loaded", "measured", "scores")
+_CAPABILITIES = ("timed", "costed", "keep_loaded", "measured", "scores", "data_replies")
 
 
 AssertionFn = Callable[[Check], Any]

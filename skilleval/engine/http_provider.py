@@ -27,6 +27,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from skilleval.api import Capabilities
 from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request
 from skilleval.engine.own_app import (
     CALL_TIMEOUT_S,
@@ -300,7 +301,13 @@ HTTP_SCHEMA: dict[str, Any] = {
 }
 
 
-@provider("http", schema=HTTP_SCHEMA, configure=HttpConfig.configure, implied_by="url")
+@provider(
+    "http",
+    schema=HTTP_SCHEMA,
+    configure=HttpConfig.configure,
+    implied_by="url",
+    capabilities=Capabilities(data_replies=True),
+)
 def http_provider(config: HttpConfig, context: ProviderContext) -> HttpProvider:
     """Your HTTP endpoint answers: promptfoo's http provider (body, headers, transformResponse)."""
     return HttpProvider(config)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from skilleval.api import Capabilities
 from skilleval.engine.base import Completion, ModelIdentity, ProviderContext, Request
 from skilleval.engine.own_app import (
     CALL_TIMEOUT_S,
@@ -171,7 +172,12 @@ PYTHON_SCHEMA: dict[str, Any] = {
 }
 
 
-@provider("python", schema=PYTHON_SCHEMA, configure=PythonConfig.configure)
+@provider(
+    "python",
+    schema=PYTHON_SCHEMA,
+    configure=PythonConfig.configure,
+    capabilities=Capabilities(data_replies=True),
+)
 def python_provider(config: PythonConfig, context: ProviderContext) -> PythonProvider:
     """Your Python function answers: promptfoo's call_api(prompt, options, context)."""
     return PythonProvider(config)

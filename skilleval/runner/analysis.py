@@ -94,10 +94,16 @@ def trigger(
     results: Sequence[TriggerResult],
     content_free: ContentFree | None = None,
     router: RouterFitness | None = None,
+    *,
+    scores: bool = True,
 ) -> Trigger | None:
     """Trigger accuracy, precision, recall and F1 for the skill, plus a routing confusion matrix,
     the AUROC of the skill margin, the calibrated figures when ``content_free`` is given, and
-    the router's fitness when it is known."""
+    the router's fitness when it is known.
+
+    ``scores``: whether the router's provider declares that it returns scores
+    (``Capabilities.scores``), which says why a router that gave none gave none.
+    """
     if suite.skill is None:
         return None
     name = suite.skill.name
@@ -127,8 +133,11 @@ def trigger(
         auroc=margin_auroc(
             [(r.test_id, bool(r.expected), r.skill_margin(name)) for r in scored],
             errors=_errors(scored),
+            declared=scores,
         ),
-        calibrated=None if content_free is None else calibrated(name, scored, content_free),
+        calibrated=None
+        if content_free is None
+        else calibrated(name, scored, content_free, declared=scores),
         router=router,
         rule=suite.trigger.rule(),
     )
@@ -139,20 +148,26 @@ def _errors(results: Sequence[TriggerResult]) -> dict[str, str]:
     return {r.test_id: r.error for r in results if r.error is not None}
 
 
-def no_scores_reason(errors: Mapping[str, str], calls: int) -> str:
-    """Why no routing call gave scores: the calls failed (say so, with the first message), or
-    the provider gives none."""
+def no_scores_reason(errors: Mapping[str, str], calls: int, *, declared: bool = False) -> str:
+    """Why no routing call gave scores: the calls failed (say so, with the first message), the
+    provider declares none (``Capabilities.scores``), or its replies carried none though it
+    declares them."""
     if errors:
         first = next(iter(errors.values()))
         return (
             f"the router gave no scores: {len(errors)} of {calls} routing calls ended in an "
             f"error (first: {first})"
         )
+    if declared:
+        return "the router gave no scores (its replies carried none)"
     return "the router gave no scores (its provider exposes no log-probabilities)"
 
 
 def margin_auroc(
-    rows: Sequence[tuple[str, bool, float | None]], errors: Mapping[str, str] | None = None
+    rows: Sequence[tuple[str, bool, float | None]],
+    errors: Mapping[str, str] | None = None,
+    *,
+    declared: bool = False,
 ) -> Auroc:
     """The AUROC of ``(test_id, should_trigger, margin)`` rows; rows with no margin are left out.
 
@@ -167,7 +182,7 @@ def margin_auroc(
     reason = None
     if estimate.value is None:
         if len(unscored) == len(rows):
-            reason = no_scores_reason(errors or {}, len(rows))
+            reason = no_scores_reason(errors or {}, len(rows), declared=declared)
         else:
             missing = "should_trigger: true" if not positives else "should_trigger: false"
             reason = f"no scored test with {missing}, so there is nothing to rank against"
@@ -182,7 +197,11 @@ def margin_auroc(
 
 
 def calibrated(
-    skill: str, scored: Sequence[TriggerResult], content_free: ContentFree
+    skill: str,
+    scored: Sequence[TriggerResult],
+    content_free: ContentFree,
+    *,
+    declared: bool = False,
 ) -> TriggerCalibration:
     """Every decision re-taken on scores minus the content-free scores (contextual calibration)."""
     decisions: list[CalibratedDecision] = []
@@ -196,7 +215,7 @@ def calibrated(
             chosen = max(sorted(scores), key=lambda k: scores[k])
             decisions.append(CalibratedDecision(r.test_id, chosen, round(margin, 6)))
     if reason is None and not decisions:
-        reason = no_scores_reason(_errors(scored), len(scored))
+        reason = no_scores_reason(_errors(scored), len(scored), declared=declared)
     expected = {r.test_id: bool(r.expected) for r in scored}
     metrics = stats.trigger_metrics([(expected[d.test_id], d.chosen == skill) for d in decisions])
     bias = None if content_free.scores is None else skill_margin(content_free.scores, skill)
@@ -219,7 +238,7 @@ def calibrated(
         precision=rate(metrics.precision),
         recall=rate(metrics.recall),
         f1=rate(metrics.f1),
-        auroc=margin_auroc(rows, errors=_errors(scored)),
+        auroc=margin_auroc(rows, errors=_errors(scored), declared=declared),
         tests=tuple(decisions),
         misrouted=tuple(d.test_id for d in decisions if (d.chosen == skill) != expected[d.test_id]),
         reason=reason,

@@ -220,6 +220,10 @@ class ContentFree:
         return {k: v - self.scores[k] for k, v in scores.items()}
 
 
+UNSCORED = ContentFree(None, "the router gives no score for each option")
+"""The content-free figures of a router that gives no scores (``Capabilities.scores``)."""
+
+
 def content_free(provider: Provider, suite: Suite) -> ContentFree:
     """Route each content-free request and average the option scores as probabilities.
 
@@ -234,7 +238,7 @@ def content_free(provider: Provider, suite: Suite) -> ContentFree:
         if routed.error is not None:
             return ContentFree(None, f"content-free request {text!r}: {routed.error}")
         if routed.scores is None or set(routed.scores) != set(request.choices or ()):
-            return ContentFree(None, "the router gives no score for each option")
+            return UNSCORED
         seen.append(routed.scores)
     averaged = {}
     for label in seen[0]:

@@ -81,21 +81,24 @@ def build_run(
     content_free: ContentFree | None = None,
     router: RouterFitness | None = None,
     timed: bool | None = None,
+    scores: bool | None = None,
     side_by_side: JudgeFitness | None = None,
 ) -> Run:
     """Everything the run found: its records, the aggregates and the gate's verdict.
 
     ``content_free`` (with ``trigger: {calibrate: true}``) adds the calibrated trigger
     figures; ``router`` is the router's kept fitness verdict. ``timed``: whether the
-    provider's timing means anything (``Capabilities.timed``; by default, what the suite
-    model's registration declares).
+    provider's timing means anything (``Capabilities.timed``), ``scores``: whether it returns
+    log-probabilities (``Capabilities.scores``); by default, what the suite model's
+    registration declares.
     """
-    if timed is None:
-        timed = suite.model.provider.capabilities.timed
+    declared = suite.model.provider.capabilities
+    timed = declared.timed if timed is None else timed
+    scores = declared.scores if scores is None else scores
     summary = with_derived(summarize(records, arms), records, suite.derived_metrics)
     primary = "on" if "on" in arms else arms[0]
     lift_block = analysis.lift(suite, tests, records)
-    trigger_block = analysis.trigger(suite, triggers, content_free, router)
+    trigger_block = analysis.trigger(suite, triggers, content_free, router, scores=scores)
     return Run(
         version=RESULTS_VERSION,
         skilleval=__version__,

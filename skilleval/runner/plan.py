@@ -98,8 +98,14 @@ def plan(
     arms: Sequence[str],
     system_for: SystemFor,
     decoding: Decoding | None = None,
+    *,
+    logprobs: bool = True,
 ) -> list[Job]:
-    """Every (test, arm, trial) job, grouped by arm so each arm's shared prefix stays warm."""
+    """Every (test, arm, trial) job, grouped by arm so each arm's shared prefix stays warm.
+
+    ``logprobs``: whether the provider returns log-probabilities (``Capabilities.scores``);
+    only then do the requests of a test with a ``perplexity`` check ask for them.
+    """
     decoding = decoding or suite.decoding
     jobs: list[Job] = []
     for arm in arms:
@@ -123,7 +129,7 @@ def plan(
                     test_id=test.id,
                     arm=arm,
                     vars=test.vars,
-                    logprobs=wants_logprobs(test),
+                    logprobs=logprobs and wants_logprobs(test),
                 )
                 jobs.append(Job(test, arm, trial, request, prompt))
     return jobs

@@ -117,7 +117,9 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
     try:
         triggers = _measure_triggers(suite, tests, provider)
         if suite.trigger.calibrate and triggers:
-            content_free = arms_mod.content_free(provider, suite)
+            # Calibration subtracts scores: a provider that declares none is not asked.
+            scored = capabilities.scores
+            content_free = arms_mod.content_free(provider, suite) if scored else arms_mod.UNSCORED
         systems = arms_mod.system_prompts(suite)
 
         def system_for(arm: str, test: TestCase) -> str | None:
@@ -129,7 +131,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
 
         jobs = [
             replace(job, skills=arms_mod.skills_chosen(triggers.get(job.test.id)))
-            for job in plan(suite, tests, arms, system_for)
+            for job in plan(suite, tests, arms, system_for, logprobs=capabilities.scores)
         ]
         todo = [j for j in jobs if j.key not in records]
 
@@ -169,6 +171,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
         side_by_side=compared,
         content_free=content_free,
         timed=capabilities.timed,
+        scores=capabilities.scores,
         router=router_fitness(options, provider) if triggers and capabilities.measured else None,
     )
     run_dir.write_results(run)

@@ -369,10 +369,6 @@ def with_factuality(asserts: list[AssertionEntry], scores: Any) -> list[Assertio
     ]
 
 
-DATA_REPLIES = frozenset({"python", "http"})
-"""Providers whose reply may be data (a Python provider's output, an endpoint's JSON)."""
-
-
 def with_parsed_reply(asserts: Sequence[AssertionEntry]) -> tuple[AssertionEntry, ...]:
     """The assertions of a test on a ``json_schema`` prompt of a promptfoo config, or run by
     an application that replies with data: its JavaScript checks see the reply parsed, as

@@ -34,14 +34,13 @@ from skilleval.suite import agentic, formats, template
 from skilleval.suite import files as filerefs
 from skilleval.suite import vars as vars_mod
 from skilleval.suite.agent_config import AgentConfig
+from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.assertion_config import (
-    DATA_REPLIES,
     value_vars_ok,
     with_factuality,
     with_parsed_reply,
     with_rubric_prompt,
 )
-from skilleval.suite.assertion_config import compile_assertion as _assertion
 from skilleval.suite.code_hooks import called_prompt, filter_names, read_filters
 from skilleval.suite.columns import only_their_prompts, read_models
 from skilleval.suite.context import Loader as _Loader
@@ -198,7 +197,7 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     assign_ids(loader, tests)
     models = read_models(loader, doc)
     tests = only_their_prompts(loader, models, tests)
-    if reads_as_promptfoo(data) and all(m.kind in DATA_REPLIES for m in models.all()):
+    if reads_as_promptfoo(data) and all(m.provider.capabilities.data_replies for m in models.all()):
         # promptfoo hands checks an application's data reply as data, not text.
         tests = [replace(t, asserts=with_parsed_reply(t.asserts)) for t in tests]
     judge = read_judge(loader, doc)

@@ -276,5 +276,8 @@ def test_a_router_whose_calls_all_failed_is_not_said_to_lack_log_probabilities()
     unscored = [TriggerResult("p", True, SKILL, None), TriggerResult("n", False, NONE, None)]
     rows = [(r.test_id, bool(r.expected), r.skill_margin(SKILL)) for r in unscored]
     assert "log-probabilities" in str(analysis.margin_auroc(rows).reason)
+    # A provider that declares scores (Capabilities.scores) and gave none is not said to lack them.
+    declared = analysis.margin_auroc(rows, declared=True).reason
+    assert declared == "the router gave no scores (its replies carried none)"
     calibrated = analysis.calibrated(SKILL, failed, ContentFree({SKILL: -1.0, NONE: -1.0}))
     assert "ended in an error" in str(calibrated.auroc.reason)
