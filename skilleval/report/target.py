@@ -27,11 +27,11 @@ def check_target(path: Path) -> None:
         if parent.exists():
             if not parent.is_dir():
                 raise UsageError(f"cannot write {path}: {parent} is a file, not a folder")
-            _probe(path, parent)
+            probe_folder(path, parent)
             break
 
 
-def _probe(path: Path, folder: Path) -> None:
+def probe_folder(path: Path, folder: Path) -> None:
     """Create and remove a file in ``folder``, the nearest existing folder of ``path``: a
     read-only folder or file system is found before the run, not after it."""
     probe = folder / f".skilleval-probe-{os.getpid()}"

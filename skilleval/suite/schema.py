@@ -68,7 +68,7 @@ def is_valid(schema: Mapping[str, Any], instance: Any) -> bool:
     """
     found = _checkers.get(id(schema))
     if found is None or found[0] is not schema:
-        checker = _checker_for(schema)
+        checker = compiled_check(schema)
         if len(_checkers) > _MAX_CACHED:
             _checkers.clear()
         found = _checkers[id(schema)] = (schema, checker)
@@ -80,7 +80,7 @@ def is_valid(schema: Mapping[str, Any], instance: Any) -> bool:
     return bool(validator_for(schema).is_valid(instance))
 
 
-def _checker_for(schema: Mapping[str, Any]) -> Any:
+def compiled_check(schema: Mapping[str, Any]) -> Any:
     """The compiled check of ``schema``, shared by equal schemas; None when it has none.
 
     A schema built afresh for each request (a judge reply's) is a new object every time, so

@@ -236,7 +236,7 @@ def test_an_output_that_fails_at_write_time_keeps_the_results(
 ) -> None:
     # /proc takes no new file, which the check before the run now finds; switched off here,
     # the write fails after the run, as a disk that fills up meanwhile would.
-    monkeypatch.setattr("skilleval.report.target._probe", lambda path, folder: None)
+    monkeypatch.setattr("skilleval.report.target.probe_folder", lambda path, folder: None)
     suite = str(ROOT / "examples" / "quickstart" / "suite.yaml")
     latest = Path(os.environ["SKILLEVAL_HOME"]) / "runs" / "latest"
     good = tmp_path / "good.md"

@@ -14,7 +14,7 @@ def test_an_equal_schema_built_afresh_shares_the_compiled_check() -> None:
     assert first is not second
     assert not schema.is_valid(first, {"reason": "x"})
     assert not schema.is_valid(second, {"reason": "x"})
-    assert schema._checkers[id(first)][1] is schema._checkers[id(second)][1]
+    assert schema.compiled_check(first) is schema.compiled_check(second)
 
 
 def test_different_schemas_get_different_checks() -> None:
