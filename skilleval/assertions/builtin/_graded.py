@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from skilleval.api import Check, Judge, Verdict
 from skilleval.assertions.builtin.model import NO_JUDGE
-from skilleval.errors import ImpossibleReply, ProviderError
+from skilleval.errors import CannotEvaluate, ImpossibleReply, ProviderError
 
 TEXT: Final[dict[str, Any]] = {"type": "string", "minLength": 1}
 TEXT_OR_LIST: Final[dict[str, Any]] = {
@@ -27,8 +27,9 @@ TEXT_OR_LIST: Final[dict[str, Any]] = {
 }
 
 
-class Failed(Exception):
-    """A verdict to return at once (an error), raised from deep in a grader."""
+class Failed(CannotEvaluate):
+    """A verdict to return at once (an error), raised from deep in a grader; one that reached
+    the runner would still be an ``error`` verdict, as any :class:`CannotEvaluate` is."""
 
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.reason)
