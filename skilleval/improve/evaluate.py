@@ -31,7 +31,7 @@ FAILURE_CHARS = 600
 proposer."""
 
 
-class Interrupted(KeyboardInterrupt):
+class _Interrupted(KeyboardInterrupt):
     """The evaluation was stopped by Ctrl-C or SIGTERM (the run caught it and wrote what
     finished); raised on so the loop stops as it would on the interrupt itself."""
 
@@ -137,7 +137,7 @@ def evaluate(
     """Run ``skill`` on ``tests`` (the ``on`` arm only) and return each test's outcome.
 
     Raises:
-        Interrupted: The run was stopped; nothing of it is returned.
+        _Interrupted: The run was stopped; nothing of it is returned.
     """
     variant = replace(suite, skill=skill, tests=tuple(tests), arms=("on",))
     options = RunOptions(
@@ -150,7 +150,7 @@ def evaluate(
     )
     outcome = run_suite(variant, options)
     if outcome.exit_code == ExitCode.INTERRUPTED:
-        raise Interrupted
+        raise _Interrupted
     return outcomes_of(outcome.records, tests)
 
 

@@ -71,7 +71,7 @@ class Outcome:
     """Why the loop ended before its last round; empty when it ran them all."""
 
 
-class BudgetSpent(Exception):
+class _BudgetSpent(Exception):
     """The next step would go past ``--max-calls``."""
 
 
@@ -119,7 +119,7 @@ class Loop:
     def _spend(self, planned: int) -> None:
         cap = self.settings.max_calls
         if cap is not None and self.result.planned_requests + planned > cap:
-            raise BudgetSpent
+            raise _BudgetSpent
         self.result.planned_requests += planned
 
     def evaluation(self, skill: Skill, label: str) -> dict[str, TestOutcome]:
@@ -212,7 +212,7 @@ class Loop:
                         "from the same failures of the same skill"
                     )
                     break
-        except BudgetSpent:
+        except _BudgetSpent:
             if self.result.rounds and not self.result.rounds[-1]["reason"]:
                 self.result.rounds[-1]["reason"] = "the request budget is spent"
             self.result.stopped = (
@@ -267,7 +267,7 @@ class Loop:
                 continue
             try:
                 outcomes = self.evaluation(cand.skill, f"candidate {cand.name}")
-            except BudgetSpent:
+            except _BudgetSpent:
                 entry.update(status="not evaluated", reason="the request budget is spent")
                 for done in result.candidates:
                     if done["round"] == round_no and not done["status"]:
