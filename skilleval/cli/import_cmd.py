@@ -98,7 +98,9 @@ _FORMAT_HELP = {
 
 
 def _foreign_command(name: str) -> click.Command:
-    @click.command(name, help=f"Write {_FORMAT_HELP[name]} as a skilleval suite, once it validates.")
+    @click.command(
+        name, help=f"Write {_FORMAT_HELP[name]} as a skilleval suite, once it validates."
+    )
     @click.argument("path", metavar="PATH", type=click.Path(exists=True, path_type=Path))
     @click.option(
         "-o",

@@ -137,9 +137,8 @@ def reply_logprobs(body: Any) -> tuple[float, ...]:
     else:
         listed = found.get("token_logprobs")
         values = listed if isinstance(listed, list) else []
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        return ()
-    return tuple(float(v) for v in values)
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return tuple(float(v) for v in numbers) if len(numbers) == len(values) else ()
 
 
 def _first_choice(url: str, body: Any) -> tuple[Mapping[str, Any], str]:
