@@ -170,7 +170,8 @@ def test_a_server_that_refuses_the_field_is_asked_again_without_it(
     assert [a["status"] for a in scored] == ["error", "error"]
     assert "refused the request for them" in scored[0]["reason"]
     assert records["scored"]["output"] == "Paris"
-    assert [b.get("logprobs") for b in server.requests if "France" in _by_prompt(b)] == [
-        True,
-        None,
-    ]
+    assert [
+        (b.get("logprobs"), b.get("top_logprobs"))
+        for b in server.requests
+        if "France" in _by_prompt(b)
+    ] == [(True, 1), (None, None)]
