@@ -150,6 +150,11 @@ def import_config(path: Path, read_yaml: YamlReader, target: Path | None = None)
     # The models keep no tools: the tool-call checks get the provider's, as data.
     if any(tools) and give_checks(data, tools[0]) and any(t != tools[0] for t in tools):
         notes.append("the providers declare different tools; the tool-call checks use the first's")
+    if any(tools) and not isinstance(data.get("tests"), list | None):
+        notes.append(
+            "the providers' tools reach only the tool-call checks written in this file; give"
+            " those in test files `config: {tools: …}`"
+        )
     _values_as_promptfoo_reads(data, read_yaml)
     if target is not None and target.resolve() != path.parent.resolve():
         rebase_paths(data, path.parent, target)

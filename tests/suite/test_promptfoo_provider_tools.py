@@ -194,3 +194,22 @@ def test_import_writes_the_providers_tools_into_the_checks_and_keeps_the_verdict
     ours, _ = _run(target, capsys)
     theirs, _ = _run(config, capsys)
     assert _statuses(ours) == _statuses(theirs) == ["pass", "fail", "fail", "fail", "fail"]
+
+
+def test_import_says_when_the_tool_checks_sit_in_a_test_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = _app(tmp_path)
+    (work / "tests.yaml").write_text(
+        "- vars: {reply: hi}\n  assert: [{type: is-valid-openai-tools-call}]\n", encoding="utf-8"
+    )
+    config = work / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts: ['{{reply}}']\n"
+        "providers:\n  - id: file://app.py\n    config: {tools: file://tools.json}\n"
+        "tests: file://tests.yaml\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["import", "promptfoo", str(config)]) == 0
+    text = (work / "suite.yaml").read_text(encoding="utf-8")
+    assert "reach only the tool-call checks written in this file" in text
