@@ -12,9 +12,7 @@ suite's own outputs) are left out, and the header says so.
 from __future__ import annotations
 
 import io
-import os
 import re
-import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,15 +21,10 @@ from skilleval.cases.collect import Case
 from skilleval.cases.overlap import Flag
 from skilleval.cases.paths import Rebase
 from skilleval.errors import (
-    Diagnostic,
-    DiagnosticsError,
-    Location,
-    SuiteError,
     UsageError,
 )
-from skilleval.suite.load import Overrides, load_suite
+from skilleval.suite.checked_write import save_if_it_loads
 from skilleval.suite.yamldoc import Document
-from skilleval.userfile import display_path
 
 SCHEMA_COMMENT = re.compile(r"(?m)^(#\s*yaml-language-server:\s*\$schema=)(\S+)")
 """The editor's schema comment, whose relative path moves with the file too."""
@@ -201,41 +194,9 @@ def _plain_copy(value: Any) -> Any:
 def write_checked(text: str, target: Path) -> int:
     """Save ``text`` at ``target`` once it loads as a suite there; returns its test count.
 
-    The text is written beside ``target`` under a temporary name (so that its relative paths
-    mean what they will mean), loaded and validated, and only then moved into place.
-
     Raises:
         SuiteError: What was written does not load (nothing is left behind); each problem is
             reported at ``target``'s name.
         UsageError: The folder cannot be written.
     """
-    partial = target.with_name(f".{target.stem}.{secrets.token_hex(4)}.partial{target.suffix}")
-    try:
-        partial.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
-    try:
-        try:
-            suite, _ = load_suite(partial, Overrides())
-        except DiagnosticsError as exc:
-            shown, real = display_path(partial), display_path(target)
-            raise SuiteError(
-                [
-                    Diagnostic(
-                        Location(real, d.where.line, d.where.col)
-                        if d.where.path == shown
-                        else d.where,
-                        d.message,
-                        d.severity,
-                        d.code,
-                    )
-                    for d in exc.diagnostics
-                ]
-            ) from None
-        try:
-            os.replace(partial, target)
-        except OSError as exc:
-            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        partial.unlink(missing_ok=True)
-    return len(suite.tests)
+    return len(save_if_it_loads(text, target).suite.tests)

@@ -11,7 +11,7 @@ from skilleval.exitcodes import ExitCode
 from skilleval.lint.promptfoo import value_differences
 from skilleval.promptfoo.differences import pattern_differences
 from skilleval.promptfoo.importer import import_config
-from skilleval.suite.load import Overrides, load_suite
+from skilleval.suite.checked_write import save_if_it_loads
 from skilleval.suite.yamlio import load_yaml, parse_yaml, yaml_data
 
 
@@ -33,7 +33,7 @@ def import_group() -> None:
 @click.option("--force", is_flag=True, help="Replace the output file if it exists.")
 @click.pass_context
 def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool) -> None:
-    """Write the promptfoo CONFIG as a skilleval suite, then validate it.
+    """Write the promptfoo CONFIG as a skilleval suite, once it validates.
 
     The suite keeps the config's comments, reads its providers as `models:` and its grader
     as `judge:`, and says in comments what changed meaning. What cannot be carried over is
@@ -65,25 +65,27 @@ def promptfoo(ctx: click.Context, config: Path, output: Path | None, force: bool
                 for d in exc.diagnostics
             ]
         ) from None
-    try:
-        target.write_text(imported.text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     for line in imported.left_out:
         click.echo(f"not carried over: {line}", err=True)
     for difference in pattern_differences(doc):
         click.echo(str(Diagnostic(difference.where, difference.message, "warning")), err=True)
     for where, message in value_differences(doc):
         click.echo(str(Diagnostic(where, message, "warning")), err=True)
-    click.echo(f"wrote {target}", err=True)
+    _save(ctx, imported.text, target)
+
+
+def _save(ctx: click.Context, text: str, target: Path) -> None:
+    """Write the suite once it loads where it goes; otherwise say why, and write nothing."""
     try:
-        suite, _ = load_suite(target, Overrides())
-    except DiagnosticsError as exc:
+        saved = save_if_it_loads(text, target)
+    except SuiteError as exc:
         click.echo(str(exc), err=True)
+        click.echo(f"{target} was not written: the suite would not load", err=True)
         ctx.exit(ExitCode.INVALID)
-    for note in suite.notes:
+    click.echo(f"wrote {target}", err=True)
+    for note in saved.notes:
         click.echo(note, err=True)
-    click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)
+    click.echo(f"{saved.display}: ok ({len(saved.suite.tests)} tests)", err=True)
 
 
 _FORMAT_HELP = {
@@ -96,7 +98,9 @@ _FORMAT_HELP = {
 
 
 def _foreign_command(name: str) -> click.Command:
-    @click.command(name, help=f"Write {_FORMAT_HELP[name]} as a skilleval suite, then validate it.")
+    @click.command(
+        name, help=f"Write {_FORMAT_HELP[name]} as a skilleval suite, once it validates."
+    )
     @click.argument("path", metavar="PATH", type=click.Path(exists=True, path_type=Path))
     @click.option(
         "-o",
@@ -142,21 +146,11 @@ def _import_foreign(
             raise UsageError(f"{path} is not {_FORMAT_HELP[name]}: {seen}")
     command = f"skilleval import {name} {path.name}"
     imported = write_suite(translated, target, command)
-    try:
-        target.write_text(imported.text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     for line in imported.detected:
         click.echo(f"read {line}", err=True)
     for warning in imported.warnings:
         click.echo(warning, err=True)
-    click.echo(f"wrote {target}", err=True)
-    try:
-        suite, _ = load_suite(target, Overrides())
-    except DiagnosticsError as exc:
-        click.echo(str(exc), err=True)
-        ctx.exit(ExitCode.INVALID)
-    click.echo(f"{suite.display}: ok ({len(suite.tests)} tests)", err=True)
+    _save(ctx, imported.text, target)
 
 
 for _name in _FORMAT_HELP:

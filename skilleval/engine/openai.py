@@ -208,10 +208,18 @@ class OpenAIProvider:
                 self._ask_no_prompt_cache = False
             del payload["cache_prompt"]
             response, latency_ms = self._post(payload, may_fall_back)
+        refused_logprobs = "logprobs" in payload and rejects_field(response, "logprobs")
+        if refused_logprobs:
+            # A server that will not give them answers without; `perplexity` says why.
+            del payload["logprobs"], payload["top_logprobs"]
+            response, latency_ms = self._post(payload, may_fall_back)
         if may_fall_back and rejects_json_schema(response):
             with self._lock:
                 self._format = "json_object"
-            response, latency_ms = self._post(self._payload(request, schema, "json_object"), False)
+            retry = self._payload(request, schema, "json_object")
+            if refused_logprobs:
+                del retry["logprobs"], retry["top_logprobs"]
+            response, latency_ms = self._post(retry, False)
         if response.status_code >= 400:
             raise ProviderError(
                 client_error(self._url, self._model, self._spec.api_key_env, response)
@@ -233,6 +241,11 @@ class OpenAIProvider:
             "seed": request.seed,
             "stream": False,
         }
+        if request.logprobs:
+            # For `perplexity`: each generated token's log-probability, read from the reply
+            # (llama-cpp-python's server gives them only with top_logprobs set).
+            payload["logprobs"] = True
+            payload["top_logprobs"] = 1
         if self._spec.cache_prompt is not None:
             payload["cache_prompt"] = self._spec.cache_prompt
         elif request.temperature == 0 and self._ask_no_prompt_cache:

@@ -28,7 +28,7 @@ from skilleval.engine.openai_wire import (
 )
 from skilleval.errors import InvalidReplyError, ProviderError
 
-__all__ = ["client_error", "gave_up", "read_completion", "unreachable"]
+__all__ = ["client_error", "gave_up", "read_completion", "reply_logprobs", "unreachable"]
 
 
 def unreachable(url: str, exc: httpx.ConnectError) -> str:
@@ -110,6 +110,7 @@ def read_completion(
             completion_tokens=completion_tokens,
             latency_ms=latency_ms,
             tokens_evaluated=max(0, prompt_tokens - cached_tokens),
+            token_logprobs=reply_logprobs(body) if request.logprobs else None,
         )
     )
     if finish_reason == "length" or schema is None:
@@ -118,6 +119,26 @@ def read_completion(
         return replace(completion, text=_chosen(url, text, request.choices))
     _validate(url, text, schema)
     return completion
+
+
+def reply_logprobs(body: Any) -> tuple[float, ...]:
+    """The reply's token log-probabilities, asked for with ``logprobs: true``: OpenAI's
+    ``choices[0].logprobs.content[i].logprob`` (llama.cpp's server, vLLM, Ollama), or the
+    completions form ``choices[0].logprobs.token_logprobs``. Empty when the server gave none,
+    which a ``perplexity`` check reports as its error."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    found = first.get("logprobs") if isinstance(first, dict) else None
+    if not isinstance(found, dict):
+        return ()
+    content = found.get("content")
+    if isinstance(content, list):
+        values = [t.get("logprob") if isinstance(t, dict) else None for t in content]
+    else:
+        listed = found.get("token_logprobs")
+        values = listed if isinstance(listed, list) else []
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return tuple(float(v) for v in numbers) if len(numbers) == len(values) else ()
 
 
 def _first_choice(url: str, body: Any) -> tuple[Mapping[str, Any], str]:

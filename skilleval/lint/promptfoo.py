@@ -4,8 +4,8 @@ Each finding names a deliberate difference of docs/promptfoo.md ("Deliberate dif
 that the config depends on: a regex JavaScript reads otherwise, a ``contains-json`` that
 relies on promptfoo's lenient JSON finder, an ``i`` type whose value folds otherwise than it
 lower-cases, a ``levenshtein`` reference with characters JavaScript counts twice, a negative
-zero in a JSON value, a value promptfoo refuses, a SQL database sqlglot has no dialect for,
-and tool checks whose tools are declared only on the provider. ``skilleval import promptfoo``
+zero in a JSON value, a value promptfoo refuses, and a SQL database sqlglot has no dialect
+for. ``skilleval import promptfoo``
 prints the same (:func:`value_differences`).
 """
 
@@ -28,11 +28,6 @@ from skilleval.suite.yamlio import Document
 _SEE = "(docs/promptfoo.md, deliberate differences)"
 _SCALAR_TYPES = {"string", "number", "integer", "boolean", "null"}
 _NO_DIALECT = {"db2", "flinksql", "noql"}
-_TOOL_TYPES = {
-    "is-valid-openai-tools-call",
-    "is-valid-openai-function-call",
-    "is-valid-function-call",
-}
 
 Path = list[str | int]
 
@@ -87,16 +82,6 @@ def _has_negative_zero(value: Any) -> bool:
 
 def _folds_otherwise(text: str) -> bool:
     return text.casefold() != text.lower()
-
-
-def _provider_declares_tools(data: Mapping[str, Any]) -> bool:
-    for key in ("providers", "targets"):
-        entries = data.get(key)
-        for entry in entries if isinstance(entries, list) else []:
-            config = entry.get("config") if isinstance(entry, Mapping) else None
-            if isinstance(config, Mapping) and ("tools" in config or "functions" in config):
-                return True
-    return False
 
 
 def _message(base: str, negated: bool, value: Any, entry: Mapping[str, Any]) -> str | None:
@@ -170,20 +155,12 @@ def value_differences(doc: Document) -> list[tuple[Location, str]]:
     data = doc.data
     if not isinstance(data, Mapping):
         return []
-    provider_tools = _provider_declares_tools(data)
     out = []
     for at, entry in _assertions(data):
         kind = str(entry.get("type", ""))
         base = kind.removeprefix("not-")
         value = entry.get("value")
         message = _message(base, kind != base, value, entry)
-        config = entry.get("config")
-        has_own = isinstance(config, Mapping) and ("tools" in config or "functions" in config)
-        if message is None and base in _TOOL_TYPES and provider_tools and not has_own:
-            message = (
-                f"{base}: skilleval checks the calls against the assertion's"
-                " `config: {tools | functions}`, not the provider's; copy them there"
-            )
         if message is not None:
             where = doc.at([*at, "value"]) if "value" in entry else doc.at([*at, "type"])
             out.append((where, f"{message} {_SEE}"))

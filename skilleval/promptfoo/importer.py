@@ -16,6 +16,7 @@ from typing import Any
 from skilleval.promptfoo.config import PROVIDER_LISTS, UNSUPPORTED_KEYS
 from skilleval.promptfoo.graders import read_grader
 from skilleval.promptfoo.provider_ids import normalized, translate
+from skilleval.promptfoo.provider_tools import declared_tools, give_checks
 from skilleval.promptfoo.rebase import rebase_paths
 from skilleval.promptfoo.values import YamlReader, as_promptfoo_reads
 from skilleval.util.frozen import frozen
@@ -53,6 +54,7 @@ def import_config(path: Path, read_yaml: YamlReader, target: Path | None = None)
     notes: list[str] = []
 
     models: list[Any] = []
+    tools: list[dict[str, Any]] = []
     for key in PROVIDER_LISTS:
         if key not in data:
             continue
@@ -64,6 +66,11 @@ def import_config(path: Path, read_yaml: YamlReader, target: Path | None = None)
             if read.model is None:
                 left_out.append(f"{name}: {read.refusal}")
                 continue
+            config = entry.get("config") if isinstance(entry, Mapping) else None
+            declared, unreadable = declared_tools(config, path.parent)
+            if unreadable is not None:
+                left_out.append(f"{name}: {unreadable}")
+            tools.append(declared)
             model: Any = read.model
             extra: dict[str, Any] = {}
             if isinstance(model, dict) or (isinstance(entry, Mapping) and entry.get("label")):
@@ -101,11 +108,17 @@ def import_config(path: Path, read_yaml: YamlReader, target: Path | None = None)
         for _, read, entry in models:
             label = read.label
             if isinstance(entry, Mapping) and not read.uses_config:
-                dropped = sorted(set(entry.get("config") or {}) - {"apiBaseUrl", "apiKeyEnvar"})
+                kept = {"apiBaseUrl", "apiKeyEnvar", "tools", "functions"}
+                dropped = sorted(set(entry.get("config") or {}) - kept)
                 if dropped:
                     notes.append(
                         f"{label}: provider settings {', '.join(dropped)} are not used; "
                         "decoding is set for the whole suite by `decoding:`"
+                    )
+                if any(k in (entry.get("config") or {}) for k in ("tools", "functions")):
+                    notes.append(
+                        f"{label}: its tools are written into the tool-call checks' `config`;"
+                        " they are not sent to the model"
                     )
         break
 
@@ -134,6 +147,14 @@ def import_config(path: Path, read_yaml: YamlReader, target: Path | None = None)
                 "judge", before="From promptfoo's defaultTest.options.provider (the grader)."
             )
 
+    # The models keep no tools: the tool-call checks get the provider's, as data.
+    if any(tools) and give_checks(data, tools[0]) and any(t != tools[0] for t in tools):
+        notes.append("the providers declare different tools; the tool-call checks use the first's")
+    if any(tools) and not isinstance(data.get("tests"), list | None):
+        notes.append(
+            "the providers' tools reach only the tool-call checks written in this file; give"
+            " those in test files `config: {tools: …}`"
+        )
     _values_as_promptfoo_reads(data, read_yaml)
     if target is not None and target.resolve() != path.parent.resolve():
         rebase_paths(data, path.parent, target)

@@ -198,6 +198,7 @@ def translate(
     entry = normalized(entry)
     config: Mapping[str, Any] = {}
     label = ""
+    written = entry
     if isinstance(entry, Mapping):
         config = entry.get("config") or {}
         label = str(entry.get("label") or "")
@@ -205,11 +206,28 @@ def translate(
         if not isinstance(config, Mapping):
             return Translated(None, label, "a provider's `config` must be a mapping of settings")
     if not isinstance(entry, str) or not entry:
-        return Translated(
-            None, label, "a provider needs an `id` (e.g. `echo` or `file://model.gguf`)"
-        )
+        return Translated(None, label, _without_id(written))
     out = _translate_id(entry, config, env, need_keys)
     return Translated(out.model, label or out.label, out.refusal, out.uses_config, out.missing_key)
+
+
+def _without_id(entry: Any) -> str:
+    """Why an entry with no ``id`` is refused, naming what it holds instead."""
+    what = "a provider needs an `id` (e.g. `echo` or `file://model.gguf`)"
+    if not isinstance(entry, Mapping):
+        return what
+    for key in ("model", "provider", "name", "path"):
+        value = entry.get(key)
+        if isinstance(value, str) and value:
+            return (
+                f"this provider has no `id`: promptfoo does not read `{key}: {value}`; name"
+                f" the provider by `id: {value}`"
+            )
+    others = sorted(str(k) for k in entry if k not in ENTRY_KEYS)
+    if others:
+        listed = ", ".join(f"`{k}`" for k in others)
+        return f"this provider has no `id`, and {listed} is not a key of a provider; {what}"
+    return what
 
 
 def _translate_id(

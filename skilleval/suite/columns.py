@@ -16,6 +16,7 @@ from typing import Any
 from skilleval.errors import Diagnostic, Location
 from skilleval.promptfoo.config import PROVIDER_LISTS
 from skilleval.promptfoo.provider_ids import ENTRY_KEYS, normalized, translate, with_config_env
+from skilleval.promptfoo.provider_tools import TOOL_KEYS, declared_tools
 from skilleval.suite.context import Loader
 from skilleval.suite.model import TestCase
 from skilleval.suite.model_config import ModelSpec, parse_model
@@ -64,6 +65,10 @@ def read_models(loader: Loader, doc: Document) -> Models:
         specs, notes, prompts = _providers(loader, doc, key)
     if override is not None or key is None:
         out = Models(read_model(loader, doc, "model", override), notes=notes)
+        declared = [s.tools for s in specs if s.tools]
+        if declared and all(t == declared[0] for t in declared) and len(declared) == len(specs):
+            # The one model that runs instead checks calls against the tools they all declare.
+            out.model = replace(out.model, tools=declared[0])
         if override is not None and key is not None:
             message = f"--model {override} replaces the suite's `{key}:`; one model runs"
             out.notes.append(_warning(Location("command line"), message))
@@ -150,6 +155,10 @@ def _providers(
         where = doc.at(path)
         item = normalized(item)
         read = translate(item, with_config_env(loader.top))
+        written = item.get("config") if isinstance(item, Mapping) else None
+        tools, unreadable = declared_tools(written, loader.base)
+        if unreadable is not None:
+            notes.append(_warning(where, f"{unreadable}; the tool-call checks see no tools"))
         if isinstance(item, Mapping):
             for extra in sorted(set(item) - ENTRY_KEYS):
                 notes.append(
@@ -158,12 +167,20 @@ def _providers(
             config = item.get("config") or {}
             if read.uses_config or not isinstance(config, Mapping):
                 config = {}
-            for extra in sorted(set(config) - _READ_CONFIG):
+            for extra in sorted(set(config) - _READ_CONFIG - set(TOOL_KEYS)):
                 notes.append(
                     _warning(
                         where,
                         f"`config.{extra}` is not used: skilleval sets decoding for the whole "
                         "suite (`decoding:`)",
+                    )
+                )
+            for extra in sorted(set(config) & set(TOOL_KEYS)):
+                notes.append(
+                    _warning(
+                        where,
+                        f"`config.{extra}` is read by the tool-call checks, as promptfoo reads"
+                        " it, but not sent to the model: its calls are read from its text",
                     )
                 )
         if read.refusal is not None or read.model is None:
@@ -173,7 +190,8 @@ def _providers(
         if spec is not None:
             written = item.get("prompts", ()) if isinstance(item, Mapping) else ()
             _, labels = _column(loader, doc, path, "", written)
-            specs.append(replace(spec, where=where, label=read.label or spec.label))
+            label = read.label or spec.label
+            specs.append(replace(spec, where=where, label=label, tools=tools))
             prompts.append((labels, doc.at([*path, "prompts"]) if labels else where))
     return specs, notes, prompts
 

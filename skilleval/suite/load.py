@@ -53,6 +53,7 @@ from skilleval.suite.model import (
     Prompt,
     Suite,
     TestCase,
+    with_provider_tools,
 )
 from skilleval.suite.prompts import check_template_vars as _check_template_vars
 from skilleval.suite.prompts import test_prompts, top_prompts, with_affixes
@@ -197,6 +198,8 @@ def _compile(loader: _Loader, doc: Document) -> Suite:
     assign_ids(loader, tests)
     models = read_models(loader, doc)
     tests = only_their_prompts(loader, models, tests)
+    if not models.columns:  # several: each column's own, see Suite.columns
+        tests = [with_provider_tools(t, models.model.tools) for t in tests]
     if reads_as_promptfoo(data) and all(m.provider.capabilities.data_replies for m in models.all()):
         # promptfoo hands checks an application's data reply as data, not text.
         tests = [replace(t, asserts=with_parsed_reply(t.asserts)) for t in tests]

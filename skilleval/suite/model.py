@@ -251,9 +251,34 @@ class Suite:
         out: list[Suite] = []
         for i, model in enumerate(self.models):
             labels = self.column_prompts[i] if i < len(self.column_prompts) else ()
-            tests = tuple(t for t in self.tests if not labels or t.prompt.label in labels)
+            tests = tuple(
+                with_provider_tools(t, model.tools)
+                for t in self.tests
+                if not labels or t.prompt.label in labels
+            )
             out.append(replace(self, model=model, models=(), column_prompts=(), tests=tests))
         return tuple(out)
+
+
+TOOL_CHECKS = frozenset(
+    {"is-valid-openai-tools-call", "is-valid-openai-function-call", "is-valid-function-call"}
+)
+"""The checks that read the tools and functions a promptfoo provider declares."""
+
+
+def with_provider_tools(test: TestCase, tools: Mapping[str, Any]) -> TestCase:
+    """``test`` with the ``tools`` and ``functions`` its model's provider declares (promptfoo's
+    ``config: {tools, functions}``) handed to each tool-call check, in a set too, over any the
+    check's own ``config`` names: promptfoo reads them from the provider."""
+    if not tools:
+        return test
+
+    def given(entry: AssertionEntry) -> AssertionEntry:
+        children = tuple(given(c) for c in entry.children)
+        config = {**entry.config, **tools} if entry.spec.name in TOOL_CHECKS else entry.config
+        return replace(entry, children=children, config=config)
+
+    return replace(test, asserts=tuple(given(a) for a in test.asserts))
 
 
 SUITE_DEFAULTS = defaults(Suite)

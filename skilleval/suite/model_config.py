@@ -127,6 +127,9 @@ class ModelSpec:
     """How the model was written, for messages (``default``, a path, a URL)."""
     where: Location = field(default=Location("command line"), compare=False)
     """The ``model:`` (or ``judge:``) line, for a model that turns out not to load."""
+    tools: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    """A promptfoo provider's ``config.tools`` and ``config.functions``, files read: what its
+    tool-call checks validate calls against (not sent to the model)."""
 
     @property
     def kind(self) -> str:

@@ -159,8 +159,10 @@ def test_the_older_id_keyed_provider_form_imports_and_bad_prompts_are_pointed_at
     assert "suite.yaml:" in err
     assert "`prompts` must be a list of prompt labels" in err
     assert "Traceback" not in err
-    text = (tmp_path / "suite.yaml").read_text(encoding="utf-8")
-    assert "label: first" in text
+    assert ".partial" not in err
+    # Validated before it is written: an invalid suite is never left behind.
+    assert "suite.yaml was not written" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["promptfooconfig.yaml"]
 
 
 @pytest.mark.parametrize("name", ["var-rendering", "assertion-values", "assertion-details"])

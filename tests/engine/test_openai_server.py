@@ -226,3 +226,14 @@ def test_an_ollama_shorthand_runs_a_suite_at_ollama_host(
     assert model["details"] == {"base_url": llama_server.base_url}
     assert doc["records"][0]["status"] != "error"
     assert doc["records"][0]["output"].strip()
+
+
+def test_token_log_probabilities_come_from_the_server(llama_server: LlamaServer) -> None:
+    """A request for them (a test with a `perplexity` check) gets one per generated token."""
+    with OpenAIProvider(llama_server.spec()) as p:
+        out = p.complete(ask("Name one colour.", max_tokens=12, logprobs=True))
+        plain = p.complete(ask("Name one colour.", max_tokens=12))
+    assert out.token_logprobs is not None
+    assert len(out.token_logprobs) == out.completion_tokens > 0
+    assert all(v <= 0.0 for v in out.token_logprobs)
+    assert plain.token_logprobs is None

@@ -44,7 +44,6 @@ EXPECTED = [
     (14, "starts-with"),
     (15, "-0"),
     (16, "no DB2 dialect"),
-    (17, "not the provider's"),
     (20, "levenshtein: promptfoo wants a text"),
     (21, "meteor: promptfoo 0.123.1 cannot load"),
     (22, "router decision"),

@@ -102,6 +102,8 @@ CONFIGS = [
     ("http", "promptfooconfig.yaml"),
     ("http", "status.yaml"),
     ("http", "plain.yaml"),
+    ("tools", "promptfooconfig.yaml"),
+    ("tools", "listed.yaml"),
 ]
 
 

@@ -10,8 +10,10 @@ a time, see ``engine/llama_logprobs.py``) and the scripted provider gives from i
 * ``perplexity-score`` is 1 / (1 + exp(−L)), between 0 and 1; it passes when it reaches
   ``threshold``, or always without one, and is its own score.
 
-A provider that gives no log-probabilities (a server, echo, a cached reply from before they
-were recorded) makes these checks an ``error``, as in promptfoo.
+An OpenAI-compatible server is asked for them (``logprobs: true``) and they are read from
+its reply. A provider that gives none (echo, a server that ignores or refuses the request, a
+cached reply from before they were recorded) makes these checks an ``error`` saying which
+case it is, as promptfoo errs.
 """
 
 from __future__ import annotations
@@ -22,15 +24,21 @@ from skilleval.api import Check, Verdict, assertion
 
 NO_LOGPROBS = (
     "{name} needs the reply's token log-probabilities, and this provider gave none (the"
-    " in-process GGUF model records them; a reply cached before they were recorded has none:"
-    " run with --no-cache)"
+    " in-process GGUF model records them, and an OpenAI-compatible server is asked for them;"
+    " a reply cached before they were recorded has none: run with --no-cache)"
+)
+NONE_RETURNED = (
+    "{name} needs the reply's token log-probabilities: they were asked for (`logprobs: true`),"
+    " and the provider's reply held none (a server that does not give them, or refused the"
+    " request for them)"
 )
 
 
 def _mean(check: Check, name: str) -> float | Verdict:
     values = check.logprobs
     if not values:
-        return Verdict.errored(NO_LOGPROBS.format(name=name))
+        why = NO_LOGPROBS if values is None else NONE_RETURNED
+        return Verdict.errored(why.format(name=name))
     return sum(values) / len(values)
 
 

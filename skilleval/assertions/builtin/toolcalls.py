@@ -7,9 +7,12 @@ function call ``{name, arguments}`` or ``{function_call: {...}}``, with ``argume
 text as OpenAI writes it. Output that is not such JSON fails, as a reply without tool calls
 fails in promptfoo.
 
-The tools and functions to check against are the assertion's ``config: {tools: [...]}`` and
-``config: {functions: [...]}`` (promptfoo reads them from the provider's config, which
-skilleval does not pass to the model).
+The tools and functions to check against are those the provider declares, as promptfoo reads
+them: a promptfoo provider's ``config: {tools: [...], functions: [...]}`` (``file://`` JSON or
+YAML files read when the suite loads), handed to these checks' ``config`` by the loader
+(``suite.model.with_provider_tools``). A check's own ``config: {tools | functions}`` is read
+where the provider declares none (a skilleval suite's model declares none); skilleval does not
+send the tools to the model.
 
 ``tool-call-f1`` compares the set of tools called with the expected names. On a test that
 runs the agent loop, the tools called are the calls that ran; otherwise they are read from
@@ -109,7 +112,9 @@ def valid_tools_call(check: Check) -> Verdict:
     tools = check.config.get("tools")
     if not tools:
         return Verdict.of(
-            False, "no tools are declared (`config: {tools: [...]}`), but the output calls tools"
+            False,
+            "no tools are declared (the provider's `config: {tools: [...]}`), but the output"
+            " calls tools",
         )
     functions = [
         t["function"]
@@ -126,7 +131,9 @@ def valid_tools_call(check: Check) -> Verdict:
 def _function_call(check: Check) -> Verdict:
     functions = check.config.get("functions")
     if not functions:
-        return Verdict.of(False, "no functions are declared (`config: {functions: [...]}`)")
+        return Verdict.of(
+            False, "no functions are declared (the provider's `config: {functions: [...]}`)"
+        )
     problem = _function_problem(_json(check.output) or check.output, list(functions))
     if problem is not None:
         return Verdict.of(False, problem)
