@@ -205,20 +205,37 @@ class Capabilities:
     a kept ``router-check`` verdict for its identity applies to a run's trigger block."""
     scores: bool = False
     """It returns log-probabilities: a score for each option of a constrained choice, which the
-    trigger AUROC and ``trigger: {calibrate: true}`` rank by, and, when a request asks
-    (:attr:`~skilleval.engine.base.Request.logprobs`), each generated token's, which the
-    ``perplexity`` checks read. Without it the run sends no content-free calibration requests
-    and asks for no token log-probabilities."""
+    trigger AUROC and ``trigger: {calibrate: true}`` rank by, and, when a request asks, each
+    generated token's (as ``logprobs``). Without it the run sends no content-free calibration
+    requests."""
+    logprobs: bool = False
+    """When a request asks (:attr:`~skilleval.engine.base.Request.logprobs`), it returns each
+    generated token's log-probability, which the ``perplexity`` checks read, though it may
+    score no choices (an OpenAI-compatible server). ``scores`` implies it; without either the
+    run asks for no token log-probabilities."""
     data_replies: bool = False
     """Its reply may be data rather than text (a Python function's return value, an endpoint's
     JSON): the JavaScript checks of a promptfoo config see it parsed, as promptfoo hands it."""
+
+    @property
+    def token_logprobs(self) -> bool:
+        """Whether it returns token log-probabilities: declared, or implied by ``scores``."""
+        return self.scores or self.logprobs
 
     def names(self) -> tuple[str, ...]:
         """The capabilities declared, by name, as listings show them."""
         return tuple(name for name in _CAPABILITIES if getattr(self, name))
 
 
-_CAPABILITIES = ("timed", "costed", "keep_loaded", "measured", "scores", "data_replies")
+_CAPABILITIES = (
+    "timed",
+    "costed",
+    "keep_loaded",
+    "measured",
+    "scores",
+    "logprobs",
+    "data_replies",
+)
 
 
 AssertionFn = Callable[[Check], Any]

@@ -83,7 +83,7 @@ OPENAI_SCHEMA: dict[str, Any] = {
     schema=OPENAI_SCHEMA,
     configure=OpenAIConfig.configure,
     implied_by="base_url",
-    capabilities=Capabilities(timed=True, costed=True, measured=True),
+    capabilities=Capabilities(timed=True, costed=True, measured=True, logprobs=True),
 )
 def openai(config: OpenAIConfig, context: ProviderContext) -> OpenAIProvider:
     """Any OpenAI-compatible /v1/chat/completions server (vLLM, llama.cpp server …)."""

@@ -103,8 +103,9 @@ def plan(
 ) -> list[Job]:
     """Every (test, arm, trial) job, grouped by arm so each arm's shared prefix stays warm.
 
-    ``logprobs``: whether the provider returns log-probabilities (``Capabilities.scores``);
-    only then do the requests of a test with a ``perplexity`` check ask for them.
+    ``logprobs``: whether the provider returns token log-probabilities
+    (``Capabilities.token_logprobs``); only then do the requests of a test with a
+    ``perplexity`` check ask for them.
     """
     decoding = decoding or suite.decoding
     jobs: list[Job] = []

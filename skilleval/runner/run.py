@@ -131,7 +131,7 @@ def run_suite(suite: Suite, options: RunOptions) -> RunOutcome:
 
         jobs = [
             replace(job, skills=arms_mod.skills_chosen(triggers.get(job.test.id)))
-            for job in plan(suite, tests, arms, system_for, logprobs=capabilities.scores)
+            for job in plan(suite, tests, arms, system_for, logprobs=capabilities.token_logprobs)
         ]
         todo = [j for j in jobs if j.key not in records]
 

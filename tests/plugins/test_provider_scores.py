@@ -1,8 +1,10 @@
-"""A provider's declared ``scores`` capability decides what the run asks of it and says.
+"""A provider's declared ``scores`` and ``logprobs`` capabilities decide what the run asks
+of it and says.
 
 A third-party provider that declares ``Capabilities(scores=True)`` is asked for content-free
-calibration and for token log-probabilities, as the built-in models that return them are; one
-that does not is asked for neither, and the run says why its figures are missing.
+calibration and for token log-probabilities, as the built-in model is; one that declares only
+``logprobs`` (as an OpenAI-compatible server does) is asked for token log-probabilities only;
+one that declares neither is asked for neither, and the run says why its figures are missing.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from skilleval import Capabilities, provider
 from skilleval.engine.base import Completion, ModelIdentity
 
 LOG = LOG_PATH
-SCORES = DECLARED
+SCORES = "scores" in "DECLARED"
+LOGPROBS = bool("DECLARED")
 
 
 class Ranker:
@@ -39,7 +42,7 @@ class Ranker:
             chosen = request.choices[0] if skill else request.choices[-1]
             ranked = {c: (-0.1 if c == chosen else -2.0) for c in request.choices}
             return Completion(text=chosen, choice_scores=ranked if SCORES else None)
-        logprobs = (-0.1, -0.2) if SCORES and request.logprobs else None
+        logprobs = (-0.1, -0.2) if LOGPROBS and request.logprobs else None
         return Completion(text="Fix the parser", token_logprobs=logprobs)
 
     def cache_salt(self, request):
@@ -49,7 +52,7 @@ class Ranker:
         pass
 
 
-@provider("ranker", capabilities=Capabilities(scores=SCORES))
+@provider("ranker", capabilities=Capabilities(DECLARED))
 def ranker(config, context):
     """A router that ranks its options, when it declares that it can."""
     return Ranker()
@@ -72,7 +75,7 @@ tests:
 """
 
 
-def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], declared: bool) -> dict[str, Any]:
+def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], declared: str) -> dict[str, Any]:
     folder = tmp_path / "s"
     (folder / "plugins").mkdir(parents=True)
     (folder / "skill").mkdir()
@@ -81,7 +84,7 @@ def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], declared: bool) -> 
         encoding="utf-8",
     )
     source = RANKER.replace("LOG_PATH", repr(str(tmp_path / "requests.jsonl")))
-    source = source.replace("DECLARED", str(declared))
+    source = source.replace("DECLARED", declared)
     (folder / "plugins" / "ranker.py").write_text(source, encoding="utf-8")
     (folder / "suite.yaml").write_text(textwrap.dedent(SUITE), encoding="utf-8")
     args = ["run", str(folder / "suite.yaml"), "--no-entry-points", "--no-cache", "--json"]
@@ -98,7 +101,7 @@ def _requests(tmp_path: Path) -> list[tuple[str, bool]]:
 def test_a_plugin_provider_that_declares_scores_is_calibrated_and_asked_for_logprobs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc = _run(tmp_path, capsys, declared=True)
+    doc = _run(tmp_path, capsys, "scores=True")
     asked = _requests(tmp_path)
     assert sum(test_id == "(content-free)" for test_id, _ in asked) == 3
     assert ("fix", True) in asked
@@ -113,7 +116,7 @@ def test_a_plugin_provider_that_declares_scores_is_calibrated_and_asked_for_logp
 def test_a_plugin_provider_without_scores_is_asked_for_neither(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc = _run(tmp_path, capsys, declared=False)
+    doc = _run(tmp_path, capsys, "")
     asked = _requests(tmp_path)
     assert not any(test_id == "(content-free)" for test_id, _ in asked)
     assert not any(logprobs for _, logprobs in asked)
@@ -125,3 +128,15 @@ def test_a_plugin_provider_without_scores_is_asked_for_neither(
     [fix] = [r for r in doc["records"] if r["test_id"] == "fix"]
     assert fix["asserts"][0]["status"] == "error"
     assert "log-probabilities" in fix["asserts"][0]["reason"]
+
+
+def test_a_plugin_provider_with_token_logprobs_only_is_asked_for_them_and_not_calibrated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = _run(tmp_path, capsys, "logprobs=True")
+    asked = _requests(tmp_path)
+    assert not any(test_id == "(content-free)" for test_id, _ in asked)
+    assert ("fix", True) in asked
+    assert doc["trigger"]["calibrated"]["reason"] == "the router gives no score for each option"
+    [fix] = [r for r in doc["records"] if r["test_id"] == "fix"]
+    assert fix["asserts"][0]["status"] == "pass"
