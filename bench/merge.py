@@ -6,8 +6,11 @@ A suite of ``shards × tests`` deterministic echo tests (five assertions each) i
 ``--shard K/N`` parts, each in a home of its own (the parts are made once and kept under
 ``--work``). Then, in one child process per round, the parts are read with the results
 loader (``read_records``: every line parsed into a record, the work any reader of the parts
-must do) and merged with ``skilleval merge`` (checks, streaming, the statistics over the
-union, ``results.json``, ``results.jsonl`` and ``report.html``). The figure is merge time ÷
+must do) and its run files (``run.json``, ``shard-part.json``) parsed, which is what reading
+the parts means; then they are merged with ``skilleval merge`` (checks, streaming, the
+statistics over the union, ``results.json``, ``results.jsonl`` and ``report.html``). Rounds
+alternate the order of the two (read first, then merge first), so neither always runs on a
+warmer page cache or a quieter moment. The figure is merge time ÷
 read time, the median over rounds, in wall time and in CPU time (the steadier of the two on a
 shared machine); both are timed inside the same process, after the imports, so interpreter
 start-up counts in neither.
@@ -46,21 +49,30 @@ defaultTest:
 tests: file://tests.jsonl
 """
 
-# The child: read every part's records, then merge them, each timed after the imports.
+# The child: read every part (its records and run files) and merge them, in the order the
+# round gives, each timed after the imports.
 CHILD = """\
 import json, sys, time
 from pathlib import Path
 from skilleval.cli import run_cli
 from skilleval.results.load import read_records
 parts, out, report = [Path(p) for p in sys.argv[1].split(",")], Path(sys.argv[2]), Path(sys.argv[3])
-t0, c0 = time.perf_counter(), time.process_time()
-n = sum(len(read_records(p / "results.jsonl", lambda m: None)) for p in parts)
-read_s, read_cpu = time.perf_counter() - t0, time.process_time() - c0
-t0, c0 = time.perf_counter(), time.process_time()
-code = run_cli(["merge", *map(str, parts), "-o", str(out), "-q"])
-merge_s, merge_cpu = time.perf_counter() - t0, time.process_time() - c0
-report.write_text(json.dumps({"records": n, "read_s": read_s, "merge_s": merge_s,
-                              "read_cpu": read_cpu, "merge_cpu": merge_cpu, "code": code}))
+got = {}
+def read():
+    n = sum(len(read_records(p / "results.jsonl", lambda m: None)) for p in parts)
+    for p in parts:
+        for name in ("run.json", "shard-part.json"):
+            json.loads((p / name).read_text(encoding="utf-8"))
+    return n
+def merge():
+    return run_cli(["merge", *map(str, parts), "-o", str(out), "-q"])
+for name in sys.argv[4].split(","):
+    t0, c0 = time.perf_counter(), time.process_time()
+    value = read() if name == "read" else merge()
+    got[name] = (value, time.perf_counter() - t0, time.process_time() - c0)
+report.write_text(json.dumps({"records": got["read"][0], "code": got["merge"][0],
+                              "read_s": got["read"][1], "read_cpu": got["read"][2],
+                              "merge_s": got["merge"][1], "merge_cpu": got["merge"][2]}))
 """
 
 
@@ -123,7 +135,15 @@ def main() -> None:
         shutil.rmtree(out, ignore_errors=True)
         report = work / f"round-{r}.json"
         child = run_child(
-            [sys.executable, "-c", CHILD, ",".join(map(str, parts)), str(out), str(report)],
+            [
+                sys.executable,
+                "-c",
+                CHILD,
+                ",".join(map(str, parts)),
+                str(out),
+                str(report),
+                "read,merge" if r % 2 == 0 else "merge,read",
+            ],
             env={"SKILLEVAL_HOME": str(work / "home-merge")},
             report=report,
         )
