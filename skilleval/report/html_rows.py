@@ -263,13 +263,14 @@ def table_data(rows: Sequence[Row], skill: str | None) -> dict[str, str]:
 def _row_data(row: Row, group_start: bool) -> list[Any]:
     """One row as the page's script draws it: the same fields the HTML table shows."""
     trials = row.trials
-    label = row.status.upper() if trials == 1 else f"{row.passed}/{trials}"
+    status = row.status
+    label = status.upper() if trials == 1 else f"{row.passed}/{trials}"
     tiers = row.tiers
     latency = row.latency_ms
     return [
         row.test_id,
         row.arm,
-        row.status,
+        status,
         label,
         1 if row.flaky else 0,
         1 if group_start else 0,
