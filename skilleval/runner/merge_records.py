@@ -85,8 +85,8 @@ def read_part_records(
     path = root / "results.jsonl"
     if not path.is_file():
         return 0
-    whole, spans = _record_spans(root / "results.json") if same_version else (b"", {})
-    text_source = files.add(root / "results.json") if spans else -1
+    own_texts = _PartTexts(root / "results.json" if same_version else None)
+    text_source = files.add(root / "results.json") if own_texts.spans else -1
     line_source = files.add(path)
     found = 0
     offset = 0
@@ -108,10 +108,10 @@ def read_part_records(
                     f"{path}:{number}: test {record.test_id!r} is not one of shard {label}'s"
                 )
             key = record.key
-            span = spans.pop(key, None)
-            text = None if span is None else whole[span[0] : span[1]]
-            if text is not None and _same_data(text, data):
-                texts[key] = (text_source, span[0], len(text), hash(text))  # type: ignore[index]
+            span = own_texts.match(key, data)
+            if span is not None:
+                text = own_texts.whole[span[0] : span[1]]
+                texts[key] = (text_source, span[0], len(text), hash(text))
             else:
                 texts.pop(key, None)
             if key not in records:
@@ -119,6 +119,42 @@ def read_part_records(
             records[key] = record
             lines[key] = (line_source, at, len(raw), hash(raw))
     return found
+
+
+class _PartTexts:
+    """A part's ``results.json`` cut into its records' texts, each matched to a line only
+    when it holds the same data. The texts are in the order of the lines when the part ran
+    one job at a time, so each is first tried against the next line; once out of step, they
+    are found by their key."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.whole, self.spans = (b"", []) if path is None else _record_spans(path)
+        self._next = 0
+        self._by_key: dict[Key, tuple[int, int]] | None = None
+
+    def match(self, key: Key, data: object) -> tuple[int, int] | None:
+        """Where the text of the record with ``key`` and ``data`` lies, or None."""
+        if self._by_key is None and self._next < len(self.spans):
+            span = self.spans[self._next]
+            if _same_data(self.whole[span[0] : span[1]], data):
+                self._next += 1
+                return span
+            self._by_key = self._index()
+        if self._by_key is None:
+            return None
+        found = self._by_key.get(key)
+        if found is None or not _same_data(self.whole[found[0] : found[1]], data):
+            return None
+        return found
+
+    def _index(self) -> dict[Key, tuple[int, int]]:
+        out: dict[Key, tuple[int, int]] = {}
+        for span in self.spans:
+            key = _key_at(self.whole, span[0])
+            if key is None:
+                return {}
+            out[key] = span
+        return out
 
 
 def _same_data(text: bytes, data: object) -> bool:
@@ -137,28 +173,25 @@ _LAST = b"\n    }\n  ]"
 occurs nowhere else, since a record's own lines are indented further."""
 
 
-def _record_spans(path: Path) -> tuple[bytes, dict[Key, tuple[int, int]]]:
-    """A part's ``results.json`` and where each record's text lies in it, by key; no spans
-    when it cannot be read or is not laid out as this skilleval writes it."""
+def _record_spans(path: Path) -> tuple[bytes, list[tuple[int, int]]]:
+    """A part's ``results.json`` and where each record's text lies in it, in order; none when
+    it cannot be read or is not laid out as this skilleval writes it."""
     try:
         whole = path.read_bytes()
     except OSError:
-        return b"", {}
+        return b"", []
     start = whole.find(_OPEN + _FIRST)
     end = whole.find(_LAST, max(start, 0))
     if start < 0 or end < 0:
-        return b"", {}
+        return b"", []
     at, end = start + len(_OPEN), end + len(_CLOSE)
-    spans: dict[Key, tuple[int, int]] = {}
+    spans: list[tuple[int, int]] = []
     while True:
         cut = whole.find(_BETWEEN, at, end)
-        stop = end if cut < 0 else cut + len(_CLOSE)
-        key = _key_at(whole, at)
-        if key is None:
-            return b"", {}
-        spans[key] = (at, stop)
         if cut < 0:
+            spans.append((at, end))
             return whole, spans
+        spans.append((at, cut + len(_CLOSE)))
         at = cut + len(_CLOSE) + 2
 
 

@@ -149,3 +149,48 @@ def test_a_piece_read_back_is_used_only_while_it_is_the_piece_that_was_checked(
             fh.seek(15)
             fh.write(b"3")
         assert files.read(piece) is None
+
+
+def test_every_record_text_of_a_part_is_found_where_the_writer_put_it(three_parts) -> None:
+    """merge finds each record's text in its part's results.json, so it copies them all
+    rather than encoding any again (the layout it reads is the one the writer writes)."""
+    from skilleval.results.load import load_run
+    from skilleval.results.write import record_text
+    from skilleval.runner.merge_records import _record_spans
+
+    _suite, parts = three_parts
+    for part in parts:
+        run = load_run(part / "results.json")
+        whole, spans = _record_spans(part / "results.json")
+        assert len(spans) == len(run.records) > 0
+        for record, (start, stop) in zip(run.records, spans, strict=True):
+            assert whole[start:stop].decode("utf-8") == record_text(record)
+
+
+def test_a_part_whose_lines_are_in_another_order_merges_the_same(
+    three_parts, tmp_path: Path, monkeypatch
+) -> None:
+    """A part run with several jobs writes its lines as they finish: merge still finds each
+    record's own text, and the merged run is the one the parts in order give."""
+    _suite, parts = three_parts
+    first = tmp_path / "first"
+    assert cli(
+        ["merge", *map(str, parts), "-o", str(first), "-q"], tmp_path / "m", monkeypatch
+    ) in (
+        0,
+        1,
+    )
+    jsonl = parts[2] / "results.jsonl"
+    lines = jsonl.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(lines) > 2
+    jsonl.write_text("".join(reversed(lines)), encoding="utf-8")
+    second = tmp_path / "second"
+    assert cli(
+        ["merge", *map(str, parts), "-o", str(second), "-q"], tmp_path / "m", monkeypatch
+    ) in (0, 1)
+    for name in ("results.jsonl",):
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+    a = json.loads((first / "results.json").read_text(encoding="utf-8"))
+    b = json.loads((second / "results.json").read_text(encoding="utf-8"))
+    assert a["records"] == b["records"]
+    assert a["summary"] == b["summary"]
