@@ -6,11 +6,15 @@ A suite of ``shards × tests`` deterministic echo tests (five assertions each) i
 ``--shard K/N`` parts, each in a home of its own (the parts are made once and kept under
 ``--work``). Then, in one child process per round, the parts are read with the results
 loader (``read_records``: every line parsed into a record, the work any reader of the parts
-must do) and merged with ``skilleval merge`` (checks, streaming, the statistics over the
-union, ``results.json``, ``results.jsonl`` and ``report.html``). The figure is merge time ÷
-read time, the median over rounds, in wall time and in CPU time (the steadier of the two on a
+must do) and its run files (``run.json``, ``shard-part.json``) parsed, which is what reading
+the parts means; then they are merged with ``skilleval merge`` (checks, streaming, the
+statistics over the union, ``results.json``, ``results.jsonl`` and ``report.html``). Rounds
+alternate the order of the two (read first, then merge first), so neither always runs on a
+warmer page cache or a quieter moment. The figure is merge time ÷ read time, the median over rounds, in wall time and in CPU time (the steadier of the two on a
 shared machine); both are timed inside the same process, after the imports, so interpreter
-start-up counts in neither.
+start-up counts in neither. ``merge`` pauses the cycle collector (it keeps everything it
+builds to the end) while the results loader does not, so each round also reads the parts once
+more with the collector paused and reports merge ÷ that read in CPU time: the stricter figure.
 """
 
 from __future__ import annotations
@@ -46,21 +50,35 @@ defaultTest:
 tests: file://tests.jsonl
 """
 
-# The child: read every part's records, then merge them, each timed after the imports.
+# The child: read every part (its records and run files) and merge them, in the order the
+# round gives, each timed after the imports.
 CHILD = """\
 import json, sys, time
 from pathlib import Path
 from skilleval.cli import run_cli
 from skilleval.results.load import read_records
 parts, out, report = [Path(p) for p in sys.argv[1].split(",")], Path(sys.argv[2]), Path(sys.argv[3])
-t0, c0 = time.perf_counter(), time.process_time()
-n = sum(len(read_records(p / "results.jsonl", lambda m: None)) for p in parts)
-read_s, read_cpu = time.perf_counter() - t0, time.process_time() - c0
-t0, c0 = time.perf_counter(), time.process_time()
-code = run_cli(["merge", *map(str, parts), "-o", str(out), "-q"])
-merge_s, merge_cpu = time.perf_counter() - t0, time.process_time() - c0
-report.write_text(json.dumps({"records": n, "read_s": read_s, "merge_s": merge_s,
-                              "read_cpu": read_cpu, "merge_cpu": merge_cpu, "code": code}))
+got = {}
+def read():
+    n = sum(len(read_records(p / "results.jsonl", lambda m: None)) for p in parts)
+    for p in parts:
+        for name in ("run.json", "shard-part.json"):
+            json.loads((p / name).read_text(encoding="utf-8"))
+    return n
+def merge():
+    return run_cli(["merge", *map(str, parts), "-o", str(out), "-q"])
+def read_paused():
+    from skilleval.util.collector import paused
+    with paused():
+        return read()
+for name in sys.argv[4].split(",") + ["paused"]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    value = {"read": read, "merge": merge, "paused": read_paused}[name]()
+    got[name] = (value, time.perf_counter() - t0, time.process_time() - c0)
+report.write_text(json.dumps({"records": got["read"][0], "code": got["merge"][0],
+                              "read_s": got["read"][1], "read_cpu": got["read"][2],
+                              "merge_s": got["merge"][1], "merge_cpu": got["merge"][2],
+                              "paused_cpu": got["paused"][2]}))
 """
 
 
@@ -123,7 +141,15 @@ def main() -> None:
         shutil.rmtree(out, ignore_errors=True)
         report = work / f"round-{r}.json"
         child = run_child(
-            [sys.executable, "-c", CHILD, ",".join(map(str, parts)), str(out), str(report)],
+            [
+                sys.executable,
+                "-c",
+                CHILD,
+                ",".join(map(str, parts)),
+                str(out),
+                str(report),
+                "read,merge" if r % 2 == 0 else "merge,read",
+            ],
             env={"SKILLEVAL_HOME": str(work / "home-merge")},
             report=report,
         )
@@ -137,16 +163,19 @@ def main() -> None:
         print(
             f"round {r + 1}: {got['records']} records, read {got['read_s']:.2f} s, "
             f"merge {got['merge_s']:.2f} s, ratio {got['merge_s'] / got['read_s']:.2f} "
-            f"(CPU time: {got['merge_cpu'] / got['read_cpu']:.2f}), "
+            f"(CPU time: {got['merge_cpu'] / got['read_cpu']:.2f}; "
+            f"{got['merge_cpu'] / got['paused_cpu']:.2f} against a read with the cycle "
+            "collector paused, as merge pauses it), "
             f"peak RSS {child.max_rss_mb:.0f} MB",
             flush=True,
         )
         shutil.rmtree(out, ignore_errors=True)
     ratio = median([g["merge_s"] / g["read_s"] for g in rounds])
     cpu = median([g["merge_cpu"] / g["read_cpu"] for g in rounds])
+    paused = median([g["merge_cpu"] / g["paused_cpu"] for g in rounds])
     print(
         f"{args.shards} shards x {args.tests} tests: merge / read = {ratio:.2f} wall, "
-        f"{cpu:.2f} CPU time "
+        f"{cpu:.2f} CPU time ({paused:.2f} against a read with the collector paused) "
         f"(median of {len(rounds)}; read {median([g['read_s'] for g in rounds]):.2f} s, "
         f"merge {median([g['merge_s'] for g in rounds]):.2f} s); load average {load_average()}"
     )

@@ -81,8 +81,10 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
     """Everything the template shows, already computed and formatted."""
     all_rows = _by_test(view.rows(run), view.arms(run))
     skill_name = run.skill.name if run.skill is not None else None
-    shown = row_views(all_rows, skill_name)
-    data = table_data(shown) if len(shown) > INLINE_ROWS else None
+    # A large run's rows go to the page as data, built from the rows without view objects.
+    large = len(all_rows) > INLINE_ROWS
+    shown = [] if large else row_views(all_rows, skill_name)
+    data = table_data(all_rows, skill_name) if large else None
     return {
         "run": run,
         "title": view.suite_name(run),
@@ -116,11 +118,11 @@ def context(run: Run, history: History | None = None) -> dict[str, Any]:
         "trigger": TriggerCard.of(run.trigger, skill_name),
         "overfit": OverfitCard.of(run.overfit),
         "history": charts.history_chart(history, run.run_id),
-        "rows": [] if data is not None else shown,
-        "row_count": len(shown),
-        "test_count": len({r.test_id for r in shown}),
+        "rows": shown,
+        "row_count": len(all_rows),
+        "test_count": len({r.test_id for r in all_rows}),
         "table_data": data,
-        "anchors": anchors(shown),
+        "anchors": anchors(all_rows),
         "failing_count": sum(1 for r in all_rows if r.status != "pass"),
         "filter_arms": view.arms(run),
         "filter_tiers": sorted({t for r in all_rows for t in r.tiers}, key=_tier_order),

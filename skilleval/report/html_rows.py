@@ -118,12 +118,13 @@ def row_views(rows: Sequence[Row], skill: str | None) -> list[RowView]:
     return made
 
 
-def anchors(rows: Sequence[RowView]) -> dict[str, str]:
-    """Test id → the row to jump to: the routed arm's, else ON's, else the first."""
+def anchors(rows: Sequence[Row | RowView]) -> dict[str, str]:
+    """Test id → the row to jump to: the routed arm's, else ON's, else the first (the i-th
+    row is ``t{i}``, as :func:`row_views` names it)."""
     rank = {"routed": 0, "on": 1}
     best: dict[str, tuple[int, str]] = {}
-    for r in rows:
-        key = (rank.get(r.arm, 2), r.dom_id)
+    for i, r in enumerate(rows):
+        key = (rank.get(r.arm, 2), f"t{i}")
         if r.test_id not in best or key[0] < best[r.test_id][0]:
             best[r.test_id] = key
     return {test: dom for test, (_, dom) in best.items()}
@@ -239,75 +240,93 @@ ROW_FIELDS = (
 """The fields of a row in the page's data, in order: each row is a list, to keep it small."""
 
 
-def table_data(rows: Sequence[RowView]) -> dict[str, str]:
+def table_data(rows: Sequence[Row], skill: str | None) -> dict[str, str]:
     """The rows, and apart from them the trials behind each: the page reads the trials only
-    when a row is first opened, so a large report opens at the cost of its summary rows."""
+    when a row is first opened, so a large report opens at the cost of its summary rows.
+
+    Built from the rows themselves, with the texts bounded as :func:`row_views` bounds them
+    but without its view objects: a large run's page costs a fraction of its records."""
+    data = []
+    details = []
+    previous: str | None = None
+    for row in rows:
+        data.append(_row_data(row, previous is not None and row.test_id != previous))
+        details.append(_row_details(row, skill))
+        previous = row.test_id
     return {
         "fields": json.dumps(ROW_FIELDS),
-        "rows": _json_block([_row_data(r) for r in rows]),
-        "details": _json_block([_row_details(r) for r in rows]),
+        "rows": _json_block(data),
+        "details": _json_block(details),
     }
 
 
-def _row_data(row: RowView) -> list[Any]:
+def _row_data(row: Row, group_start: bool) -> list[Any]:
     """One row as the page's script draws it: the same fields the HTML table shows."""
-    label = row.status.upper() if row.trials == 1 else f"{row.passed}/{row.trials}"
+    trials = row.trials
+    status = row.status
+    label = status.upper() if trials == 1 else f"{row.passed}/{trials}"
+    tiers = row.tiers
+    latency = row.latency_ms
     return [
         row.test_id,
         row.arm,
-        row.status,
+        status,
         label,
         1 if row.flaky else 0,
-        1 if row.group_start else 0,
-        list(row.tiers.items()),
-        row.fail_tiers_attr.split(),
-        row.types_attr.split(),
-        row.fail_types_attr.split(),
-        list(row.reasons),
-        f"{row.score:.2f}",
-        row.latency,
+        1 if group_start else 0,
+        list(tiers.items()),
+        " ".join(t for t, s in tiers.items() if s != "pass").split(),
+        " ".join(row.types).split(),
+        " ".join(row.failed_types).split(),
+        [_clipped(reason, PREVIEW_CHARS) for reason in row.reasons(limit=3)],
+        f"{row.mean_score:.2f}",
+        f"{latency / trials:.0f} ms" if trials and latency else "—",
     ]
 
 
-def _row_details(row: RowView) -> list[dict[str, Any]]:
+def _row_details(row: Row, skill: str | None) -> list[dict[str, Any]]:
     """A row's trials as the page's script draws them when the row is opened."""
-    return [
-        {
-            "title": f"trial {t.trial}" if row.trials > 1 else row.test_id,
-            "status": t.status,
-            "score": f"{t.score or 0:.2f}",
-            "error": t.error,
-            "messages": [[m.role, m.content] for m in t.messages],
-            "prompt": "" if t.messages else t.prompt,
-            "output": t.output,
-            "cut": t.output_cut,
-            "chars": t.output_chars,
-            "trigger": _trigger_line(t.trigger),
-            "asserts": [
-                [
-                    a.type,
-                    a.metric,
-                    a.from_default,
-                    a.tier,
-                    a.status,
-                    view.num(a.score),
-                    view.num(a.weight),
-                    a.reason,
-                    a.error,
-                    a.details,
-                    a.where,
-                ]
-                for a in t.asserts
-            ],
-            "stats": _stat_line(t),
-        }
-        for t in row.records
-    ]
+    many = row.trials > 1
+    out = []
+    for r in row.records:
+        output, output_cut = clip(r.output, PREVIEW_CHARS)
+        messages = [[m.role, _clipped(m.content)] for m in r.messages]
+        out.append(
+            {
+                "title": f"trial {r.trial}" if many else row.test_id,
+                "status": r.status,
+                "score": f"{r.score or 0:.2f}",
+                "error": _clipped(r.error) or None,
+                "messages": messages,
+                "prompt": "" if messages else _clipped(r.prompt),
+                "output": output,
+                "cut": output_cut,
+                "chars": len(r.output),
+                "trigger": _trigger_line(_decision(r.trigger, skill)),
+                "asserts": [
+                    [
+                        a.type,
+                        a.metric,
+                        a.from_default,
+                        a.tier,
+                        a.status,
+                        view.num(a.score),
+                        view.num(a.weight),
+                        _clipped(a.reason),
+                        _clipped(a.error) or None,
+                        _clipped(pretty(a.details)) if a.details else "",
+                        a.where,
+                    ]
+                    for a in r.asserts
+                ],
+                "stats": _stat_line(r.stats, r.metrics),
+            }
+        )
+    return out
 
 
-def _stat_line(trial: TrialView) -> list[str]:
+def _stat_line(stats: CallStats | None, metrics: Mapping[str, float]) -> list[str]:
     """The facts under a trial, as the HTML rows show them."""
-    stats = trial.stats
     out = []
     if stats is not None:
         out.append(f"{stats.prompt_tokens} prompt tokens")
@@ -317,7 +336,7 @@ def _stat_line(trial: TrialView) -> list[str]:
             out.append(f"finish: {stats.finish_reason}")
         if stats.cached:
             out.append("from cache")
-    out.extend(f"{k} {v:.2f}" for k, v in trial.metrics.items())
+    out.extend(f"{k} {v:.2f}" for k, v in metrics.items())
     return out
 
 

@@ -14,22 +14,28 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
 from skilleval.engine.base import ModelIdentity, Provider
-from skilleval.errors import ProviderError, SkillevalError, StorageError, UsageError
+from skilleval.errors import ProviderError, SkillevalError, UsageError
 from skilleval.exitcodes import ExitCode
 from skilleval.results.codec import decode
 from skilleval.results.model import Calls, Environment, JudgeInfo, Overfit, RouterFitness
 from skilleval.results.records import Record
-from skilleval.results.write import split_records
 from skilleval.runner.arms import ContentFree, TriggerResult
 from skilleval.runner.document import build_run
+from skilleval.runner.merge_records import (
+    CheckedTexts,
+    Key,
+    PartFiles,
+    Piece,
+    read_part_records,
+    write_lines,
+)
 from skilleval.runner.options import RunOutcome
 from skilleval.runner.plan import select
 from skilleval.runner.resume import read_manifest
@@ -217,9 +223,9 @@ def merge_runs(
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty: merge writes a new run directory")
     arms = list(suite.arms)
-    records: dict[tuple[str, str, int], Record] = {}
-    lines: dict[tuple[str, str, int], bytes] = {}
-    texts: dict[tuple[str, str, int], str] = {}
+    records: dict[Key, Record] = {}
+    lines: dict[Key, Piece] = {}
+    texts: dict[Key, Piece] = {}
     triggers: dict[str, TriggerResult] = {}
     content_free: ContentFree | None = None
     counters: list[Calls] = []
@@ -228,147 +234,71 @@ def merge_runs(
     overfit: Overfit | None = None
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
-    for part in parts:
-        own = {str(t) for t in part.shard["tests"]}
-        expected = len(own) * len(arms) * suite.trials
-        found = _read_records(part, own, records, lines, _record_texts(part), texts)
-        if found != expected:
-            raise UsageError(
-                f"shard {part.label} ({part.root}) is unfinished: {found} of {expected} "
-                "results; finish it with `skilleval run --resume` first"
+    with PartFiles() as files:
+        for part in parts:
+            own = {str(t) for t in part.shard["tests"]}
+            expected = len(own) * len(arms) * suite.trials
+            same_version = part.shard.get("skilleval") == __version__
+            found = read_part_records(
+                part.root, part.label, own, same_version, files, records, lines, texts
             )
-        extra = _read_part_file(part)
-        triggers.update({t.test_id: t for t in extra.routed})
-        content_free = content_free or extra.content_free
-        counters.append(extra.calls)
-        environments[int(part.shard["index"])] = extra.environment
-        judge = judge or extra.judge
-        overfit = overfit or extra.overfit
-    order = [(t.id, arm, trial) for arm in arms for t in tests for trial in range(suite.trials)]
-    ordered = [records[key] for key in order]
-    provider = cast(Provider, _RecordedModel(first.shard["model"], suite.model.label))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    run_dir = RunDir(out)
-    run_dir.write_json(
-        "run.json",
-        {**{k: v for k, v in first.manifest.items() if k != "shard"}, "merged": _merged(parts)},
-    )
-    try:
-        # The parts' own lines, copied: they are what a whole run writes for these records.
-        _write_lines(run_dir.jsonl_path, (lines[key] for key in order))
-    finally:
-        run_dir.close()
-    routed_in_order = [triggers[t.id] for t in tests if t.id in triggers]
-    run = build_run(
-        suite,
-        tests,
-        arms,
-        ordered,
-        provider,
-        started,
-        time.perf_counter() - t0,
-        run_dir,
-        False,
-        routed_in_order,
-        None,
-        overfit,
-        judge_fitness=None if judge is None else judge.fitness,
-        side_by_side=None if judge is None else judge.side_by_side,
-        content_free=content_free,
-        router=_router(home, provider)
-        if routed_in_order and suite.model.provider.capabilities.measured
-        else None,
-    )
-    # What the parts spent, added up, and the judge as the shards described it.
-    run = replace(run, calls=_add_calls(counters), judge=judge, environment=environments[1])
-    if any(env != environments[1] for env in environments.values()):
-        run = replace(run, notes=(*run.notes, DIFFERENT_MACHINES))
-    # The parts' own results.json texts of the records, where they are the same records: a
-    # record is encoded again only when its part's text could not be used.
-    run_dir.write_results(run, [texts.get(key) for key in order])
+            if found != expected:
+                raise UsageError(
+                    f"shard {part.label} ({part.root}) is unfinished: {found} of {expected} "
+                    "results; finish it with `skilleval run --resume` first"
+                )
+            extra = _read_part_file(part)
+            triggers.update({t.test_id: t for t in extra.routed})
+            content_free = content_free or extra.content_free
+            counters.append(extra.calls)
+            environments[int(part.shard["index"])] = extra.environment
+            judge = judge or extra.judge
+            overfit = overfit or extra.overfit
+        order = [(t.id, arm, trial) for arm in arms for t in tests for trial in range(suite.trials)]
+        ordered = [records[key] for key in order]
+        provider = cast(Provider, _RecordedModel(first.shard["model"], suite.model.label))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        run_dir = RunDir(out)
+        run_dir.write_json(
+            "run.json",
+            {**{k: v for k, v in first.manifest.items() if k != "shard"}, "merged": _merged(parts)},
+        )
+        try:
+            # The parts' own lines, read back: they are what a whole run writes for these records.
+            write_lines(run_dir.jsonl_path, order, lines, records, files)
+        finally:
+            run_dir.close()
+        del lines
+        routed_in_order = [triggers[t.id] for t in tests if t.id in triggers]
+        run = build_run(
+            suite,
+            tests,
+            arms,
+            ordered,
+            provider,
+            started,
+            time.perf_counter() - t0,
+            run_dir,
+            False,
+            routed_in_order,
+            None,
+            overfit,
+            judge_fitness=None if judge is None else judge.fitness,
+            side_by_side=None if judge is None else judge.side_by_side,
+            content_free=content_free,
+            router=_router(home, provider)
+            if routed_in_order and suite.model.provider.capabilities.measured
+            else None,
+        )
+        # What the parts spent, added up, and the judge as the shards described it.
+        run = replace(run, calls=_add_calls(counters), judge=judge, environment=environments[1])
+        if any(env != environments[1] for env in environments.values()):
+            run = replace(run, notes=(*run.notes, DIFFERENT_MACHINES))
+        # The parts' own results.json texts of the records, where they are the same records: a
+        # record is encoded again only when its part's text could not be used.
+        run_dir.write_results(run, CheckedTexts(order, texts, files))
     code = ExitCode(run.gate.exit_code) if run.gate is not None else ExitCode.RUNTIME
     return RunOutcome(run, run_dir, code, ordered)
-
-
-Key = tuple[str, str, int]
-
-
-def _read_records(
-    part: Part,
-    own: set[str],
-    records: dict[Key, Record],
-    lines: dict[Key, bytes],
-    part_texts: dict[Key, str],
-    texts: dict[Key, str],
-) -> int:
-    """Stream a part's records into ``records`` and their lines into ``lines``; how many
-    it held. A record's text in the part's ``results.json`` (``part_texts``) goes into
-    ``texts`` when it holds the same data as its line."""
-    path = part.root / "results.jsonl"
-    if not path.is_file():
-        return 0
-    found = 0
-    with path.open("rb") as source:
-        for number, raw in enumerate(source, 1):
-            if not raw.strip():
-                continue
-            try:
-                data = json.loads(raw)
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
-                record = decode(Record, data)
-            except Exception as exc:
-                raise UsageError(f"{path}:{number}: not a result line ({exc})") from None
-            text = part_texts.pop(record.key, None)
-            if text is not None and json.loads(text) == data:
-                texts[record.key] = text
-            else:
-                texts.pop(record.key, None)
-            if record.test_id not in own:
-                raise UsageError(
-                    f"{path}:{number}: test {record.test_id!r} is not one of shard {part.label}'s"
-                )
-            if record.key not in records:
-                found += 1
-            records[record.key] = record
-            lines[record.key] = raw if raw.endswith(b"\n") else raw + b"\n"
-    return found
-
-
-def _record_texts(part: Part) -> dict[Key, str]:
-    """Each record's text in the part's ``results.json``, by its key; empty when the part
-    was written by another skilleval version (its layout may differ) or cannot be read."""
-    if part.shard.get("skilleval") != __version__:
-        return {}
-    try:
-        whole = (part.root / "results.json").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    out: dict[Key, str] = {}
-    for text in split_records(whole) or ():
-        # A record's first three lines are its test id, arm and trial.
-        head = text.split("\n", 4)[1:4]
-        try:
-            key = json.loads("{" + ",".join(h.strip().rstrip(",") for h in head) + "}")
-            out[(str(key["test_id"]), str(key["arm"]), int(key["trial"]))] = text
-        except (ValueError, KeyError, TypeError):
-            return {}
-    return out
-
-
-def _write_lines(path: Path, lines: Iterable[bytes]) -> None:
-    """``results.jsonl`` from lines already encoded, synced to disk.
-
-    Raises:
-        StorageError: It could not be written.
-    """
-    try:
-        with path.open("wb") as out:
-            out.writelines(lines)
-            out.flush()
-            os.fsync(out.fileno())
-    except OSError as exc:
-        raise StorageError(f"{path} could not be written: {exc.strerror or exc}") from None
 
 
 @dataclass
