@@ -44,8 +44,7 @@ def iter_run(run: Run, texts: Sequence[str | None] | None = None) -> Iterator[st
     The document around the records is one piece, then each record is one, so that a run
     of any size is written without ever holding its whole text (or all of its records as
     JSON data) at once. ``texts``, when given, holds per record its text as written here
-    already (:func:`record_text`, or a piece :func:`split_records` cut from a document this
-    function wrote), or None to encode that record: ``merge`` copies its parts' records so.
+    already (:func:`record_text`, or that text read back from a part's ``results.json``), or None to encode that record: ``merge`` copies its parts' records so.
     """
     if not run.records:
         yield json.dumps(run_json(run), ensure_ascii=False, indent=2) + "\n"
@@ -64,25 +63,6 @@ def record_text(record: Record) -> str:
     """One record as ``results.json`` holds it: indented, in the records' list."""
     text = json.dumps(record_json(record), ensure_ascii=False, indent=2)
     return "    " + text.replace("\n", "\n    ")
-
-
-_BETWEEN = "\n    },\n    {\n"
-"""What separates two records in ``results.json``: a line ``    },`` occurs nowhere else,
-since a record's own lines are indented further and a JSON string holds no newline."""
-
-
-def split_records(text: str) -> list[str] | None:
-    """The records of a ``results.json`` that :func:`iter_run` wrote, each as
-    :func:`record_text` gives it; None when the text is not laid out that way."""
-    start = text.find('\n  "records": [\n    {\n')
-    if start < 0:
-        return [] if '\n  "records": []' in text else None
-    start += len('\n  "records": [\n')
-    end = text.find("\n    }\n  ]", start)
-    if end < 0:
-        return None
-    pieces = text[start + len("    {\n") : end].split(_BETWEEN)
-    return ["    {\n" + piece + "\n    }" for piece in pieces]
 
 
 def record_line(record: Record) -> str:

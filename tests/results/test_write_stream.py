@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from skilleval.report.outputs import builtin_formats, write_output
-from skilleval.results.write import dumps_run, iter_run, record_text, run_json, split_records
+from skilleval.results.write import dumps_run, iter_run, record_text, run_json
 from tests.report.test_reports import run_doc, skill_doc, typed
 
 
@@ -27,20 +27,17 @@ def test_the_pieces_are_the_document_one_record_each(tmp_path: Path) -> None:
     assert "".join(iter_run(empty)) == _whole(empty)
 
 
-def test_records_cut_from_a_document_write_it_again(tmp_path: Path) -> None:
-    """What merge does with its parts: the records' texts cut from results.json, given back
-    to the writer, give the same document; a record given no text is encoded."""
+def test_records_given_as_text_write_the_same_document(tmp_path: Path) -> None:
+    """What merge does with its parts: the records' texts, given back to the writer, give
+    the same document; a record given no text is encoded."""
     run = typed(skill_doc(tmp_path, None))
     whole = _whole(run)
-    texts = split_records(whole)
-    assert texts == [record_text(r) for r in run.records]
+    texts = [record_text(r) for r in run.records]
     assert len(texts) == len(run.records) > 1
     assert "".join(iter_run(run, texts)) == whole
     assert "".join(iter_run(run, [None, *texts[1:]])) == whole
     swapped = [texts[1], texts[0], *texts[2:]]
     assert "".join(iter_run(run, swapped)) != whole
-    assert split_records(_whole(dataclasses.replace(run, records=()))) == []
-    assert split_records('{"records": 1}') is None
 
 
 def test_json_output_and_results_json_are_the_streamed_text(tmp_path: Path) -> None:
