@@ -89,45 +89,53 @@ class _Live:
     """Tokens still to wait for before a split multi-byte character is complete."""
 
 
+Rows = list[tuple[int, _Live, int]]
+"""Sequences that get logits from a batch: slot, sequence, index of its logits in the batch."""
+
+
 def plan_step(
     live: Sequence[tuple[int, _Live]], n_batch: int
-) -> tuple[list[Token], list[tuple[int, _Live, int]], list[tuple[int, _Live, int]]]:
-    """One decode step's batch: the pending token of every generating sequence, then chunks of
-    the prompts still filling (in slot order) in the room left under ``n_batch``.
+) -> tuple[list[tuple[list[Token], Rows]], list[tuple[int, _Live, int]]]:
+    """One decode step: the pending token of every generating sequence, and a chunk of the
+    first prompt still filling, in the room left under ``n_batch``.
 
-    Returns the batch; for each sequence that gets logits from it, its slot, itself and the
-    index of its logits in the batch; and for each chunk, its slot, its sequence and the
-    prompt position it ends at. A chunk is never a single token and never leaves a single
-    token for later (llama.cpp's CPU kernels give other bits for a one-token prompt batch);
-    a prompt that cannot get two tokens this step waits for the next one.
+    Returns the step's batches, each with the sequences that sample from its logits, and the
+    chunk, as its slot, its sequence and the prompt position it ends at.
+
+    llama.cpp splits a batch of several sequences into micro-batches with as many tokens of
+    each: one token of every sequence, then the rest of the chunk. Its CPU kernels give other
+    bits for a one-token prompt batch, so a chunk beside generated tokens has at least three
+    tokens (its rest is then two or more), a chunk alone at least two, and no chunk leaves
+    fewer for later. A last chunk of two beside generated tokens is decoded first, alone.
     """
     items: list[Token] = []
-    rows: list[tuple[int, _Live, int]] = []
-    chunks: list[tuple[int, _Live, int]] = []
+    rows: Rows = []
     for slot, s in live:
         prompt = s.job.prompt
         if s.fill >= len(prompt):
             rows.append((slot, s, len(items)))
             items.append((s.pending, len(prompt) + len(s.tokens) - 1, slot, True))
-    room = n_batch - len(items)
-    for slot, s in live:
-        prompt = s.job.prompt
-        left = len(prompt) - s.fill
-        if left <= 0:
-            continue
-        step = min(room, left)
-        if left - step == 1:
-            step -= 1
-        if step < 2:
-            break
-        end = s.fill + step
-        last = len(prompt) - 1
-        items.extend((prompt[p], p, slot, p == last) for p in range(s.fill, end))
-        if end == len(prompt):
-            rows.append((slot, s, len(items) - 1))
-        chunks.append((slot, s, end))
-        room -= step
-    return items, rows, chunks
+    filling = [(slot, s) for slot, s in live if s.fill < len(s.job.prompt)]
+    if not filling:
+        return [(items, rows)], []
+    slot, s = filling[0]
+    prompt = s.job.prompt
+    left = len(prompt) - s.fill
+    last = len(prompt) - 1
+    if items and left == 2:
+        chunk = [(prompt[p], p, slot, p == last) for p in range(s.fill, len(prompt))]
+        return [(chunk, [(slot, s, 1)]), (items, rows)], [(slot, s, len(prompt))]
+    least = 3 if items else 2
+    step = min(n_batch - len(items), left)
+    if 0 < left - step < least:
+        step = left - least
+    if step < least:
+        return [(items, rows)], []
+    end = s.fill + step
+    chunk = [(prompt[p], p, slot, p == last) for p in range(s.fill, end)]
+    if end == len(prompt):
+        rows.append((slot, s, len(items) + len(chunk) - 1))
+    return [(items + chunk, rows)], [(slot, s, end)]
 
 
 class BatchDecoder(SharedPrefix):
@@ -282,24 +290,27 @@ class BatchDecoder(SharedPrefix):
                 if not live:
                     return
                 self._begin_waiting(live, feed)
-                items, rows, chunks = plan_step(
-                    [(i, s) for i, s in live if s.fill >= 0], self.n_batch
-                )
-                if not items:
+                batches, chunks = plan_step([(i, s) for i, s in live if s.fill >= 0], self.n_batch)
+                if not any(batch for batch, _ in batches):
                     # Nothing can move but the requests that wait: begin them as they are.
                     self._begin_waiting(live, feed, force=True)
                     continue
-                self._decode(items)
                 self.steps += 1
                 self.filling_steps += bool(chunks)
                 for slot, s, end in chunks:
                     s.fill = end
                     self._kept[slot] = s.job.prompt[:end]
-                    self._filled(slot, end)
-                for slot, s, index in rows:
-                    if not self._step(s, s.sampler.sample(index), s.result):
-                        self._release(slot, slots)
-                        s.deliver(s.result)
+                for batch, rows in batches:
+                    if not batch:
+                        continue
+                    self._decode(batch)
+                    for slot, _, end in chunks:
+                        if any(seq == slot and pos == end - 1 for _, pos, seq, _ in batch):
+                            self._filled(slot, end)
+                    for slot, s, index in rows:
+                        if not self._step(s, s.sampler.sample(index), s.result):
+                            self._release(slot, slots)
+                            s.deliver(s.result)
         except RuntimeError as exc:
             failed = f"llama.cpp failed: {exc}"
             for slot, held in enumerate(slots):

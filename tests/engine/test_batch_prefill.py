@@ -96,6 +96,21 @@ def test_no_prompt_chunk_is_a_single_token() -> None:
             assert len(mine) != 1 or mine[0][3], f"a one-token prompt chunk in {batch}"
 
 
+def test_a_chunk_beside_generated_tokens_never_leaves_a_micro_batch_of_one() -> None:
+    # llama.cpp splits a batch of several sequences into micro-batches holding one token of
+    # each, then the rest of the chunk: that rest must be two tokens or more.
+    prompts = [tuple(range(100 + 20 * i, 100 + 20 * i + n)) for i, n in enumerate((3, 4, 5, 9))]
+    for n_batch in (3, 4, 5, 6, 8, 64):
+        backend, feed = run([job(p, 6) for p in prompts], n_batch=n_batch)
+        assert all(r.error is None for r in feed.results)
+        for batch in backend.batches:
+            generated = [item for item in batch if item[0] == 7]
+            chunk = [item for item in batch if item[0] != 7]
+            assert len({seq for _, _, seq, _ in chunk}) <= 1, "one chunk a batch"
+            if chunk:
+                assert len(chunk) >= (3 if generated else 2), batch
+
+
 def test_every_prompt_token_is_evaluated_once_and_counted() -> None:
     prompts = [tuple(range(50, 50 + n)) for n in (6, 20)]
     backend, feed = run([job(p, 4) for p in prompts], n_batch=6)
