@@ -169,7 +169,7 @@ def report(rounds: dict[str, list[dict[str, dict[str, Any]]]], n: int, bound: st
                     ),
                     "" if None in tps else f"{median([t for t in tps if t is not None]):.1f}",
                     f"{median([r[key]['rss'] for r in runs]):.0f}",
-                    str(last.get("policy") or ""),
+                    str(last.get("policy") or (last.get("wait_policy") or {}).get("policy") or ""),
                     last["load"],
                 ]
             )

@@ -237,6 +237,10 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
     max_tokens and the same JSON-schema grammar, through ``Llama.generate``, which is
     llama.cpp's decode and sampler with no completion bookkeeping around it.
     """
+    from skilleval.engine.wait_policy import choose
+
+    # Threads wait as skilleval's would here (chosen before llama.cpp's library loads).
+    choose()
     from llama_cpp import Llama, llama_model_get_vocab, llama_token_is_eog
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     from llama_cpp.llama_grammar import LlamaGrammar

@@ -39,6 +39,10 @@ def read_bandwidth(size_mb: int = 512, repeat: int = 5) -> float:
 
 
 def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int) -> int:
+    from skilleval.engine.wait_policy import choose
+
+    # Threads wait as skilleval's would here (chosen before llama.cpp's library loads).
+    policy = choose()
     import llama_cpp
     from llama_cpp import Llama
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -191,6 +195,7 @@ def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int
         "tokens_evaluated": evaluated,
         "completion_tokens": generated,
         "tokens_per_s": round(generated / inference_s, 2) if inference_s else None,
+        "wait_policy": policy.to_json(),
     }
     report.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return 0
