@@ -20,7 +20,9 @@ SPIN = "while True:\n    pass\n"
 
 @contextlib.contextmanager
 def busy(count: int) -> Iterator[list[int]]:
-    """Start ``count`` spinning processes; stop them (by their ids) when the block ends."""
+    """Start ``count`` spinning processes; stop them (by their ids) when the block ends, also
+    when the benchmark is stopped with SIGTERM."""
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     procs = [
         subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.DEVNULL)
         for _ in range(max(0, count))
@@ -32,6 +34,7 @@ def busy(count: int) -> Iterator[list[int]]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
+        signal.signal(signal.SIGTERM, previous)
 
 
 def conditions(busy_count: int | None) -> list[tuple[str, int]]:
