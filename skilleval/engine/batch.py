@@ -96,17 +96,16 @@ Rows = list[tuple[int, _Live, int]]
 def plan_step(
     live: Sequence[tuple[int, _Live]], n_batch: int
 ) -> tuple[list[tuple[list[Token], Rows]], list[tuple[int, _Live, int]]]:
-    """One decode step: the pending token of every generating sequence, and a chunk of the
-    first prompt still filling, in the room left under ``n_batch``.
+    """One decode step: a chunk of the first prompt still filling, in a batch of its own, then
+    the pending token of every generating sequence, in one batch.
 
     Returns the step's batches, each with the sequences that sample from its logits, and the
     chunk, as its slot, its sequence and the prompt position it ends at.
 
-    llama.cpp splits a batch of several sequences into micro-batches with as many tokens of
-    each: one token of every sequence, then the rest of the chunk. Its CPU kernels give other
-    bits for a one-token prompt batch, so a chunk beside generated tokens has at least three
-    tokens (its rest is then two or more), a chunk alone at least two, and no chunk leaves
-    fewer for later. A last chunk of two beside generated tokens is decoded first, alone.
+    A prompt chunk does not share a batch with other sequences' tokens: measured on the
+    embedded model, a prompt evaluated beside them gave other bits in some batches (llama.cpp
+    splits such a batch into micro-batches of its own making), and 5 of 30 replies of the
+    benchmark changed. A chunk is never a single token and never leaves one for later.
     """
     items: list[Token] = []
     rows: Rows = []
@@ -121,21 +120,14 @@ def plan_step(
     slot, s = filling[0]
     prompt = s.job.prompt
     left = len(prompt) - s.fill
-    last = len(prompt) - 1
-    if items and left == 2:
-        chunk = [(prompt[p], p, slot, p == last) for p in range(s.fill, len(prompt))]
-        return [(chunk, [(slot, s, 1)]), (items, rows)], [(slot, s, len(prompt))]
-    least = 3 if items else 2
-    step = min(n_batch - len(items), left)
-    if 0 < left - step < least:
-        step = left - least
-    if step < least:
-        return [(items, rows)], []
+    step = min(max(2, n_batch), left)
+    if left - step == 1:
+        step -= 1
     end = s.fill + step
+    last = len(prompt) - 1
     chunk = [(prompt[p], p, slot, p == last) for p in range(s.fill, end)]
-    if end == len(prompt):
-        rows.append((slot, s, len(items) + len(chunk) - 1))
-    return [(items + chunk, rows)], [(slot, s, end)]
+    chunk_rows: Rows = [(slot, s, len(chunk) - 1)] if end == len(prompt) else []
+    return [(chunk, chunk_rows), (items, rows)], [(slot, s, end)]
 
 
 class BatchDecoder(SharedPrefix):

@@ -72,16 +72,17 @@ def run(jobs: list[BatchJob], n_batch: int) -> tuple[RecordingBackend, ListFeed]
     return backend, feed
 
 
-def test_a_long_prompt_is_evaluated_beside_a_reply_that_keeps_decoding() -> None:
+def test_a_long_prompt_is_filled_between_the_steps_of_a_reply_that_keeps_decoding() -> None:
     # A short request generates a long reply; the second slot's 40-token prompt is filled in
-    # chunks of at most the batch's room, and every one of those batches also carries the
-    # first request's next token.
+    # chunks of at most n_batch tokens, one chunk a step, and every step also decodes the
+    # first request's next token: it never waits for the whole prompt.
     backend, feed = run([job((1, 2, 3), 30), job(tuple(range(100, 140)), 2)], n_batch=8)
     assert all(r.error is None for r in feed.results)
     assert feed.results[0].completion_tokens == 30
-    filling = [b for b in backend.batches if any(seq == 1 and pos < 38 for _, pos, seq, _ in b)]
-    assert len(filling) >= 5
-    assert all(any(seq == 0 for _, _, seq, _ in b) for b in filling)
+    kinds = ["chunk" if all(seq == 1 for _, _, seq, _ in b) else "step" for b in backend.batches]
+    chunks = [i for i, kind in enumerate(kinds) if kind == "chunk"]
+    assert len(chunks) >= 5
+    assert all(kinds[i + 1] == "step" for i in chunks[:-1]), kinds
     assert max(len(b) for b in backend.batches) <= 8
 
 
@@ -96,19 +97,18 @@ def test_no_prompt_chunk_is_a_single_token() -> None:
             assert len(mine) != 1 or mine[0][3], f"a one-token prompt chunk in {batch}"
 
 
-def test_a_chunk_beside_generated_tokens_never_leaves_a_micro_batch_of_one() -> None:
-    # llama.cpp splits a batch of several sequences into micro-batches holding one token of
-    # each, then the rest of the chunk: that rest must be two tokens or more.
+def test_a_prompt_chunk_never_shares_a_batch_with_other_sequences() -> None:
+    # llama.cpp splits a batch of several sequences into micro-batches of its own making, and
+    # a prompt evaluated so gave other bits: a chunk has its batch to itself.
     prompts = [tuple(range(100 + 20 * i, 100 + 20 * i + n)) for i, n in enumerate((3, 4, 5, 9))]
-    for n_batch in (3, 4, 5, 6, 8, 64):
+    for n_batch in (3, 4, 5, 8, 64):
         backend, feed = run([job(p, 6) for p in prompts], n_batch=n_batch)
         assert all(r.error is None for r in feed.results)
         for batch in backend.batches:
-            generated = [item for item in batch if item[0] == 7]
             chunk = [item for item in batch if item[0] != 7]
-            assert len({seq for _, _, seq, _ in chunk}) <= 1, "one chunk a batch"
             if chunk:
-                assert len(chunk) >= (3 if generated else 2), batch
+                assert len(chunk) == len(batch) >= 2, batch
+                assert len({seq for _, _, seq, _ in batch}) == 1, batch
 
 
 def test_every_prompt_token_is_evaluated_once_and_counted() -> None:
