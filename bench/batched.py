@@ -54,7 +54,14 @@ def _skilleval(name: str, suite: Path, out: Path) -> dict[str, Any]:
         report,
     )
     check(child, f"case {name}")
-    return {"wall": child.wall_s, "rss": child.max_rss_mb, "load": load, **child.report}
+    requests = str(out / f"{name}.requests.jsonl")
+    return {
+        "wall": child.wall_s,
+        "rss": child.max_rss_mb,
+        "load": load,
+        "requests": requests,
+        **child.report,
+    }
 
 
 def _demo(name: str, out: Path, *args: str) -> dict[str, Any]:
@@ -193,9 +200,28 @@ def report(rounds: dict[str, list[dict[str, dict[str, Any]]]], n: int, bound: st
         lines.append(
             f"\nreplies of (e) identical to (a)'s: {same} of {runs[-1]['e'].get('model_calls')}"
         )
+        equal, both = same_replies(runs[-1]["a"]["requests"], runs[-1]["s"]["requests"])
+        lines.append(
+            f"replies of (a), batched, identical to (s)'s, one at a time: {equal} of {both}"
+        )
         lines.append("")
     lines.append(bound)
     return "\n".join(lines)
+
+
+def same_replies(a: str, s: str) -> tuple[int, int]:
+    """How many requests both runs made (their ``*.requests.jsonl``) got the same reply."""
+
+    def replies(path: str) -> dict[str, str]:
+        out = {}
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            out[json.dumps([row["messages"], row["json_schema"], row["max_tokens"]])] = row["text"]
+        return out
+
+    ra, rs = replies(a), replies(s)
+    both = ra.keys() & rs.keys()
+    return sum(ra[k] == rs[k] for k in both), len(both)
 
 
 def bandwidth_bound() -> str:

@@ -6,17 +6,16 @@ one after another. :class:`BatchDecoder` keeps up to ``width`` sequences live at
 
 * a new request starts from the longest start of its prompt already evaluated (the shared
   prefix sequence, another slot, or the prefix store: ``engine/batch_prefix.py``);
-* the rest of its prompt is evaluated in chunks *inside* the decode steps: each step's batch
-  holds one token for every sequence that is generating, and as many prompt tokens of the
-  sequences still filling as the batch has room for, so a new prompt never stalls the
-  others (chunked prefill, as llama.cpp's server and vLLM do it);
+* the rest of its prompt is evaluated in chunks, one a step, between the decode steps of
+  the sequences already generating, so a new prompt stalls the others for one chunk at a
+  time. A chunk has a batch of its own (see :func:`plan_step`);
 * a slot that finishes (end of turn, a stop string, ``max_tokens``) takes the next waiting
   request at once, so no step decodes for a finished sequence.
 
 Every sequence has a KV stream of its own (``kv_unified`` off), so the attention of one
-sequence never reads another's cells. On llama.cpp's CPU backend the logits of a sequence
-are then bitwise the same whatever else is in the batch (other sequences' tokens or another
-prompt's chunk), and the same as decoding it alone (docs/engine.md gives the measurement):
+sequence never reads another's cells. On llama.cpp's CPU backend the logits of a decoded
+token are then bitwise the same whatever other sequences' tokens are in the batch, and the
+same as decoding it alone (docs/engine.md gives the measurement):
 batched greedy replies equal one-at-a-time replies, and a run gives the same bytes whatever
 its width, its cache hits or its resume point. A prompt chunk is never a single token.
 
