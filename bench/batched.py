@@ -1,26 +1,29 @@
-"""The batched case and the physical limit (run by ``bench/run.py --batched``).
+"""What a user gets: batching against one at a time, a plain loop and llama.cpp's own decode
+loop, on an idle machine and with busy processes (run by ``bench/run.py --batched``).
 
-    .venv/bin/python bench/batched.py [--tests N] [--sweep] [--work DIR]
+    .venv/bin/python bench/batched.py [--tests N] [--busy N] [--rounds R] [--sweep] [--work DIR]
 
-Cases, each in its own child process, on the benchmark suite (ON and OFF arms, one
-llm-rubric judge call per reply), fresh SKILLEVAL_HOME each:
+No case sets OMP_WAIT_POLICY: each waits as a user's run would (skilleval chooses from the
+machine's state, docs/engine.md "How the threads wait"). Every case runs idle and then with
+``--busy N`` processes spinning beside it (default: one per usable core; 0 skips it).
 
-  (s) skilleval, one at a time  ``model: {provider: gguf, parallel: 1}``
-  (a) skilleval, batched        ``model: {provider: gguf, parallel: 4}``
-  (e) sequential loop           (a)'s requests replayed one at a time with llama-cpp-python
-                                alone, in the order that evaluates each prompt prefix once,
-                                with (a)'s thread counts
-  (e0) plain sequential loop    the same, with llama-cpp-python's own thread defaults (what
-                                a plain loop gets when it passes none)
-  (p) the physical limit        the same prompts and as many generated tokens through a
-                                minimal batched loop over llama.cpp's low-level API, at (a)'s
-                                width: what the hardware does with no harness at all
+Cases, each in its own child process with a fresh SKILLEVAL_HOME:
 
-With ``--sweep``: the physical limit at widths 1, 2, 4, 8 with 1 thread and with every
-usable core, and (a) with 1 thread, to choose the defaults.
+  demo, width 1   ``skilleval run examples/commit-message/suite.yaml --no-cache`` (defaults)
+  demo, width 4   the same with ``--jobs 4``
+  (s)             the bench suite (ON and OFF arms, one llm-rubric judge call per reply), one
+                  at a time: ``model: {provider: gguf, parallel: 1}``
+  (a)             the same, batched: ``model: {provider: gguf, parallel: 4}``
+  (e)             (a)'s requests replayed one at a time by a plain llama-cpp-python loop, in
+                  the order that evaluates each prompt prefix once, with (a)'s threads
+  (e0)            the same loop with llama-cpp-python's own thread defaults
+  (L) ceiling     (a)'s requests through llama.cpp's low-level decode loop at (a)'s width,
+                  with the same model, threads and sampling (bench/ceiling.py)
 
-Wall times: (s) and (a) are whole processes (imports, model load, run, results written);
-(e) and (p) are model load plus inference, with their prompt preparation left out.
+Reported per condition: wall seconds, generation tokens/s, peak RSS; width 4 ÷ width 1 on
+the demo; (a)/(e0) and (a)/(e) (target ≤ 0.7); skilleval's tokens/s ÷ the ceiling's
+(target ≥ 0.9); and the memory-bandwidth bound, model bytes per token ÷ measured read
+bandwidth, for context.
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import BENCH, PYTHON, check, copy_suite, load_average, run_child, table
+from busy import busy, conditions
+from ceiling import read_bandwidth
+from common import BENCH, PYTHON, REPO, check, copy_suite, load_average, median, run_child, table
 
 CASE = str(BENCH / "case.py")
-
-TARGETS = {"a/e0": 0.7, "a/e": 0.7}
+DEMO = REPO / "examples" / "commit-message" / "suite.yaml"
+TARGETS = {"a/e0": "≤ 0.7", "a/e": "≤ 0.7", "demo w4/w1": "≤ 0.9", "a tok/s ÷ ceiling": "≥ 0.9"}
 
 
 def _skilleval(name: str, suite: Path, out: Path) -> dict[str, Any]:
@@ -49,7 +54,36 @@ def _skilleval(name: str, suite: Path, out: Path) -> dict[str, Any]:
         report,
     )
     check(child, f"case {name}")
-    return {"wall": child.wall_s, "load": load, **child.report}
+    requests = str(out / f"{name}.requests.jsonl")
+    return {
+        "wall": child.wall_s,
+        "rss": child.max_rss_mb,
+        "load": load,
+        "requests": requests,
+        **child.report,
+    }
+
+
+def _demo(name: str, out: Path, *args: str) -> dict[str, Any]:
+    load = load_average()
+    home = out / f"home-{name}"
+    report = out / f"{name}.json"
+    child = run_child(
+        [PYTHON, "-m", "skilleval", "run", str(DEMO), "--no-cache", "-q", "-o", str(report), *args],
+        {"SKILLEVAL_HOME": str(home)},
+        report,
+    )
+    check(child, f"case {name}")
+    env = child.report.get("environment", {})
+    return {
+        "wall": child.wall_s,
+        "rss": child.max_rss_mb,
+        "load": load,
+        "width": env.get("batch_width"),
+        "threads": env.get("threads"),
+        "policy": (env.get("wait_policy") or {}).get("policy"),
+        "tok_s": (child.report.get("calls") or {}).get("generation_tokens_per_s"),
+    }
 
 
 def _replay(mode: str, name: str, out: Path, params: dict[str, Any], *extra: str) -> dict[str, Any]:
@@ -61,12 +95,20 @@ def _replay(mode: str, name: str, out: Path, params: dict[str, Any], *extra: str
     )
     check(child, f"case {name}", ok=(0,))
     data = child.report
-    return {"wall": data["load_s"] + data["inference_s"], "load": load, **data}
+    return {
+        "wall": data["load_s"] + data["inference_s"],
+        "rss": child.max_rss_mb,
+        "load": load,
+        **data,
+    }
 
 
-def one_round(n: int, out: Path, sweep: bool) -> dict[str, dict[str, Any]]:
+def one_condition(n: int, out: Path) -> dict[str, dict[str, Any]]:
+    """Every case once, in this order, into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     cases: dict[str, dict[str, Any]] = {}
+    cases["demo-w1"] = _demo("demo-w1", out)
+    cases["demo-w4"] = _demo("demo-w4", out, "--jobs", "4")
     sequential = copy_suite(out / "suite-s", n, "model: {provider: gguf, parallel: 1}")
     batched = copy_suite(out / "suite-a", n, "model: {provider: gguf, parallel: 4}")
     cases["a"] = _skilleval("a", batched, out)
@@ -77,119 +119,146 @@ def one_round(n: int, out: Path, sweep: bool) -> dict[str, dict[str, Any]]:
     cases["e0"] = _replay(
         "limit", "e0", out, {**params, "n_threads": None, "n_threads_batch": None}
     )
-    cases["p"] = _replay("physical", "p", out, params, str(width))
-    if sweep:
-        cases |= sweep_limit(out, params)
-        one = copy_suite(out / "suite-a1", n, "model: {provider: gguf, threads: 1}")
-        cases["a-t1"] = _skilleval("a-t1", one, out)
+    cases["L"] = _replay("ceiling", "L", out, params, str(width))
     return cases
 
 
-def sweep_limit(out: Path, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The physical limit over (a)'s requests at widths 1, 2, 4, 8, with 1 thread and with
-    every usable core."""
-    cases: dict[str, dict[str, Any]] = {}
-    cores = len(os.sched_getaffinity(0))
-    for threads in sorted({1, cores}):
-        for w in (1, 2, 4, 8):
-            p = {**params, "n_threads": threads, "n_threads_batch": threads}
-            name = f"p-t{threads}-w{w}"
-            cases[name] = _replay("physical", name, out, p, str(w))
-    return cases
-
-
-def sweep_report(cases: dict[str, dict[str, Any]]) -> str:
-    rows = [
-        [name, str(c["threads"]), str(c["width"]), f"{c['inference_s']:.1f}", _tok_s(c), c["load"]]
-        for name, c in cases.items()
-    ]
-    return table(["case", "threads", "width", "inference s", "tok/s", "load"], rows)
+def _tok_s(case: dict[str, Any]) -> float | None:
+    calls = case.get("document_calls") or {}
+    figure = calls.get("generation_tokens_per_s") if calls else case.get("tokens_per_s")
+    return case.get("tok_s") if figure is None else figure
 
 
 def ratios(cases: dict[str, dict[str, Any]]) -> dict[str, float]:
-    a, s, e, e0, p = (cases[k]["wall"] for k in ("a", "s", "e", "e0", "p"))
+    wall = {k: c["wall"] for k, c in cases.items()}
+    a_tps, l_tps = _tok_s(cases["a"]), _tok_s(cases["L"])
     return {
-        "a/e0": a / e0,
-        "a/e": a / e,
-        "s/e": s / e,
-        "a/s": a / s,
-        "a/p": a / p,
-        "p/e": p / e,
+        "demo w4/w1": wall["demo-w4"] / wall["demo-w1"],
+        "demo RSS w4/w1": cases["demo-w4"]["rss"] / cases["demo-w1"]["rss"],
+        "a/e0": wall["a"] / wall["e0"],
+        "a/e": wall["a"] / wall["e"],
+        "a/s": wall["a"] / wall["s"],
+        "bench RSS a/s": cases["a"]["rss"] / cases["s"]["rss"],
+        "a tok/s ÷ ceiling": (a_tps or 0.0) / l_tps if l_tps else float("nan"),
     }
 
 
-def _tok_s(case: dict[str, Any]) -> str:
-    calls = case.get("document_calls") or {}
-    figure = calls.get("generation_tokens_per_s") if calls else case.get("tokens_per_s")
-    return "" if figure is None else f"{figure:.1f}"
+LABELS = {
+    "demo-w1": "demo suite, width 1 (the default)",
+    "demo-w4": "demo suite, width 4 (--jobs 4)",
+    "s": "(s) bench suite, one at a time",
+    "a": "(a) bench suite, batched, width 4",
+    "e": "(e) sequential llama-cpp-python loop",
+    "e0": "(e0) the same loop, llama-cpp-python's default threads",
+    "L": "(L) ceiling: llama.cpp's decode loop, width 4",
+}
 
 
-def report(cases: dict[str, dict[str, Any]], n: int) -> str:
-    rows = []
-    labels = {
-        "s": "(s) skilleval, one at a time",
-        "a": "(a) skilleval, batched",
-        "e": "(e) sequential llama-cpp-python loop",
-        "e0": "(e0) the same loop, llama-cpp-python's default threads",
-        "p": "(p) physical limit, batched low-level loop",
-    }
-    for key, case in cases.items():
-        env = case.get("document_environment") or {}
-        width = env.get("batch_width") or case.get("width") or ""
-        threads = env.get("threads") or case.get("threads") or ""
-        rows.append(
-            [
-                labels.get(key, key),
-                f"{case['wall']:.1f}",
-                str(width),
-                str(threads),
-                str(case.get("completion_tokens", "")),
-                _tok_s(case),
-                case["load"],
-            ]
-        )
+def report(rounds: dict[str, list[dict[str, dict[str, Any]]]], n: int, bound: str) -> str:
     lines = [
-        f"{n} tests × 2 arms + 1 judge call each; load average before each case (1, 5, 15 min)",
-        "",
-        table(["case", "s", "width", "threads", "generated", "tok/s busy", "load"], rows),
+        f"bench suite: {n} tests × 2 arms + 1 judge call each; demo: examples/commit-message;",
+        "median over rounds; load average before each case in the last round (1, 5, 15 min)",
         "",
     ]
-    figures = ratios(cases)
-    ratio_rows = []
-    for name, value in figures.items():
-        target = TARGETS.get(name)
-        ratio_rows.append([name, f"{value:.3f}", "" if target is None else f"≤ {target}"])
-    lines.append(table(["ratio", "measured", "target"], ratio_rows))
-    same = cases["e"].get("replies_identical")
-    lines.append("")
-    lines.append(f"replies of (e) identical to (a)'s: {same} of {cases['e'].get('model_calls')}")
+    for condition, runs in rounds.items():
+        rows = []
+        for key, label in LABELS.items():
+            last = runs[-1][key]
+            tps = [_tok_s(r[key]) for r in runs]
+            rows.append(
+                [
+                    label,
+                    f"{median([r[key]['wall'] for r in runs]):.1f}",
+                    str(
+                        last.get("width")
+                        or last.get("document_environment", {}).get("batch_width")
+                        or ""
+                    ),
+                    "" if None in tps else f"{median([t for t in tps if t is not None]):.1f}",
+                    f"{median([r[key]['rss'] for r in runs]):.0f}",
+                    str(last.get("policy") or (last.get("wait_policy") or {}).get("policy") or ""),
+                    last["load"],
+                ]
+            )
+        lines += [f"## {condition}", ""]
+        lines.append(
+            table(["case", "wall s", "width", "tok/s", "peak RSS MB", "policy", "load"], rows)
+        )
+        lines.append("")
+        per_round = [ratios(r) for r in runs]
+        ratio_rows = [
+            [
+                name,
+                f"{median([r[name] for r in per_round]):.3f}",
+                ", ".join(f"{r[name]:.3f}" for r in per_round),
+                TARGETS.get(name, ""),
+            ]
+            for name in per_round[0]
+        ]
+        lines.append(table(["ratio", "median", "rounds", "target"], ratio_rows))
+        same = runs[-1]["e"].get("replies_identical")
+        lines.append(
+            f"\nreplies of (e) identical to (a)'s: {same} of {runs[-1]['e'].get('model_calls')}"
+        )
+        equal, both = same_replies(runs[-1]["a"]["requests"], runs[-1]["s"]["requests"])
+        lines.append(
+            f"replies of (a), batched, identical to (s)'s, one at a time: {equal} of {both}"
+        )
+        lines.append("")
+    lines.append(bound)
     return "\n".join(lines)
+
+
+def same_replies(a: str, s: str) -> tuple[int, int]:
+    """How many requests both runs made (their ``*.requests.jsonl``) got the same reply."""
+
+    def replies(path: str) -> dict[str, str]:
+        out = {}
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            out[json.dumps([row["messages"], row["json_schema"], row["max_tokens"]])] = row["text"]
+        return out
+
+    ra, rs = replies(a), replies(s)
+    both = ra.keys() & rs.keys()
+    return sum(ra[k] == rs[k] for k in both), len(both)
+
+
+def bandwidth_bound() -> str:
+    from skilleval.engine.embedded import default_model_path
+
+    model = default_model_path()
+    size = model.stat().st_size
+    bandwidth = read_bandwidth()
+    return (
+        f"memory-bandwidth bound: {model.name} is {size / 1e6:.1f} MB, every decode step reads "
+        f"it once; measured read bandwidth {bandwidth / 1e9:.1f} GB/s, so at most "
+        f"{bandwidth / size:.0f} steps/s (one token each at width 1, four at width 4)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tests", type=int, default=20, help="tests in the suite (default 20)")
-    parser.add_argument("--sweep", action="store_true", help="also sweep threads and widths")
-    parser.add_argument("--work", type=Path, help="keep every run and log here")
     parser.add_argument(
-        "--sweep-from",
-        type=Path,
-        metavar="DIR",
-        help="only sweep the physical limit over the requests of an earlier run's DIR",
+        "--busy", type=int, help="busy processes for the contended runs (default: one per core)"
     )
+    parser.add_argument("--rounds", type=int, default=1, help="rounds per condition (default 1)")
+    parser.add_argument("--work", type=Path, help="keep every run and log here")
+    parser.add_argument("--sweep", action="store_true", help="(kept for compatibility; ignored)")
     args = parser.parse_args(argv)
-    if args.sweep_from is not None:
-        params = json.loads((args.sweep_from / "a.json").read_text(encoding="utf-8"))["model"]
-        print(f"load average {load_average()}")
-        print(sweep_report(sweep_limit(args.sweep_from, params)))
-        print(f"load average at the end {load_average()}")
-        return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="skilleval-bench-batched-"))
     print(f"work directory: {work}")
     print(f"cores usable {len(os.sched_getaffinity(0))}, load average {load_average()}")
     start = time.perf_counter()
-    cases = one_round(args.tests, work, args.sweep)
-    text = report(cases, args.tests)
+    rounds: dict[str, list[dict[str, dict[str, Any]]]] = {}
+    for r in range(args.rounds):
+        # Conditions alternate within a round, so both see the machine's drift alike.
+        for condition, count in conditions(args.busy):
+            with busy(count):
+                out = work / f"round{r + 1}-{condition.replace(' ', '')}"
+                rounds.setdefault(condition, []).append(one_condition(args.tests, out))
+    text = report(rounds, args.tests, bandwidth_bound())
     print(f"done in {time.perf_counter() - start:.0f} s\n")
     print(text)
     (work / "report.txt").write_text(text + "\n", encoding="utf-8")

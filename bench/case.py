@@ -7,9 +7,9 @@
     case.py limit REQUESTS REPORT PARAMS [recorded]
         The least token work those requests need, timed with llama-cpp-python alone; with
         ``recorded``, the same replay in the order skilleval made the calls.
-    case.py physical REQUESTS REPORT PARAMS WIDTH
-        The physical limit: the same prompts and as many generated tokens, through a minimal
-        batched loop over llama.cpp's low-level API (no harness, no stop rules, no grammar).
+    case.py ceiling REQUESTS REPORT PARAMS WIDTH
+        The ceiling: the same requests through llama.cpp's low-level decode loop with the same
+        model, threads, width and sampling (bench/ceiling.py).
 
 Each mode writes one JSON report; the parent reads it after the process exits.
 """
@@ -237,6 +237,10 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
     max_tokens and the same JSON-schema grammar, through ``Llama.generate``, which is
     llama.cpp's decode and sampler with no completion bookkeeping around it.
     """
+    from skilleval.engine.wait_policy import choose
+
+    # Threads wait as skilleval's would here (chosen before llama.cpp's library loads).
+    choose()
     from llama_cpp import Llama, llama_model_get_vocab, llama_token_is_eog
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -347,141 +351,6 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
     return 0
 
 
-def run_physical(requests: Path, report: Path, params: dict[str, Any], width: int) -> int:
-    """The model's batched throughput with no harness: a minimal low-level loop.
-
-    The recorded prompts, grouped by purpose in recorded order; before a prompt starts, a
-    prefix sequence is brought to the prefix it shares with the next prompt (evaluating only
-    what it did not hold) and copied to the prompt's sequence; then ``width`` sequences decode
-    together, greedy (llama.cpp's own sampler), each for exactly as many tokens as skilleval
-    generated for it. No chat bookkeeping, stop strings, grammar or detokenizing.
-    """
-    import llama_cpp
-    from llama_cpp import Llama
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-    rows = [json.loads(line) for line in requests.read_text(encoding="utf-8").splitlines()]
-    imported = time.perf_counter()
-    load_start = time.perf_counter()
-    llm = Llama(
-        model_path=params["path"],
-        n_ctx=params["n_ctx"],
-        n_batch=params["n_batch"],
-        n_threads=params["n_threads"],
-        n_threads_batch=params["n_threads_batch"],
-        seed=0,
-        verbose=False,
-    )
-    cparams = llama_cpp.llama_context_default_params()
-    cparams.n_seq_max = width + 1
-    cparams.kv_unified = False
-    cparams.n_ctx = params["n_ctx"] * (width + 1)
-    cparams.n_batch = cparams.n_ubatch = params["n_batch"]
-    cparams.n_threads = params["n_threads"]
-    cparams.n_threads_batch = params["n_threads_batch"]
-    ctx = llama_cpp.llama_init_from_model(llm.model, cparams)
-    memory = llama_cpp.llama_get_memory(ctx)
-    batch = llama_cpp.llama_batch_init(max(params["n_batch"], width), 0, 1)
-    greedy = llama_cpp.llama_sampler_init_greedy()
-    load_s = time.perf_counter() - load_start
-
-    eos, bos = int(llm.token_eos()), int(llm.token_bos())
-    formatter = Jinja2ChatFormatter(
-        template=llm.metadata["tokenizer.chat_template"],
-        eos_token=llm.detokenize([eos], special=True).decode("utf-8", "replace"),
-        bos_token=llm.detokenize([bos], special=True).decode("utf-8", "replace"),
-        stop_token_ids=[eos],
-    )
-    groups: dict[str, list[tuple[list[int], int]]] = {}
-    for row in rows:
-        rendered = formatter(messages=row["messages"])
-        tokens = llm.tokenize(
-            rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
-        )
-        groups.setdefault(row["purpose"], []).append(
-            ([int(t) for t in tokens], max(1, int(row.get("completion_tokens") or 1)))
-        )
-
-    def decode(items: list[tuple[int, int, int, bool]]) -> None:
-        batch.n_tokens = len(items)
-        for i, (token, pos, seq, logits) in enumerate(items):
-            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, pos, 1
-            batch.seq_id[i][0], batch.logits[i] = seq, logits
-        if llama_cpp.llama_decode(ctx, batch) != 0:
-            raise SystemExit("llama_decode failed")
-
-    def prefill(tokens: list[int], start: int, seq: int, last_logits: bool) -> None:
-        pos, size = start, params["n_batch"]
-        while pos < len(tokens):
-            step = min(size, len(tokens) - pos)
-            end = pos + step
-            decode(
-                [(tokens[p], p, seq, last_logits and p == len(tokens) - 1) for p in range(pos, end)]
-            )
-            pos = end
-
-    evaluated = generated = 0
-    start = time.perf_counter()
-
-    def common(a: list[int], b: list[int]) -> int:
-        n = 0
-        while n < min(len(a), len(b)) - 2 and a[n] == b[n]:
-            n += 1
-        return n
-
-    held: list[int] = []  # what the prefix sequence (id ``width``) holds
-    for work in groups.values():
-        queue = list(work)
-        live: dict[int, list[int]] = {}  # slot -> [next token, position, tokens left]
-        while queue or live:
-            for slot in range(width):
-                if slot not in live and queue:
-                    tokens, n = queue.pop(0)
-                    # The prefix this prompt shares with the next (all but two tokens for
-                    # the last): kept where the prefix sequence already holds it.
-                    target = tokens[: common(tokens, queue[0][0]) if queue else len(tokens) - 2]
-                    keep = 0
-                    while keep < min(len(held), len(target)) and held[keep] == target[keep]:
-                        keep += 1
-                    llama_cpp.llama_memory_seq_rm(memory, width, keep, -1)
-                    prefill(target, keep, width, False)
-                    evaluated += len(target) - keep
-                    held = target
-                    llama_cpp.llama_memory_seq_rm(memory, slot, -1, -1)
-                    llama_cpp.llama_memory_seq_cp(memory, width, slot, -1, -1)
-                    prefill(tokens, len(target), slot, True)
-                    evaluated += len(tokens) - len(target)
-                    first = llama_cpp.llama_sampler_sample(greedy, ctx, -1)
-                    generated += 1
-                    if n > 1:
-                        live[slot] = [first, len(tokens), n - 1]
-            if not live:
-                continue
-            order = sorted(live)
-            decode([(live[s][0], live[s][1], s, True) for s in order])
-            for row, s in enumerate(order):
-                live[s][0] = llama_cpp.llama_sampler_sample(greedy, ctx, row)
-                live[s][1] += 1
-                live[s][2] -= 1
-                generated += 1
-                if live[s][2] == 0:
-                    del live[s]
-    inference_s = time.perf_counter() - start
-    summary = {
-        "import_s": round(imported - STARTED, 6),
-        "load_s": round(load_s, 6),
-        "inference_s": round(inference_s, 6),
-        "model_calls": len(rows),
-        "width": width,
-        "threads": params["n_threads"],
-        "tokens_evaluated": evaluated,
-        "completion_tokens": generated,
-        "tokens_per_s": round(generated / inference_s, 2) if inference_s else None,
-    }
-    report.write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    return 0
-
-
 def main(argv: Sequence[str]) -> int:
     mode, *rest = argv
     if mode == "skilleval":
@@ -491,9 +360,11 @@ def main(argv: Sequence[str]) -> int:
     if mode == "limit":
         requests, report, params = Path(rest[0]), Path(rest[1]), json.loads(rest[2])
         return run_limit(requests, report, params, best=rest[3:] != ["recorded"])
-    if mode == "physical":
+    if mode == "ceiling":
+        from ceiling import run_ceiling
+
         requests, report, params = Path(rest[0]), Path(rest[1]), json.loads(rest[2])
-        return run_physical(requests, report, params, int(rest[3]))
+        return run_ceiling(requests, report, params, int(rest[3]))
     raise SystemExit(f"unknown mode {mode!r}")
 
 

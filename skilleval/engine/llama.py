@@ -6,25 +6,21 @@ by one call at a time. Prompts are rendered with the model's own chat template (
 
 Three kinds of request:
 
-* free text: ``create_chat_completion``; greedy when ``temperature == 0``, otherwise
-  temperature/top_p sampling seeded with ``request.seed``;
-* ``json_schema``: the same call, constrained by a grammar that llama-cpp-python derives from
-  the schema; the reply is then parsed and validated with ``jsonschema``;
-* ``choices``: no free generation at all. Every option is scored by the total log-probability
-  of its tokens followed by the end-of-turn token, given the prompt; the highest score wins
-  (or, when sampling, an option is drawn from the softmax of the scores).
+* free text: greedy when ``temperature == 0``, else temperature/top_p seeded sampling;
+* ``json_schema``: the same, constrained by a grammar derived from the schema, then validated;
+* ``choices``: no free generation. Each option is scored by the log-probability of its tokens
+  and the end-of-turn token, given the prompt; the best wins (sampling: drawn by softmax).
 
+One-at-a-time calls are ``engine/llama_single.py``; batched ones ``engine/llama_batched.py``.
 Nothing here writes to stdout: it is reserved for ``--json`` output.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import itertools
-import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,15 +35,10 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
-from skilleval.engine.batch import STORE_GAIN, Feed
-from skilleval.engine.batch_llama import log_softmax, restore_seq, seq_state
+from skilleval.engine.batch import Feed
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.greedy_grammar import (
     LOOP_GUARD,
-    GrammarProcessor,
-    GreedyGrammar,
-    LlamaGrammarJudge,
-    closing_token,
     guards_loops,
 )
 from skilleval.engine.hf import Fetched, fetch
@@ -55,13 +46,9 @@ from skilleval.engine.hf_ref import is_hub_ref, parse_ref
 from skilleval.engine.identity import file_identity
 from skilleval.engine.llama_adapter import (
     check_installed,
-    clear_kv,
-    context_of,
-    drop_kv,
     require_supported,
-    vocab_of,
 )
-from skilleval.engine.llama_batched import BatchedLlama
+from skilleval.engine.llama_batched import MIN_CELLS, BatchedLlama
 from skilleval.engine.llama_build import warn_without_gpu
 from skilleval.engine.llama_canary import Canary, canary, canary_model, ensure_runs
 from skilleval.engine.llama_checks import (
@@ -70,11 +57,7 @@ from skilleval.engine.llama_checks import (
     check_gguf,
     check_request,
     check_schema,
-    native_seed,
-    one_line,
-    pick,
     runtime_version,
-    validate_json,
 )
 from skilleval.engine.llama_config import (
     GGUF_SCHEMA,
@@ -85,10 +68,10 @@ from skilleval.engine.llama_config import (
     default_threads,
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
-from skilleval.engine.llama_logprobs import watch_logprobs
 from skilleval.engine.llama_queue import RequestQueue
+from skilleval.engine.llama_single import SingleCalls, open_model, prefix_store
 from skilleval.engine.llama_template import CHATML_TEMPLATE, ModelTemplate
-from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length, store_folder
+from skilleval.engine.prefix_store import PrefixStore
 from skilleval.engine.wait_policy import WaitPolicy
 from skilleval.engine.wait_policy import choose as choose_wait_policy
 from skilleval.errors import ProviderError
@@ -111,8 +94,7 @@ __all__ = [
 
 INSTALL_HINT = "install with pip install 'skilleval[llama]'"
 SCORING_VERSION = 2
-"""Part of the cache salt: bump when choice scoring changes so stale scores are not reused.
-2: an option is followed by the template's end-of-turn token, not the end-of-sequence one."""
+"""Part of the cache salt, bumped when choice scoring changes (2: options end at end-of-turn)."""
 
 IN_FLIGHT = 2
 """Calls a batching provider takes at once, per slot."""
@@ -138,7 +120,7 @@ def gguf_spec(config: LlamaConfig | None = None) -> ModelSpec:
     return ModelSpec(reg, config, config.label)
 
 
-class LlamaProvider:
+class LlamaProvider(SingleCalls):
     """A GGUF model run in this process.
 
     Args:
@@ -281,14 +263,20 @@ class LlamaProvider:
         check_request(request)
         if self.batch_width > 1 and request.choices is None and not request.logprobs:
             return self._queue.ask(request)
+        if self.batch_width > 1 and not request.logprobs:  # a choice request
+            with self._lock:
+                answer = self._batched.score([request])[0]
+            if isinstance(answer, ProviderError):
+                raise answer
+            return answer
         with self._lock:
             llm = self._load()
             prompt = self._prompt_tokens(request.messages)
             n_ctx = int(llm.n_ctx())
             if len(prompt) >= n_ctx:
+                fix = "raise model.n_ctx" if self.batch_width <= 1 else "run it with parallel: 1"
                 raise ProviderError(
-                    f"prompt is {len(prompt)} tokens but the context holds {n_ctx}; "
-                    "raise model.n_ctx"
+                    f"prompt is {len(prompt)} tokens but the context holds {n_ctx}; {fix}"
                 )
             try:
                 if request.choices is not None:
@@ -410,46 +398,20 @@ class LlamaProvider:
         found = self._canary()
         warn_without_gpu(self.config.gpu_layers, found.gpu_offload)
         try:
-            from llama_cpp import Llama
+            import llama_cpp  # noqa: F401  (OpenMP reads the wait policy as the library loads)
         except ImportError:
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
         require_supported()
 
-        # n_ubatch == n_batch, so llama.cpp never splits a batch that _prefill has shaped.
-        n_batch = max(2, self.config.n_batch)
+        # Batching, the model's own context only tokenizes (the batched context decodes, and
+        # scores choices too), so it is kept small: its KV cells are memory held for nothing.
+        n_ctx = self.config.n_ctx if self.batch_width <= 1 else min(self.config.n_ctx, MIN_CELLS)
         start = time.perf_counter()
-        try:
-            llm: Any = Llama(
-                model_path=str(path),
-                n_ctx=self.config.n_ctx,
-                n_batch=n_batch,
-                n_ubatch=n_batch,
-                n_threads=self.threads,
-                n_threads_batch=self.threads,
-                n_gpu_layers=self.config.n_gpu_layers,
-                seed=0,
-                logits_all=False,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ProviderError(
-                f"could not load {path}: llama.cpp rejected it, so it is probably truncated or "
-                f"corrupt ({one_line(exc)})"
-            ) from None
+        llm = open_model(path, self.config, n_ctx, self.threads)
         self.load_ms = (time.perf_counter() - start) * 1000.0
         require_supported(llm)
-
         self._template = ModelTemplate(llm)
-
-        original_eval = llm.eval
-
-        def counting_eval(tokens: Sequence[int]) -> None:
-            # Every batch llama.cpp decodes is recorded, so tokens_evaluated is measured rather
-            # than inferred from prefix arithmetic.
-            self._eval_log.append(len(tokens))
-            original_eval(tokens)
-
-        llm.eval = counting_eval
+        self._count_evals(llm)
         self._llm = llm
         return llm
 
@@ -472,226 +434,12 @@ class LlamaProvider:
         """The prompt prefixes evaluated by earlier runs of this model file on this runtime and
         build, kept under the home (``engine/prefix_store.py``)."""
         if self._store is None:
-            params = self._load().context_params
-            layout = [
-                f"{name}={getattr(params, name, None)}"
-                for name in ("type_k", "type_v", "flash_attn_type", "swa_full")
-            ]
-            folder = store_folder(
-                self.memo_dir,
-                self.identity().key(),
-                f"llama-cpp-python={runtime_version()}",
-                f"build={','.join(self._canary().features)}",
-                *layout,
-            )
-            self._store = PrefixStore(folder)
+            features = self._canary().features
+            self._store = prefix_store(self.memo_dir, self.identity().key(), self._load(), features)
         return self._store
 
     def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         return self.template().tokens(messages)
-
-    # -- prompt evaluation ---------------------------------------------------------------------
-
-    def _prefill(self, llm: Any, prompt: list[int]) -> int:
-        """Bring the KV state to exactly ``prompt``, reusing what it can; return tokens evaluated.
-
-        llama.cpp's CPU kernels give bitwise-different results for a one-token batch than for
-        the same token inside a larger batch, while any split into batches of two or more
-        tokens gives identical bits. So a position is reused only if it was evaluated in such
-        a batch (``_canonical``), the last batch always holds at least two tokens, and no
-        batch is ever a single token. The logits, and so greedy text and choice scores, then
-        do not depend on what the provider was asked before.
-        """
-        n = len(prompt)
-        cached = llm.input_ids[: min(int(llm.n_tokens), self._canonical)]
-        shared = shared_length([int(t) for t in cached], prompt)
-        reuse = max(0, min(shared, n - 2))
-        restored = self._restore(llm, prompt, reuse)
-        if restored:
-            reuse = restored
-        elif reuse >= MIN_TOKENS and reuse == shared:
-            # A prefix this prompt shares with the one before: worth keeping for later runs.
-            self._keep(llm, prompt[:reuse])
-        llm.n_tokens = reuse
-        size = int(llm.n_batch)
-        pos = reuse
-        while pos < n:
-            step = min(size, n - pos)
-            if n - pos - step == 1:
-                step -= 1
-            llm.eval(prompt[pos : pos + step])
-            pos += step
-        self._canonical = n
-        return n - reuse
-
-    def _restore(self, llm: Any, prompt: list[int], reuse: int) -> int:
-        """Load the stored prefix that spares the most evaluation of ``prompt`` into the KV
-        state, when it spares :data:`STORE_GAIN` tokens more than ``reuse``; return how many
-        positions are then reused (0 when nothing was loaded)."""
-        store = self._prefixes()
-        entry, length = store.best(prompt)
-        length = min(length, len(prompt) - 2)
-        if entry is None or length < reuse + STORE_GAIN:
-            return 0
-        data = store.read(entry)
-        if data is None:
-            return 0
-        clear_kv(llm)
-        self._canonical = 0
-        if not restore_seq(context_of(llm), 0, data):
-            clear_kv(llm)
-            llm.n_tokens = 0
-            store.remove(entry)
-            return 0
-        llm.input_ids[: len(entry.tokens)] = entry.tokens
-        llm.n_tokens = len(entry.tokens)
-        self._canonical = len(entry.tokens)
-        return length
-
-    def _keep(self, llm: Any, prefix: list[int]) -> None:
-        """Store the KV cells of ``prefix`` (the state's leading positions, evaluated as a
-        prompt) unless they are stored already."""
-        store = self._prefixes()
-        if store.has(prefix):
-            return
-        drop_kv(llm, 0, len(prefix))
-        llm.n_tokens = len(prefix)
-        store.write(prefix, seq_state(context_of(llm), 0))
-
-    # -- free and schema-constrained generation -----------------------------------------------
-
-    def _generate(self, llm: Any, prompt: list[int], request: Request) -> Completion:
-        grammar = None
-        if request.json_schema is not None:
-            check_schema(request.json_schema)
-            grammar = self._grammar(request.json_schema)
-        sampled = request.temperature > 0
-        processors = None
-        road: GreedyGrammar | None = None
-        if grammar is not None and not sampled:
-            # The library's grammar stage judges the whole vocabulary at every token; this
-            # picks the same greedy tokens judging one token in most steps.
-            from llama_cpp import LogitsProcessorList  # lazy: start-up time
-
-            closing = closing_token(llm) if guards_loops(request) else None
-            judge = LlamaGrammarJudge(vocab_of(llm), grammar, int(llm.n_vocab()))
-            road = GreedyGrammar(judge, closing)
-            processors = LogitsProcessorList([GrammarProcessor(road)])
-            grammar = None
-        recorder, processors = watch_logprobs(request, processors, greedy=not sampled)
-        start = time.perf_counter()
-        evaluated = self._prefill(llm, prompt)
-        # The library finds the whole prompt in the KV state and samples straight from the
-        # logits _prefill left; the first eval it records is whatever it still had to decode.
-        self._eval_log.clear()
-        try:
-            out = llm.create_chat_completion(
-                messages=self.template().conversation(request.messages),
-                temperature=float(request.temperature) if sampled else 0.0,
-                top_p=float(request.top_p) if sampled else 1.0,
-                # Only temperature and top_p shape sampling; llama.cpp's other filters are off.
-                top_k=0,
-                min_p=0.0,
-                typical_p=1.0,
-                repeat_penalty=1.0,
-                seed=native_seed(request.seed),
-                max_tokens=request.max_tokens,
-                grammar=grammar,
-                logits_processor=processors,
-            )
-        except (ValueError, RuntimeError) as exc:
-            raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
-        finally:
-            if road is not None:
-                road.close()
-        latency_ms = (time.perf_counter() - start) * 1000.0
-        self._busy_s += latency_ms / 1000.0
-
-        choice = out["choices"][0]
-        text = choice["message"]["content"] or ""
-        finish_reason = choice["finish_reason"] or "stop"
-        usage = out["usage"]
-        self._generated += int(usage["completion_tokens"])
-        library_evaluated = self._eval_log[0] if self._eval_log else 0
-        if library_evaluated:
-            # The library rendered a different prompt and decoded part of it its own way;
-            # trust none of the KV state for reuse.
-            self._canonical = 0
-        completion = Completion(
-            text=text,
-            finish_reason=finish_reason,
-            prompt_tokens=int(usage["prompt_tokens"]),
-            completion_tokens=int(usage["completion_tokens"]),
-            latency_ms=latency_ms,
-            tokens_evaluated=evaluated + library_evaluated,
-            token_logprobs=recorder.result(int(usage["completion_tokens"])) if recorder else None,
-        )
-        if request.json_schema is not None and not completion.truncated:
-            validate_json(text, request.json_schema)
-        return completion
-
-    def _grammar(self, schema: Mapping[str, Any]) -> Any:
-        from llama_cpp.llama_grammar import LlamaGrammar
-
-        canonical = json.dumps(schema, sort_keys=True, default=dict)
-        grammar = self._grammars.get(canonical)
-        if grammar is None:
-            try:
-                grammar = LlamaGrammar.from_json_schema(
-                    json.dumps(schema, default=dict), verbose=False
-                )
-            except Exception as exc:
-                # The converter raises bare Exceptions and ValueErrors for unsupported schemas.
-                raise ProviderError(
-                    f"json_schema cannot be turned into a grammar: {one_line(exc)}"
-                ) from None
-            self._grammars[canonical] = grammar
-        return grammar
-
-    # -- constrained choice by log-probability -------------------------------------------------
-
-    def _choose(self, llm: Any, prompt: list[int], request: Request) -> Completion:
-        import numpy as np  # lazy: start-up time
-
-        assert request.choices is not None
-        eos = self.template().turn_end
-        n_vocab = int(llm.n_vocab())
-
-        def logprobs() -> Any:
-            from llama_cpp import llama_get_logits_ith  # lazy: start-up time
-
-            return log_softmax(
-                np.ctypeslib.as_array(llama_get_logits_ith(context_of(llm), -1), shape=(n_vocab,))
-            )
-
-        start = time.perf_counter()
-        evaluated = self._prefill(llm, prompt)
-        first = logprobs()
-
-        scores: dict[str, float] = {}
-        lengths: dict[str, int] = {}
-        for option in request.choices:
-            tokens = [int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)]
-            lengths[option] = len(tokens)
-            sequence = [*tokens, eos]
-            total = float(first[sequence[0]])
-            llm.n_tokens = len(prompt)
-            for current, following in itertools.pairwise(sequence):
-                llm.eval([current])
-                total += float(logprobs()[following])
-            scores[option] = round(total, SCORE_DIGITS)
-        latency_ms = (time.perf_counter() - start) * 1000.0
-
-        picked = pick(scores, request)
-        return Completion(
-            text=picked,
-            finish_reason="stop",
-            prompt_tokens=len(prompt),
-            completion_tokens=lengths[picked],
-            latency_ms=latency_ms,
-            choice_scores=scores,
-            tokens_evaluated=evaluated,
-        )
 
     def _drain(self, feed: Feed) -> None:
         """Decode queued requests (:class:`RequestQueue`) until none is waiting."""

@@ -13,7 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from skilleval.engine.base import Completion, Message, Request, clean_reply
-from skilleval.engine.batch import BatchDecoder, BatchJob, BatchResult, Feed, ScoreJob
+from skilleval.engine.batch import (
+    BatchDecoder,
+    BatchJob,
+    BatchResult,
+    Deliver,
+    Feed,
+    ListFeed,
+    ScoreJob,
+)
 from skilleval.engine.batch_llama import LlamaBackend
 from skilleval.engine.greedy_grammar import closing_token, guards_loops
 from skilleval.engine.llama_checks import (
@@ -28,9 +36,57 @@ from skilleval.engine.llama_queue import Prepared
 from skilleval.engine.prefix_store import PrefixStore
 from skilleval.errors import ProviderError
 
-__all__ = ["BatchedLlama"]
+__all__ = ["CELL_STEP", "MIN_CELLS", "BatchedLlama", "cells_for"]
 
 Answer = Completion | ProviderError
+
+CELL_STEP = 256
+"""KV cells per sequence are a multiple of this (llama.cpp pads attention to it)."""
+MIN_CELLS = 512
+"""The fewest KV cells per sequence the batched context starts with."""
+
+
+def cells_for(need: int, current: int, n_ctx: int) -> int:
+    """KV cells per sequence for work that needs ``need`` of them: ``current`` when they
+    suffice, else at least twice as many (so the context is rebuilt rarely), a multiple of
+    :data:`CELL_STEP`, never fewer than :data:`MIN_CELLS` nor more than ``n_ctx``."""
+    if current and need <= current:
+        return current
+    want = max(need, MIN_CELLS, 2 * current)
+    return min(n_ctx, -(-want // CELL_STEP) * CELL_STEP)
+
+
+class _FittingFeed:
+    """A feed that holds back the first request needing more KV cells than the context has:
+    the decoder then finishes the requests it holds, and the context is made larger."""
+
+    def __init__(
+        self, feed: Feed, cells: int, n_ctx: int, held: tuple[BatchJob, Deliver] | None
+    ) -> None:
+        self._feed = feed
+        self._cells = cells
+        self._n_ctx = n_ctx
+        self.held = held
+        """The request held back (first to be taken once the context fits it)."""
+        self._blocked = False
+
+    def take(self) -> tuple[BatchJob, Deliver] | None:
+        if self._blocked:
+            return None
+        taken = self.held if self.held is not None else self._feed.take()
+        self.held = None
+        if taken is not None and min(_need(taken[0]), self._n_ctx) > self._cells:
+            self.held, self._blocked = taken, True
+            return None
+        return taken
+
+    def waiting(self) -> Sequence[tuple[int, ...]]:
+        return [] if self._blocked else self._feed.waiting()
+
+
+def _need(job: BatchJob) -> int:
+    """KV cells a job may fill: its prompt and its longest reply."""
+    return len(job.prompt) + job.max_tokens + 1
 
 
 class BatchedLlama:
@@ -71,6 +127,9 @@ class BatchedLlama:
         self._turn_end = turn_end
         self._backend: LlamaBackend | None = None
         self._decoder: BatchDecoder | None = None
+        self.cells = 0
+        """KV cells per sequence of the batched context (0 before it is made): sized to the
+        work seen so far, and made larger when a request needs more."""
         self._generated = 0
         self._busy_s = 0.0
 
@@ -83,7 +142,7 @@ class BatchedLlama:
 
     def decode(self, requests: Sequence[Request]) -> list[Answer]:
         """Generate a reply to each request, decoded together; one answer per request."""
-        batch = self._ready()
+        self._ready()
         out: list[Answer] = []
         placed: list[tuple[int, Prepared]] = []
         for i, request in enumerate(requests):
@@ -94,15 +153,25 @@ class BatchedLlama:
                 continue
             out.append(ProviderError("not decoded"))  # replaced below
             placed.append((i, prepared))
-        results = batch.run([prepared.job for _, prepared in placed])
+        feed = ListFeed([prepared.job for _, prepared in placed])
+        self.drain(feed)
+        results = feed.results
         for (i, prepared), result in zip(placed, results, strict=True):
             out[i] = prepared.finish(result)
         return out
 
     def drain(self, feed: Feed) -> None:
         """Decode requests from ``feed`` (:class:`~skilleval.engine.llama_queue.RequestQueue`)
-        until none is waiting."""
-        self._ready().drain(feed)
+        until none is waiting; when a request needs more KV cells than the context has, the
+        requests already decoding finish, and the context is made again, larger."""
+        held: tuple[BatchJob, Deliver] | None = None
+        while True:
+            decoder = self._ready(_need(held[0]) if held is not None else 0)
+            fitting = _FittingFeed(feed, self.cells, self.n_ctx, held)
+            decoder.drain(fitting)
+            held = fitting.held
+            if held is None:
+                return
 
     def prepare(self, request: Request) -> Prepared:
         """``request`` as a batch job (the model loaded), and how its result becomes a reply.
@@ -112,8 +181,6 @@ class BatchedLlama:
                 turned into a grammar.
         """
         self._ready()
-        backend = self._backend
-        assert backend is not None
         if request.json_schema is not None:
             check_schema(request.json_schema)
         prompt = self._prompt_tokens(request.messages)
@@ -122,6 +189,9 @@ class BatchedLlama:
         closing = closing_token(self._load()) if guards_loops(request) else None
 
         def make() -> Any:
+            # The context of the moment: it is made again when the work needs more cells.
+            backend = self._backend
+            assert backend is not None
             return backend.sampler(
                 temperature=float(request.temperature) if sampled else 0.0,
                 top_p=float(request.top_p) if sampled else 1.0,
@@ -155,7 +225,7 @@ class BatchedLlama:
 
     def score(self, requests: Sequence[Request]) -> list[Answer]:
         """Score each choice request's options side by side; one answer per request."""
-        batch = self._ready()
+        self._ready()
         llm = self._load()
         eos = self._turn_end() if self._turn_end is not None else int(llm.token_eos())
         out: list[Answer] = []
@@ -177,6 +247,8 @@ class BatchedLlama:
                 options.append((*tokens, eos))
             jobs.append(ScoreJob(tuple(prompt), tuple(options)))
             placed.append((i, prompt, lengths))
+        need = max((len(j.prompt) + max(map(len, j.options), default=0) for j in jobs), default=0)
+        batch = self._ready(need + 1)
         for (i, prompt, lengths), result in zip(placed, batch.score(jobs), strict=True):
             request = requests[i]
             assert request.choices is not None
@@ -211,19 +283,24 @@ class BatchedLlama:
             self._busy_s += self._decoder.busy_s
             self._decoder = None
 
-    def _ready(self) -> BatchDecoder:
-        """The decoder, made on the loaded model on first use.
+    def _ready(self, need: int = 0) -> BatchDecoder:
+        """The decoder, made on the loaded model on first use, with KV cells for ``need``
+        (made again, larger, when it has fewer; its counters kept).
 
         Raises:
             ProviderError: The model cannot be loaded, or llama.cpp refuses the context.
         """
-        if self._decoder is None:
+        cells = cells_for(min(need, self.n_ctx), self.cells, self.n_ctx)
+        if self._decoder is None or cells > self.cells:
             llm = self._load()
+            self.close()
             try:
-                self._backend = LlamaBackend(llm, self.width, self.n_ctx, self.n_batch)
+                self._backend = LlamaBackend(llm, self.width, cells, self.n_batch)
             except RuntimeError as exc:
                 raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
+            self.cells = cells
             self._decoder = BatchDecoder(
                 self._backend, self.width, self.n_ctx, self.n_batch, self._store()
             )
+        assert self._decoder is not None
         return self._decoder

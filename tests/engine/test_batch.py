@@ -172,21 +172,21 @@ def test_the_shared_prefix_is_evaluated_once_and_kept_for_the_next_call() -> Non
     decoder = BatchDecoder(backend, 2, 64, 4)
     first = decoder.run(jobs)
 
-    def prefix_tokens(batches: list[list[Token]]) -> int:
-        return sum(len(b) for b in batches if b[0][2] == decoder.prefix_seq)
+    def system_tokens(batches: list[list[Token]]) -> int:
+        return sum(1 for b in batches for _, pos, _, _ in b if pos < len(SYSTEM))
 
-    # The system prompt once; then, for the last request, which has no neighbour to share
-    # with, its own prompt but two tokens (one more, re-evaluated with the one before so no
-    # batch is a single token).
-    assert prefix_tokens(backend.batches) == len(SYSTEM) + 2
+    # The system prompt once, in the first request's slot, inside the decode steps; the
+    # prefix sequence takes a copy of it from there and evaluates nothing itself.
+    assert system_tokens(backend.batches) == len(SYSTEM)
+    assert not any(seq == decoder.prefix_seq for b in backend.batches for _, _, seq, _ in b)
     # Each token is counted once, with the request that first needed it.
-    assert [r.evaluated for r in first] == [len(SYSTEM) + 3, 3, 3, 3, 2 + 2]
+    assert [r.evaluated for r in first] == [len(SYSTEM) + 3, 3, 3, 3, 3]
     assert sum(r.evaluated for r in first) == sum(len(b) for b in backend.batches) - sum(
         r.completion_tokens - 1 for r in first
     ) - sum(1 for r in first if r.finish_reason == "stop")
     before = len(backend.batches)
     decoder.run(jobs[:2])
-    assert prefix_tokens(backend.batches[before:]) == 2
+    assert system_tokens(backend.batches[before:]) == 0
 
 
 def test_no_prompt_batch_is_a_single_token() -> None:
@@ -311,10 +311,10 @@ def test_a_slot_that_holds_a_longer_start_of_the_prompt_is_copied_instead_of_eva
     results = BatchDecoder(backend, 2, 64, 64).run(jobs)
     assert [r.text for r in results] == [bytes([96 + (5 + i) % 26]) for i in range(8)]
     # Each prefix is evaluated once; every later prompt evaluates only its own three tokens
-    # (the last one token more: the prefix sequence takes its prompt but two, and a batch is
-    # never a single token).
-    assert [r.evaluated for r in results[2:]] == [3] * 5 + [4]
-    assert sum(r.evaluated for r in results) == len(skill) + len(rubric) + 3 * 8 + 1
+    # (the last one too: its slot evaluates its whole tail and the prefix sequence takes a
+    # copy, so no token is evaluated twice to keep a batch from being a single token).
+    assert [r.evaluated for r in results[2:]] == [3] * 6
+    assert sum(r.evaluated for r in results) == len(skill) + len(rubric) + 3 * 8
 
 
 def test_kept_prompts_are_forgotten_when_scoring_rewrites_the_slots() -> None:
@@ -422,7 +422,9 @@ def test_a_request_between_others_of_another_kind_restores_into_its_own_slot(
     # Each of the two, since the first's slot went to another request before the second came.
     assert backend.restored == 2
     assert replies_and_cost(warm)[0] == replies_and_cost(cold)[0]
-    assert replies_and_cost(warm)[1] == replies_and_cost(cold)[1] - 2 * len(LONG_SYSTEM)
+    # Nothing of the stored system prompt is evaluated again: only each prompt's own tail.
+    own = sum(len(p) for p in other) + 2 * (len(LONG_PROMPTS[0]) - len(LONG_SYSTEM))
+    assert replies_and_cost(warm)[1] == own < replies_and_cost(cold)[1]
 
 
 def test_the_prefix_goes_to_a_waiting_request_of_its_kind_past_one_of_another_kind(
@@ -440,9 +442,8 @@ def test_the_prefix_goes_to_a_waiting_request_of_its_kind_past_one_of_another_ki
     store = PrefixStore(tmp_path)
     results = BatchDecoder(backend, 2, 128, 64, store).run(jobs)
     assert [r.text for r in results] == [bytes(96 + t for t in r) for r in replies]
-    # Each shared start is evaluated once, in the prefix sequence, and so kept: when neither
-    # the prefix sequence nor a slot holds it any more, it is loaded, not evaluated again.
-    # Every later prompt evaluates its own three tokens (the last one more: the prefix
-    # sequence takes its prompt but two).
+    # Each shared start is evaluated once, copied into the prefix sequence, and so kept: when
+    # neither the prefix sequence nor a slot holds it any more, it is loaded, not evaluated
+    # again. Every later prompt evaluates its own three tokens.
     assert (store.saved, backend.restored) == (2, 1)
-    assert [r.evaluated for r in results] == [len(skill) + 3, len(rubric) + 3] + [3] * 5 + [4]
+    assert [r.evaluated for r in results] == [len(skill) + 3, len(rubric) + 3] + [3] * 6

@@ -1,0 +1,113 @@
+"""The judge's token cost and fitness, on the judge-fitness set, for one checkout.
+
+    .venv/bin/python bench/judge_tokens.py REPORT.json [--limit N] [--tree DIR]
+
+Runs ``skilleval judge-check --no-cache --json`` in this process with every call that
+reaches the in-process model counted (tokens generated, tokens evaluated, seconds), and writes
+one JSON report: those counts, the check's figures and each pair's two verdicts. ``--tree``
+runs another checkout's ``skilleval`` package instead (its folder first on ``sys.path``), so
+two commits can be compared pair by pair with ``bench/judge_tokens.py --compare A B``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def measure(report: Path, limit: int | None) -> int:
+    import os
+
+    from skilleval.cli import run_cli
+    from skilleval.engine import llama
+
+    counts = {"calls": 0, "completion_tokens": 0, "tokens_evaluated": 0, "prompt_tokens": 0}
+    original = llama.LlamaProvider.complete
+
+    def complete(self: Any, request: Any) -> Any:
+        out = original(self, request)
+        counts["calls"] += 1
+        counts["completion_tokens"] += out.completion_tokens
+        counts["tokens_evaluated"] += out.tokens_evaluated
+        counts["prompt_tokens"] += out.prompt_tokens
+        return out
+
+    llama.LlamaProvider.complete = complete  # type: ignore[method-assign]
+    os.environ.setdefault("SKILLEVAL_HOME", tempfile.mkdtemp(prefix="skilleval-judge-tokens-"))
+    argv = ["judge-check", "--no-cache", "--json"]
+    if limit is not None:
+        argv += ["--limit", str(limit)]
+    out = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        code = run_cli(argv)
+    seconds = time.perf_counter() - start
+    document = json.loads(out.getvalue())
+    report.write_text(
+        json.dumps({"exit_code": code, "seconds": round(seconds, 3), **counts, **document}),
+        encoding="utf-8",
+    )
+    return 0
+
+
+def _verdicts(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {
+        (r["id"], side): r[side] for r in document.get("results", []) for side in ("good", "bad")
+    }
+
+
+def compare(before: Path, after: Path) -> str:
+    """Two reports side by side, and the pairs whose verdicts changed."""
+    a = json.loads(before.read_text(encoding="utf-8"))
+    b = json.loads(after.read_text(encoding="utf-8"))
+    lines = ["| | before | after | after ÷ before |", "|---|---|---|---|"]
+    for key in ("completion_tokens", "tokens_evaluated", "calls", "seconds"):
+        x, y = float(a[key]), float(b[key])
+        lines.append(
+            f"| {key} | {x:g} | {y:g} | {y / x:.3f} |" if x else f"| {key} | {x} | {y} | |"
+        )
+    for key in ("accuracy", "discrimination", "error_rate"):
+        lines.append(f"| {key} | {a.get(key)} | {b.get(key)} | |")
+    va, vb = _verdicts(a), _verdicts(b)
+    right = {"good": "pass", "bad": "fail"}
+    gained = lost = same = 0
+    for key in va.keys() & vb.keys():
+        was = va[key]["status"] == right[key[1]]
+        now = vb[key]["status"] == right[key[1]]
+        gained += now and not was
+        lost += was and not now
+        same += was == now
+    lines.append("")
+    lines.append(
+        f"paired, {len(va.keys() & vb.keys())} outputs: {same} graded alike, "
+        f"{gained} right only after, {lost} right only before"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("report", type=Path, nargs="?")
+    parser.add_argument("--limit", type=int, help="only the first N pairs")
+    parser.add_argument("--tree", type=Path, help="run this checkout's skilleval package")
+    parser.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
+    args = parser.parse_args(argv)
+    if args.compare is not None:
+        print(compare(*args.compare))
+        return 0
+    if args.report is None:
+        parser.error("REPORT is required unless --compare is given")
+    if args.tree is not None:
+        sys.path.insert(0, str(args.tree.resolve()))
+    return measure(args.report, args.limit)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
