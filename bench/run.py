@@ -573,7 +573,7 @@ def main() -> int:
     parser.add_argument(
         "--batched",
         action="store_true",
-        help="run the batched case and the physical limit instead (bench/batched.py)",
+        help="run the batched case and its ceiling instead (bench/batched.py)",
     )
     parser.add_argument("--sweep", action="store_true", help="with --batched: threads × width")
     parser.add_argument(
