@@ -106,7 +106,7 @@ def suite_path(source: RunSource, given: Path | None) -> Path:
             f"{source.root} does not say which suite it ran (no {MANIFEST}): "
             "give the suite with --suite FILE"
         )
-    if not source.suite.is_file():
+    if not source.suite.exists():
         raise UsageError(
             f"the suite run {source.run_id} came from, {source.suite}, is not there (moved or "
             "deleted?): give it with --suite FILE"

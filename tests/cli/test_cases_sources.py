@@ -147,3 +147,21 @@ def test_settings_given_on_the_run_command_line_are_named(
     assert doc["changed_settings"] == ["model"]
     assert run_cli(["cases", str(latest_run())]) == 0
     assert "# The run's model differed from what the suite writes" in capsys.readouterr().out
+
+
+def test_a_run_of_a_skill_folder_finds_its_folder_again(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (Path("my-skill") / "evals").mkdir(parents=True)
+    Path("my-skill/SKILL.md").write_text(
+        "---\nname: csv-summary\ndescription: Summarise CSV files.\n---\nCount the rows.\n",
+        encoding="utf-8",
+    )
+    Path("my-skill/evals/evals.json").write_text(
+        json.dumps({"evals": [{"id": 1, "prompt": "Rows?", "must_have": ["^never$"]}]}),
+        encoding="utf-8",
+    )
+    assert run("my-skill/", capsys, "--model", "echo") == 0
+    doc = cases(capsys, str(latest_run()))
+    assert doc["suite"].endswith("my-skill")
+    assert [c["id"] for c in doc["cases"]] == ["eval-1/on/0"]
