@@ -192,10 +192,13 @@ def _proposing_suite(root: Path) -> Path:
     return suite
 
 
-def test_the_proposer_sees_only_training_tests(tmp_path: Path) -> None:
+def test_the_proposer_sees_only_training_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     suite = _proposing_suite(tmp_path)
     code, doc = _improve(suite, tmp_path / "out", "--proposer", "suite")
     assert code == 0
+    assert "asking the proposer to rewrite the instructions\n" in capsys.readouterr().err
     cand = _by_name(doc)["round1-instructions"]
     assert cand["source"] == "proposer"
     assert cand["why"] == "the replies lacked a type"
