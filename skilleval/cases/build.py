@@ -71,12 +71,21 @@ def make_cases(run: Path, given_suite: Path | None, arms: Sequence[str], warn: W
         foreign = translated_file is not None
         if translated_file is not None:
             doc = translated_file.doc
-    written = Written() if foreign else Written(doc)
+    written = Written(tests=_translated_tests(suite, doc)) if foreign else Written(doc)
     found = collect(records, suite, source.run_id, list(arms) or None, written)
     view = from_suite(suite, doc, sorted(suite.files))
     flags = overlap.check(found.cases, view.tests, suite.skill)
     changed = _changed_settings(source, suite)
     return Made(source, path, suite, doc, foreign, found.cases, found.notes, flags, changed)
+
+
+def _translated_tests(suite: Suite, doc: Document) -> dict[str, Any]:
+    """Each test's node in the suite another tool's file reads as, by test id: those files
+    have no ``prompts:`` list, so the suite's tests are the document's, in order."""
+    nodes = doc.data.get("tests") if isinstance(doc.data, dict) else None
+    if not isinstance(nodes, list) or len(nodes) != len(suite.tests):
+        return {}
+    return {test.id: node for test, node in zip(suite.tests, nodes, strict=True)}
 
 
 def _changed_settings(source: RunSource, suite: Suite) -> list[str]:

@@ -278,8 +278,8 @@ def _match(
 
 def _case(draft: _Draft, written: Written, run_id: str, suite_dir: Path) -> Case:
     test, origin = draft.test, draft.origins[0]
-    raw = written.node_at(test.where)
-    body = _body(test, raw[0] if raw and isinstance(raw[0], Mapping) else {}, origin, run_id)
+    raw = written.test_node(test.id, test.where)
+    body = _body(test, raw if isinstance(raw, Mapping) else {}, origin, run_id)
     kinds: list[Kind] = []
     why: list[str] = []
     if draft.routing is not None:
@@ -295,9 +295,9 @@ def _case(draft: _Draft, written: Written, run_id: str, suite_dir: Path) -> Case
         # defaultTest writes its paths from the suite's folder, the case from its test's.
         to_test = Rebase(suite_dir, test.base_dir)
         copied = [
-            to_test.walk(as_written(e, written), ("defaultTest", "assert", 0))
+            to_test.walk(as_written(e, written, test), ("defaultTest", "assert", 0))
             if e.from_default
-            else as_written(e, written)
+            else as_written(e, written, test)
             for e, _ in pairs
             if id(e) not in turns
         ]
@@ -321,12 +321,14 @@ def _case(draft: _Draft, written: Written, run_id: str, suite_dir: Path) -> Case
     )
 
 
-def as_written(entry: AssertionEntry, written: Written) -> Any:
+def as_written(entry: AssertionEntry, written: Written, test: TestCase) -> Any:
     """The assertion as the suite writes it, or rebuilt from what was loaded when the file
     does not hold it as a mapping (a CSV's ``__expected`` column)."""
-    found = written.node_at(entry.where)
-    if found is not None and isinstance(found[0], Mapping):
-        return _plain(found[0])
+    own = [e for e in test.asserts if not e.from_default]
+    index = next((i for i, e in enumerate(own) if e is entry), None)
+    found = written.assert_node(test.id, index, entry.where)
+    if isinstance(found, Mapping):
+        return _plain(found)
     rebuilt: dict[str, Any] = {"type": entry.type}
     if entry.value is not None:
         rebuilt["value"] = _plain(entry.value)

@@ -49,7 +49,7 @@ class Rebase:
         if self.same or not written or Path(written).is_absolute():
             return written
         if Path(os.path.commonpath([self.old, self.new])) == Path(self.old.anchor):
-            return (self.old / written).as_posix()
+            return Path(os.path.normpath(self.old / written)).as_posix()
         return Path(os.path.relpath(self.old / written, self.new)).as_posix()
 
     def ref(self, written: str) -> str:

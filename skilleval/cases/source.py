@@ -106,7 +106,7 @@ def suite_path(source: RunSource, given: Path | None) -> Path:
             f"{source.root} does not say which suite it ran (no {MANIFEST}): "
             "give the suite with --suite FILE"
         )
-    if not source.suite.is_file():
+    if not source.suite.exists():
         raise UsageError(
             f"the suite run {source.run_id} came from, {source.suite}, is not there (moved or "
             "deleted?): give it with --suite FILE"
@@ -178,10 +178,31 @@ def _stream(path: Path, warn: Warn) -> Iterator[tuple[tuple[Any, Any, Any], Reco
 class Written:
     """The suite's files as written: the node at a position, for copying it as it is."""
 
-    def __init__(self, *known: Document) -> None:
+    def __init__(self, *known: Document, tests: Mapping[str, Any] | None = None) -> None:
         self._files: dict[str, tuple[Document, dict[tuple[int, int], PathKey]] | None] = {}
         for doc in known:  # already read: the suite itself
             self._files[doc.display] = (doc, _positions(doc))
+        self.tests = tests
+        """For another tool's eval file: each test's node in the suite it reads as, by test
+        id. Its own file is never read back: its nodes are in that tool's terms."""
+
+    def test_node(self, test_id: str, where: Location) -> Any:
+        """The test as written, or None when it cannot be found."""
+        if self.tests is not None:
+            return self.tests.get(test_id)
+        found = self.node_at(where)
+        return found[0] if found is not None else None
+
+    def assert_node(self, test_id: str, index: int | None, where: Location) -> Any:
+        """The test's own assertion ``index`` (None: one from ``defaultTest``), as written."""
+        if self.tests is not None:
+            node = self.tests.get(test_id)
+            asserts = node.get("assert") if isinstance(node, Mapping) else None
+            if index is None or not isinstance(asserts, list) or index >= len(asserts):
+                return None
+            return asserts[index]
+        found = self.node_at(where)
+        return found[0] if found is not None else None
 
     def node_at(self, where: Location) -> tuple[Any, Document] | None:
         """The value written at ``where`` and its document; None when it cannot be found

@@ -171,7 +171,9 @@ def improve_cmd(
     best on selection is chosen, and only that one is tested on the confirmation set, by the
     exact paired test a run uses, at α split over the rounds. The report goes to the output
     folder (improve.json, report.html); SKILL.md changes only with --write. Exit 0 when an
-    edit was accepted, 1 when none was, 130 when interrupted (run it again to resume).
+    edit was accepted, 1 when none was, 2 when the command cannot run (a suite without a
+    skill, one too small to split), 4 for an invalid suite, 130 when interrupted (run it
+    again to resume).
     """
     if folder is None and proposer is None:
         raise click.UsageError("give --candidates DIR, --proposer MODEL, or both")

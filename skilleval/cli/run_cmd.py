@@ -226,6 +226,12 @@ def run(
     if deliver(run, outcome.run_dir, outputs, registry, as_json=as_json, quiet=quiet):
         ctx.exit(ExitCode.USAGE)
     if shard is not None and not run.suite.tests and outcome.exit_code != ExitCode.INTERRUPTED:
+        if not quiet:  # the report above reads its gate on no tests; say it does not count
+            click.echo(
+                f"shard {shard}: no tests, so no gate here (exit 0); `skilleval merge` gates "
+                "the whole run",
+                err=True,
+            )
         ctx.exit(ExitCode.OK)  # nothing to judge here: the merged run gates
     ctx.exit(outcome.exit_code)
 

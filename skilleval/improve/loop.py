@@ -161,7 +161,7 @@ class Loop:
             self._spend(1)
             saved = self.state.get(key)
             if saved is None:
-                self.notice(f"asking the proposer for a new {part}")
+                self.notice(f"asking the proposer to rewrite the {part}")
                 reply = proposer.propose(
                     self.models.proposer, self.models.template, current, part, found
                 )

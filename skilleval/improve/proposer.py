@@ -133,7 +133,10 @@ def propose(
     try:
         reply = judge.complete_json(messages, proposal_schema(part), MAX_TOKENS[part])
     except ProviderError as exc:
-        return f"the proposer gave no usable reply: {exc}"
+        # The judge's client words its errors for a judge ("judge reply invalid ..."): here
+        # the reply is the proposer's.
+        problem = str(exc).removeprefix("judge ")
+        return f"the proposer gave no usable reply: {problem}"
     return Proposal(part, str(reply["text"]), str(reply["why"]))
 
 

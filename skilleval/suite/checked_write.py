@@ -35,6 +35,9 @@ def save_if_it_loads(text: str, target: Path, overrides: Overrides | None = None
             the text itself is reported at ``target``'s name.
         UsageError: The folder cannot be written.
     """
+    if not target.parent.is_dir():
+        why = "is a file" if target.parent.exists() else "does not exist (create it first)"
+        raise UsageError(f"cannot write {target}: the folder {target.parent} {why}")
     partial = target.with_name(f".{target.stem}.{secrets.token_hex(4)}.partial{target.suffix}")
     try:
         partial.write_text(text, encoding="utf-8")

@@ -147,3 +147,43 @@ def test_settings_given_on_the_run_command_line_are_named(
     assert doc["changed_settings"] == ["model"]
     assert run_cli(["cases", str(latest_run())]) == 0
     assert "# The run's model differed from what the suite writes" in capsys.readouterr().out
+
+
+def test_a_run_of_a_skill_folder_finds_its_folder_again(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (Path("my-skill") / "evals").mkdir(parents=True)
+    Path("my-skill/SKILL.md").write_text(
+        "---\nname: csv-summary\ndescription: Summarise CSV files.\n---\nCount the rows.\n",
+        encoding="utf-8",
+    )
+    Path("my-skill/evals/evals.json").write_text(
+        json.dumps({"evals": [{"id": 1, "prompt": "Rows?", "must_have": ["^never$"]}]}),
+        encoding="utf-8",
+    )
+    assert run("my-skill/", capsys, "--model", "echo") == 0
+    doc = cases(capsys, str(latest_run()))
+    assert doc["suite"].endswith("my-skill")
+    assert [c["id"] for c in doc["cases"]] == ["eval-1/on/0"]
+
+
+def test_cases_from_another_tool_s_file_are_written_in_skilleval_s_terms(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A PAI case sends its `input:` and grades with `string_match`: the case must carry the
+    # prompt and the `contains` check the run made, not PAI's keys, which a suite refuses.
+    Path("pai.yaml").write_text(
+        "cases:\n  - id: rows\n    input: How many rows?\n"
+        "    graders:\n      - {type: string_match, params: {pattern: never-there}}\n",
+        encoding="utf-8",
+    )
+    assert run("pai.yaml", capsys, "--model", "echo") == 0
+    doc = cases(capsys, str(latest_run()))
+    assert [c["id"] for c in doc["cases"]] == ["rows/default/0"]
+    test = doc["cases"][0]["test"]
+    assert test["prompt"] == "How many rows?"
+    assert test["assert"] == [{"type": "contains", "value": "never-there"}]
+    # Pasted into a suite of its own, the case loads and fails as it did.
+    suite = {"version": 1, "model": "echo", "tests": [test]}
+    Path("grown.yaml").write_text(json.dumps(suite), encoding="utf-8")
+    assert run("grown.yaml", capsys) == 1

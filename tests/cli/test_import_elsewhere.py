@@ -106,3 +106,19 @@ def test_a_default_test_emptied_by_the_import_is_left_out(
     text = (tmp_path / "suite.yaml").read_text()
     assert "defaultTest:" not in text
     assert "judge: echo" in text
+
+
+@pytest.mark.parametrize("command", [["promptfoo"], ["pai"]])
+def test_an_output_in_a_folder_that_does_not_exist_is_named_as_such(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "config.yaml"
+    if command == ["pai"]:
+        source.write_text("cases:\n  - {id: a, input: hi}\n", encoding="utf-8")
+    else:
+        source.write_text("providers: [echo]\ntests:\n  - vars: {q: hi}\n", encoding="utf-8")
+    target = tmp_path / "nowhere" / "suite.yaml"
+    assert run_cli(["import", *command, str(source), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"the folder {target.parent} does not exist (create it first)" in err
+    assert not target.parent.exists()

@@ -170,7 +170,12 @@ def test_an_empty_shard_is_reported(tmp_path: Path, monkeypatch, capsys) -> None
     suite = make_suite(tmp_path / "repo", scripted_suite(1))
     capsys.readouterr()
     assert cli(["run", str(suite), "--shard", "2/2"], tmp_path / "h", monkeypatch) == 0
-    assert "shard 2/2: 0 tests (an empty shard" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "shard 2/2: 0 tests (an empty shard" in err
+    # The report reads a gate over no tests; the last line says that gate does not count.
+    assert err.splitlines()[-1] == (
+        "shard 2/2: no tests, so no gate here (exit 0); `skilleval merge` gates the whole run"
+    )
 
 
 @pytest.mark.parametrize("value", ["0/3", "4/3", "x", "3", "1/0", "-1/2", "1/2/3"])

@@ -192,10 +192,13 @@ def _proposing_suite(root: Path) -> Path:
     return suite
 
 
-def test_the_proposer_sees_only_training_tests(tmp_path: Path) -> None:
+def test_the_proposer_sees_only_training_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     suite = _proposing_suite(tmp_path)
     code, doc = _improve(suite, tmp_path / "out", "--proposer", "suite")
     assert code == 0
+    assert "asking the proposer to rewrite the instructions\n" in capsys.readouterr().err
     cand = _by_name(doc)["round1-instructions"]
     assert cand["source"] == "proposer"
     assert cand["why"] == "the replies lacked a type"
@@ -405,7 +408,9 @@ def test_rounds_propose_from_the_current_best_and_stop_when_nothing_changes(
     assert second["current_name"] == "round1-instructions"
     names = _by_name(doc)
     assert names["round2-description"]["status"] == "refused"
-    assert "proposer gave no usable reply" in names["round2-description"]["reason"]
+    reason = names["round2-description"]["reason"]
+    assert "proposer gave no usable reply" in reason
+    assert "judge" not in reason, reason  # the proposer is no judge, even on its client
     assert "round 2 accepted nothing" in doc["cost"]["stopped"]
     improved = (tmp_path / "out" / "SKILL.improved.md").read_text(encoding="utf-8")
     assert "zq-format" in improved
