@@ -86,11 +86,33 @@ def judge_fitness(
         return JudgeFitness(status="not checked", reason=SKIPPED)
     say = notice or (lambda _message: None)
     key = None if pairs is not None else memo_key(judge, seed)
+    return kept_or_measured(
+        home, key, "judge fitness", say, lambda: _measure(judge, seed, say, pairs)
+    )
+
+
+def kept_or_measured(
+    home: Path,
+    key: str | None,
+    label: str,
+    say: Notice,
+    measure: Callable[[], JudgeFitness],
+) -> JudgeFitness:
+    """The fitness kept under ``key`` in the home, else ``measure()``'s, kept when it is a
+    verdict (qualified or unqualified). A None ``key`` neither reads nor keeps."""
     if key is not None:
         known = recall(home, key)
         if known is not None:
-            say(f"judge fitness (measured before): {known.reason}")
+            say(f"{label} (measured before): {known.reason}")
             return replace(known, cached=True)
+    fitness = measure()
+    if key is not None and fitness.status in ("qualified", "unqualified"):
+        remember(home, key, fitness)
+    return fitness
+
+
+def _measure(judge: Judge, seed: int, say: Notice, pairs: list[Pair] | None) -> JudgeFitness:
+    """Grade the fitness pairs (``pairs``, else the shipped set) with ``judge``."""
     # lazy: start-up time (a judge measured before is read from the memo)
     from skilleval.runner.judgecheck import load_pairs, run_judge_check
 
@@ -112,8 +134,6 @@ def judge_fitness(
     report = run_judge_check(own_counters(judge, seed), todo, progress=progress)
     fitness = from_report(report, fitness_set=set_label() if pairs is None else None)
     say(f"{fitness.reason} ({report.seconds:.0f}s)")
-    if key is not None and fitness.status in ("qualified", "unqualified"):
-        remember(home, key, fitness)
     return fitness
 
 

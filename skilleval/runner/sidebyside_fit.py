@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
@@ -28,10 +27,9 @@ from skilleval.runner.judgecheck import Pair, load_pairs
 from skilleval.runner.judgefit import (
     SKIPPED,
     Notice,
+    kept_or_measured,
     memo_key,
     own_counters,
-    recall,
-    remember,
     set_label,
 )
 from skilleval.runner.sidebyside_check import SideBySideReport, run_side_by_side_check
@@ -74,11 +72,13 @@ def side_by_side_fitness(
         return JudgeFitness(status="not checked", reason=f"side-by-side {SKIPPED}")
     say = notice or (lambda _message: None)
     key = None if pairs is not None else memo_key_side_by_side(judge, seed)
-    if key is not None:
-        known = recall(home, key)
-        if known is not None:
-            say(f"side-by-side judge fitness (measured before): {known.reason}")
-            return replace(known, cached=True)
+    return kept_or_measured(
+        home, key, "side-by-side judge fitness", say, lambda: _measure(judge, seed, say, pairs)
+    )
+
+
+def _measure(judge: Judge, seed: int, say: Notice, pairs: list[Pair] | None) -> JudgeFitness:
+    """Compare the fitness pairs (``pairs``, else the shipped set) side by side."""
     todo = pairs if pairs is not None else load_pairs()
     say(
         f"side-by-side judge fitness: comparing {len(todo)} known-good and known-bad pairs "
@@ -91,8 +91,6 @@ def side_by_side_fitness(
         report, time.perf_counter() - start, set_label() if pairs is None else None
     )
     say(fitness.reason)
-    if key is not None and fitness.status in ("qualified", "unqualified"):
-        remember(home, key, fitness)
     return fitness
 
 
