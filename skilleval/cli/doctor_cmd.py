@@ -26,7 +26,7 @@ from skilleval.engine.llama_canary import MEMO_FILE, canary, canary_model, crash
 from skilleval.engine.llama_config import default_threads
 from skilleval.engine.prefix_store import kept_prefixes
 from skilleval.engine.wait_policy import decide as decide_wait_policy
-from skilleval.engine.wait_policy import others_busy_cores
+from skilleval.engine.wait_policy import others_busy_cores, threads_for
 from skilleval.errors import ProviderError
 from skilleval.exitcodes import ExitCode
 from skilleval.util.home import home_dir
@@ -67,6 +67,8 @@ def _report(home: Path) -> dict[str, Any]:
     }
     if found.verdict == "crashed":
         canary_block["diagnosis"] = crash_message(found)
+    others = others_busy_cores()
+    now = threads_for(others, default_threads())
     return {
         "skilleval": __version__,
         "python": {"version": platform.python_version(), "executable": sys.executable},
@@ -84,10 +86,15 @@ def _report(home: Path) -> dict[str, Any]:
             "flags": list(cpu_flags()),
             "amx_tile_state": tile_state(),
         },
-        "threads": {"default": default_threads(), "cpu_count": os.cpu_count()},
-        # What a run started now would choose (engine/wait_policy.py); this process's own
-        # environment is left as it is.
-        "wait_policy": decide_wait_policy(dict(os.environ), others_busy_cores).to_json(),
+        # What a run started now would choose (engine/wait_policy.py), from one sample of
+        # the machine; this process's own environment is left as it is.
+        "threads": {
+            "default": default_threads(),
+            "now": now.count,
+            "reason": now.reason,
+            "cpu_count": os.cpu_count(),
+        },
+        "wait_policy": decide_wait_policy(dict(os.environ), lambda: others).to_json(),
         "canary": canary_block,
         "embedded_model": _embedded(home),
         "home": _folder(home),
@@ -198,8 +205,8 @@ def _text(report: dict[str, Any]) -> str:
         f"CPU                {cpu['name']}",
         f"CPU flags          {' '.join(cpu['flags']) or 'not listed by the OS'}",
         f"AMX tile state     {'unknown' if tiles is None else 'enabled' if tiles else 'not enabled'}",
-        f"threads            {report['threads']['default']} used "
-        f"(of {report['threads']['cpu_count']} CPUs)",
+        f"threads            {report['threads']['now']} now, {report['threads']['reason']} "
+        f"({report['threads']['cpu_count']} CPUs)",
         f"wait policy        {report['wait_policy']['policy']}: {report['wait_policy']['reason']}",
         f"canary             {_verdict(found)}",
     ]

@@ -21,7 +21,6 @@ import importlib.util
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,18 +35,8 @@ from skilleval.engine.base import (
     clean_reply,
 )
 from skilleval.engine.batch import Feed
-from skilleval.engine.embedded import default_model_path
-from skilleval.engine.greedy_grammar import (
-    LOOP_GUARD,
-    guards_loops,
-)
-from skilleval.engine.hf import Fetched, fetch
-from skilleval.engine.hf_ref import is_hub_ref, parse_ref
-from skilleval.engine.identity import file_identity
-from skilleval.engine.llama_adapter import (
-    check_installed,
-    require_supported,
-)
+from skilleval.engine.greedy_grammar import LOOP_GUARD, guards_loops
+from skilleval.engine.llama_adapter import check_installed, require_supported
 from skilleval.engine.llama_batched import MIN_CELLS, BatchedLlama
 from skilleval.engine.llama_build import warn_without_gpu
 from skilleval.engine.llama_canary import Canary, canary, canary_model, ensure_runs
@@ -68,11 +57,12 @@ from skilleval.engine.llama_config import (
     default_threads,
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
+from skilleval.engine.llama_file import ModelFile
 from skilleval.engine.llama_queue import RequestQueue
 from skilleval.engine.llama_single import SingleCalls, open_model, prefix_store
 from skilleval.engine.llama_template import CHATML_TEMPLATE, ModelTemplate
 from skilleval.engine.prefix_store import PrefixStore
-from skilleval.engine.wait_policy import WaitPolicy
+from skilleval.engine.wait_policy import ThreadCount, WaitPolicy, thread_count
 from skilleval.engine.wait_policy import choose as choose_wait_policy
 from skilleval.errors import ProviderError
 from skilleval.plugins.markers import ProviderType, provider, registration_of
@@ -160,12 +150,7 @@ class LlamaProvider(SingleCalls):
         )
         self._busy_s = 0.0
         self._generated = 0
-        self._path: Path | None = None
-        self._fetched: Fetched | None = None
-        self._fetch_error: ProviderError | None = None
-        """A failed hub fetch, raised again rather than retried on every call."""
-        self._path_lock = threading.Lock()
-        self._identity: ModelIdentity | None = None
+        self._file = ModelFile(config.path, self.memo_dir)
         self._llm: Any = None
         self._template: ModelTemplate | None = None
         self._grammars: dict[str, Any] = {}
@@ -178,57 +163,30 @@ class LlamaProvider(SingleCalls):
         self._store: PrefixStore | None = None
         self.wait_policy: WaitPolicy | None = None
         """How llama.cpp's threads wait, decided when the model first loads."""
+        self.thread_count: ThreadCount | None = None
+        """How many threads llama.cpp got and why, decided when the model first loads."""
 
     # -- Provider protocol -------------------------------------------------------------------
 
     @property
     def path(self) -> Path:
-        """The GGUF file this provider runs: the embedded model for ``default``, the file in
-        huggingface_hub's cache for an ``hf:`` reference (fetched on first use).
+        """The GGUF file this provider runs (engine/llama_file.py; an ``hf:`` one is fetched
+        on first use).
 
         Raises:
             ProviderError: The embedded model is not installed, or a hub file cannot be
                 fetched (:class:`~skilleval.errors.ModelDownloadError`).
         """
-        with self._path_lock:
-            if self._path is None:
-                raw = self.config.path
-                if raw == "default":
-                    self._path = default_model_path()
-                elif is_hub_ref(raw):
-                    self._path = self._fetch(raw).path
-                else:
-                    self._path = Path(raw).expanduser()
-            return self._path
-
-    def _fetch(self, raw: str) -> Fetched:
-        if self._fetch_error is not None:
-            raise self._fetch_error
-        try:
-            # The reference was checked when the suite loaded; a spec built in code may not be.
-            ref = parse_ref(raw)
-        except ValueError as exc:
-            raise ProviderError(str(exc)) from None
-        try:
-            self._fetched = fetch(ref)
-        except ProviderError as exc:
-            self._fetch_error = exc
-            raise
-        return self._fetched
+        return self._file.path
 
     def identity(self) -> ModelIdentity:
-        """File name, size and SHA-256 of the GGUF, and for a hub file the repository, file
-        and commit it came from; does not load the model.
+        """File name, size and SHA-256 of the GGUF (and where a hub file came from); does not
+        load the model.
 
         Raises:
             ProviderError: The file is missing or unreadable, or cannot be fetched.
         """
-        if self._identity is None:
-            identity = file_identity(self.path, self.memo_dir)
-            if self._fetched is not None:
-                identity = replace(identity, details=self._fetched.details())
-            self._identity = identity
-        return self._identity
+        return self._file.identity()
 
     def check(self) -> None:
         """Whether the model can be loaded at all, without loading it.
@@ -339,6 +297,8 @@ class LlamaProvider(SingleCalls):
         conversations were laid out for the chat template (when that changed any), the layers
         offloaded to a GPU (when set) and the features llama.cpp was compiled with."""
         info: dict[str, Any] = {"threads": self.threads, "batch_width": self.batch_width}
+        if self.thread_count is not None:
+            info["threads_reason"] = self.thread_count.reason
         laid_out = self._template.laid_out() if self._template is not None else []
         if laid_out:
             info["chat_layout"] = laid_out
@@ -359,7 +319,7 @@ class LlamaProvider(SingleCalls):
                 self._embedder = GgufEmbedder(
                     self.path,
                     self.config.n_ctx,
-                    self.threads,
+                    self._settle_threads(),
                     INSTALL_HINT,
                     gpu_layers=self.config.gpu_layers,
                     canary=self._canary,
@@ -393,6 +353,7 @@ class LlamaProvider(SingleCalls):
         # How llama.cpp's threads wait, from what the other processes do now (before OpenMP
         # is loaded, which reads it once): engine/wait_policy.py.
         self.wait_policy = choose_wait_policy()
+        self._settle_threads()
         # Before llama.cpp runs in this process: a build that crashes on this CPU is found in
         # a child process, and stops the run with one line (engine/llama_canary.py).
         found = self._canary()
@@ -414,6 +375,14 @@ class LlamaProvider(SingleCalls):
         self._count_evals(llm)
         self._llm = llm
         return llm
+
+    def _settle_threads(self) -> int:
+        """``threads`` as set, else chosen once from what the machine does now (fewer when
+        other processes keep cores busy: engine/wait_policy.py)."""
+        if self.thread_count is None:
+            self.thread_count = thread_count(self.config.threads, default_threads())
+            self.threads = self.thread_count.count
+        return self.threads
 
     def _canary(self) -> Canary:
         """The canary's verdict for this llama.cpp build and CPU, decoding with the embedded

@@ -87,6 +87,14 @@ class Environment:
         default=None,
         metadata=meta("CPU threads the in-process model was given.", omit=OMIT_EMPTY, minimum=1),
     )
+    threads_reason: str | None = field(
+        default=None,
+        metadata=meta(
+            "Why that many threads: set in `model.threads`, every usable core, or fewer "
+            "because other processes kept cores busy when the model loaded.",
+            omit=OMIT_EMPTY,
+        ),
+    )
     batch_width: int | None = field(
         default=None,
         metadata=meta(

@@ -53,6 +53,8 @@ def _engine(provider: Provider) -> dict[str, Any]:
         for k in ("threads", "batch_width", "gpu_layers")
         if found.get(k) is not None
     }
+    if found.get("threads_reason"):
+        out["threads_reason"] = str(found["threads_reason"])
     if found.get("chat_layout"):
         out["chat_layout"] = tuple(str(name) for name in found["chat_layout"])
     policy = found.get("wait_policy")

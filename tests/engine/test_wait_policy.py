@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.engine.wait_policy import BUSY_CORES, SAMPLE_S, decide, others_busy_cores
+from skilleval.engine.wait_policy import (
+    BUSY_CORES,
+    SAMPLE_S,
+    decide,
+    others_busy_cores,
+    thread_count,
+    threads_for,
+)
 
 TICKS = 100
 
@@ -114,3 +121,70 @@ def test_on_this_machine_spinning_processes_are_seen() -> None:
             p.join()
     assert measured is not None
     assert measured >= 1.0
+
+
+# -- how many threads ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("others", "cores", "count"),
+    [
+        (None, 2, 2),  # the load could not be read
+        (0.0, 2, 2),
+        (0.4, 2, 2),
+        (0.5, 2, 1),  # where the threads also stop spinning
+        (1.0, 2, 1),
+        (2.0, 2, 1),
+        (6.0, 2, 1),  # never fewer than one
+        (1.0, 8, 7),
+        (2.4, 8, 6),
+        (2.6, 8, 5),
+        (0.0, 1, 1),
+    ],
+)
+def test_threads_leave_the_cores_other_processes_keep_busy(
+    others: float | None, cores: int, count: int
+) -> None:
+    chosen = threads_for(others, cores)
+    assert chosen.count == count
+    assert chosen.reason
+
+
+def test_a_busy_machine_gets_fewer_threads_from_the_same_sample(tmp_path: Path) -> None:
+    machine = Machine(tmp_path, busy_cores=2.0, own_cores=0.0)
+    others = machine.measure()
+    assert others is not None
+    chosen = threads_for(others, 2)
+    assert chosen.count == 1
+    assert "1 of 2 usable cores" in chosen.reason
+    assert "2.0 cores busy" in chosen.reason
+    assert threads_for(Machine(tmp_path, busy_cores=0.1, own_cores=0.0).measure(), 2).count == 2
+
+
+def test_threads_the_user_set_are_kept_without_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skilleval.engine import wait_policy
+
+    def measure() -> float:
+        raise AssertionError("measured although the user chose")
+
+    monkeypatch.setattr(wait_policy, "choose_threads", lambda cores: measure())
+    chosen = thread_count(3, 2)
+    assert (chosen.count, chosen.reason) == (3, "set in the model's `threads`")
+
+
+def test_the_policy_and_the_threads_come_from_one_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skilleval.engine import wait_policy
+
+    monkeypatch.setattr(wait_policy, "_chosen", None)
+    monkeypatch.setattr(wait_policy, "_measured", [])
+    samples: list[float] = []
+
+    def measure() -> float:
+        samples.append(1.8)
+        return 1.8
+
+    environ: dict[str, str] = {}
+    assert wait_policy.choose(environ, measure).policy == "PASSIVE"
+    assert wait_policy.choose_threads(4, measure).count == 2
+    assert wait_policy.choose_threads(4, measure).count == 2
+    assert samples == [1.8]
