@@ -4,7 +4,10 @@
 
 Runs ``skilleval judge-check --no-cache --json`` in this process with every call that
 reaches the in-process model counted (tokens generated, tokens evaluated, seconds), and writes
-one JSON report: those counts, the check's figures and each pair's two verdicts. ``--tree``
+one JSON report: those counts (``generated`` is the engine's own count of sampled tokens,
+``completion_tokens`` what the replies report, which for a choice is the chosen option's
+length though nothing is sampled), the calls by kind, the check's figures and each pair's two
+verdicts. ``--tree``
 runs another checkout's ``skilleval`` package instead (its folder first on ``sys.path``), so
 two commits can be compared pair by pair with ``bench/judge_tokens.py --compare A B``.
 """
@@ -15,6 +18,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import sys
 import tempfile
 import time
@@ -28,15 +32,27 @@ def measure(report: Path, limit: int | None) -> int:
     from skilleval.cli import run_cli
     from skilleval.engine import llama
 
-    counts = {"calls": 0, "completion_tokens": 0, "tokens_evaluated": 0, "prompt_tokens": 0}
+    counts = {
+        "calls": 0,
+        "completion_tokens": 0,
+        "generated": 0,
+        "tokens_evaluated": 0,
+        "prompt_tokens": 0,
+    }
+    by_kind: dict[str, dict[str, int]] = {}
     original = llama.LlamaProvider.complete
 
     def complete(self: Any, request: Any) -> Any:
+        before = self.engine_busy()[0]
         out = original(self, request)
+        counts["generated"] += self.engine_busy()[0] - before
         counts["calls"] += 1
         counts["completion_tokens"] += out.completion_tokens
         counts["tokens_evaluated"] += out.tokens_evaluated
         counts["prompt_tokens"] += out.prompt_tokens
+        kind = by_kind.setdefault(_kind(request), {"calls": 0, "completion_tokens": 0})
+        kind["calls"] += 1
+        kind["completion_tokens"] += out.completion_tokens
         return out
 
     llama.LlamaProvider.complete = complete  # type: ignore[method-assign]
@@ -51,10 +67,28 @@ def measure(report: Path, limit: int | None) -> int:
     seconds = time.perf_counter() - start
     document = json.loads(out.getvalue())
     report.write_text(
-        json.dumps({"exit_code": code, "seconds": round(seconds, 3), **counts, **document}),
+        json.dumps(
+            {
+                "exit_code": code,
+                "seconds": round(seconds, 3),
+                **counts,
+                "by_kind": by_kind,
+                **document,
+            }
+        ),
         encoding="utf-8",
     )
     return 0
+
+
+def _kind(request: Any) -> str:
+    """What a call asked for: a choice among options, or a reply with these JSON keys."""
+    if request.choices is not None:
+        return "choice"
+    schema = request.json_schema
+    if schema is None:
+        return "text"
+    return "json:" + ",".join(schema.get("properties", {}))
 
 
 def _verdicts(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -68,7 +102,9 @@ def compare(before: Path, after: Path) -> str:
     a = json.loads(before.read_text(encoding="utf-8"))
     b = json.loads(after.read_text(encoding="utf-8"))
     lines = ["| | before | after | after ÷ before |", "|---|---|---|---|"]
-    for key in ("completion_tokens", "tokens_evaluated", "calls", "seconds"):
+    for key in ("completion_tokens", "generated", "tokens_evaluated", "calls", "seconds"):
+        if key not in a or key not in b:
+            continue
         x, y = float(a[key]), float(b[key])
         lines.append(
             f"| {key} | {x:g} | {y:g} | {y / x:.3f} |" if x else f"| {key} | {x} | {y} | |"
@@ -87,9 +123,21 @@ def compare(before: Path, after: Path) -> str:
     lines.append("")
     lines.append(
         f"paired, {len(va.keys() & vb.keys())} outputs: {same} graded alike, "
-        f"{gained} right only after, {lost} right only before"
+        f"{gained} right only after, {lost} right only before; "
+        f"McNemar's exact test, two-sided: p = {mcnemar_exact(gained, lost):.3f}"
     )
     return "\n".join(lines)
+
+
+def mcnemar_exact(gained: int, lost: int) -> float:
+    """McNemar's exact two-sided p-value: the chance, were each changed verdict equally likely
+    to go either way, of a split at least as uneven as ``gained`` against ``lost`` (a binomial
+    test on the discordant pairs, p = 1/2; scipy's ``binomtest(k, n).pvalue`` agrees)."""
+    changed = gained + lost
+    if changed == 0:
+        return 1.0
+    tail = sum(math.comb(changed, k) for k in range(min(gained, lost) + 1)) / 2**changed
+    return min(1.0, 2 * tail)
 
 
 def main(argv: list[str] | None = None) -> int:
