@@ -34,7 +34,9 @@ def build_judge(
     if not force and not any(a.tier == "model" for t in suite.tests for a in t.every_assert):
         return None
     if options.judge_provider is not None:
-        return JudgeClient(options.judge_provider, seed=suite.decoding.seed)
+        # Watch and improve hand over the provider of the suite's `judge:`, kept loaded.
+        scores = suite.judge is not None and scores_verdicts(suite.judge.provider.capabilities)
+        return JudgeClient(options.judge_provider, seed=suite.decoding.seed, scores=scores)
     if suite.judge is None or suite.judge == suite.model:
         capabilities = options.capabilities or suite.model.provider.capabilities
         return JudgeClient(
