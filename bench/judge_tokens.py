@@ -1,6 +1,6 @@
 """The judge's token cost and fitness, on the judge-fitness set, for one checkout.
 
-    .venv/bin/python bench/judge_tokens.py REPORT.json [--limit N] [--tree DIR]
+    .venv/bin/python bench/judge_tokens.py REPORT.json [--limit N] [--tree DIR] [--reasons]
 
 Runs ``skilleval judge-check --no-cache --json`` in this process with every call that
 reaches the in-process model counted (tokens generated, tokens evaluated, seconds), and writes
@@ -10,6 +10,8 @@ length though nothing is sampled), the calls by kind, the check's figures and ea
 verdicts. ``--tree``
 runs another checkout's ``skilleval`` package instead (its folder first on ``sys.path``), so
 two commits can be compared pair by pair with ``bench/judge_tokens.py --compare A B``.
+``--reasons`` makes the judge write the reasons of failing scored verdicts, as a run's judge
+does (``judge-check`` reads verdicts only), to show what a run's grading costs.
 """
 
 from __future__ import annotations
@@ -26,11 +28,22 @@ from pathlib import Path
 from typing import Any
 
 
-def measure(report: Path, limit: int | None) -> int:
+def measure(report: Path, limit: int | None, reasons: bool = False) -> int:
     import os
 
-    from skilleval.cli import run_cli
+    from skilleval.cli import judge_check_cmd, run_cli
     from skilleval.engine import llama
+
+    if reasons:
+        # As a run grades: a scored verdict that fails gets its reason written.
+        made = judge_check_cmd._client
+
+        def client(*args: Any) -> Any:
+            judge = made(*args)
+            judge.reasons = True
+            return judge
+
+        judge_check_cmd._client = client  # type: ignore[assignment]
 
     counts = {
         "calls": 0,
@@ -146,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N pairs")
     parser.add_argument("--tree", type=Path, help="run this checkout's skilleval package")
     parser.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument(
+        "--reasons",
+        action="store_true",
+        help="write the reasons of failing scored verdicts, as a run does (judge-check does not)",
+    )
     args = parser.parse_args(argv)
     if args.compare is not None:
         print(compare(*args.compare))
@@ -154,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("REPORT is required unless --compare is given")
     if args.tree is not None:
         sys.path.insert(0, str(args.tree.resolve()))
-    return measure(args.report, args.limit)
+    return measure(args.report, args.limit, args.reasons)
 
 
 if __name__ == "__main__":
