@@ -13,6 +13,7 @@ from skilleval.cli.model_spec import judge_spec, model_name
 from skilleval.cli.options import emit_json, fitness_options, json_option
 from skilleval.exitcodes import ExitCode
 from skilleval.judge import JudgeClient
+from skilleval.judge.choice import scores_verdicts
 from skilleval.results.codec import encode
 from skilleval.runner import judgefit
 from skilleval.runner.judgecheck import JudgeCheckReport, PairOutcome, load_pairs, run_judge_check
@@ -93,7 +94,14 @@ def judge_check(
 
 
 def _client(judge_model: str, seed: int, no_cache: bool) -> JudgeClient:
-    return JudgeClient(cached_provider(judge_spec(judge_model), use_cache=not no_cache), seed=seed)
+    spec = judge_spec(judge_model)
+    # The check reads verdicts only: a scored verdict writes no reason here.
+    return JudgeClient(
+        cached_provider(spec, use_cache=not no_cache),
+        seed=seed,
+        scores=scores_verdicts(spec.provider.capabilities),
+        reasons=False,
+    )
 
 
 def _grade(g: Any) -> str:

@@ -39,6 +39,7 @@ from skilleval.errors import (
     ProviderError,
     TruncatedError,
 )
+from skilleval.judge import choice
 from skilleval.judge.prompts import repair_message
 from skilleval.suite.schema import is_valid
 from skilleval.util.frozen import frozen
@@ -227,14 +228,24 @@ class JudgeClient:
             :class:`SchemaGuard` is put directly around the model, so invalid replies are never
             cached. The judge keeps its own call counters.
         seed: The seed sent with every call.
+        scores: The provider scores choices by log-probability (``Capabilities.scores``), so
+            a free-text ``llm-rubric`` verdict is read from the score scale's log-probabilities
+            (:mod:`skilleval.judge.choice`) instead of written.
+        reasons: Write a reason for a failing scored verdict. False where no one reads
+            reasons (the fitness check), so that a verdict costs no generated token.
     """
 
-    def __init__(self, provider: Provider, *, seed: int = 0) -> None:
+    def __init__(
+        self, provider: Provider, *, seed: int = 0, scores: bool = False, reasons: bool = True
+    ) -> None:
         self.provider = guarded(provider)
         self.seed = seed
+        self.scores = scores
+        self.reasons = reasons
         self._lock = threading.Lock()
         self._counts = {
             "calls": 0,
+            "scored": 0,
             "replies": 0,
             "retries": 0,
             "repaired": 0,
@@ -279,6 +290,45 @@ class JudgeClient:
         else:
             message = f"judge reply invalid after a repair retry: {second.problem}"
         raise JudgeError(message, kind=second.kind, attempts=2, max_tokens=budget)
+
+    def score_choices(
+        self, messages: Sequence[Mapping[str, str]], choices: Sequence[str]
+    ) -> Mapping[str, float] | None:
+        """Each of ``choices``' log-probability as the judge's whole reply, from one greedy
+        choice request; nothing is sampled.
+
+        Returns:
+            The scores, or None when the provider does not score choices (not declared, or
+            the reply came back without a score for every choice, as a scripted model's
+            does), so that the caller asks for the written reply instead.
+
+        Raises:
+            JudgeError: The model could not be called.
+        """
+        if not self.scores:
+            return None
+        request = Request(
+            messages=tuple(Message(m["role"], m["content"]) for m in messages),
+            max_tokens=1,
+            temperature=0.0,
+            top_p=1.0,
+            seed=self.seed,
+            choices=tuple(choices),
+            purpose="judge",
+        )
+        self._count("calls")
+        try:
+            completion = self.provider.complete(request)
+        except ProviderError as exc:
+            self._count("errors")
+            raise JudgeError(
+                f"judge model failed: {exc}", kind="provider", attempts=1, max_tokens=1
+            ) from None
+        scores = completion.choice_scores
+        if scores is None or any(c not in scores for c in choices):
+            return None
+        self._count("scored")
+        return {c: float(scores[c]) for c in choices}
 
     def _attempt(
         self, convo: tuple[Message, ...], schema: Mapping[str, Any], max_tokens: int
@@ -342,7 +392,8 @@ class JudgeClient:
             self._counts[name] += 1
 
     def stats(self) -> dict[str, int]:
-        """Call counters: calls made, good replies, retries, retries that repaired, errors.
+        """Call counters: calls made, verdicts scored from choices, good replies, retries,
+        retries that repaired, errors.
 
         When the provider is a cache wrapper, its ``hits`` and token counts are included.
         """
@@ -369,6 +420,7 @@ class JudgeClient:
             "repair_retries": 1,
             "retry_budget_factor": RETRY_FACTOR,
             "reply_validation": "JSON Schema draft 2020-12",
+            "rubric_verdict": choice.MODE if self.scores else choice.WRITTEN,
         }
 
     def close(self) -> None:

@@ -92,6 +92,33 @@ def rubric_messages(variables: Mapping[str, Any], override: Any = None) -> list[
     return _custom(override, variables)
 
 
+def rubric_score_messages(variables: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The conversation of a free-text ``llm-rubric`` verdict read from choice scores, from
+    the packaged ``rubric_score.j2``: its reply is one digit of the score scale."""
+    return _blocks("rubric_score.j2", {**variables, "worked_example": WORKED_EXAMPLE})
+
+
+def reason_messages(
+    verdict: Sequence[Mapping[str, str]],
+    likeliest: int,
+    score: str,
+    passed: bool,
+    items: Sequence[str] = (),
+) -> list[dict[str, str]]:
+    """The conversation that asks for a scored verdict's reason: the verdict's own
+    conversation, the likeliest digit as the judge's reply, then ``rubric_reason.j2``'s
+    request, which states the verdict (``score`` as shown, and whether it passed) and, for a
+    list rubric, asks for its ``checks`` too. It shares the verdict's prompt, so a model that
+    keeps its KV cells evaluates only the end."""
+    template = _env().get_template("rubric_reason.j2")
+    text = template.render(score=score, passed=passed, items=list(items)).strip()
+    return [
+        *(dict(m) for m in verdict),
+        {"role": "assistant", "content": str(likeliest)},
+        {"role": "user", "content": text},
+    ]
+
+
 def assert_messages(
     *, output: str, statements: Sequence[str], prompt: str, vars_: Mapping[str, Any]
 ) -> list[dict[str, str]]:

@@ -35,7 +35,7 @@ STATEMENT_REASON_CHARS: Final = 160
 # up. A token is at least one ASCII character, so text bounded to N characters costs at most N
 # tokens; the budgets below therefore fit any ASCII reply the schema admits.
 _RUBRIC_FRAME_TOKENS: Final = 32
-_CHECK_FRAME_TOKENS: Final = 24
+CHECK_FRAME_TOKENS: Final = 24
 _ASSERT_FRAME_TOKENS: Final = 16
 _STATEMENT_FRAME_TOKENS: Final = 24
 
@@ -66,6 +66,22 @@ def pinned_list(entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def checks_schema(items: int) -> dict[str, Any]:
+    """A list rubric's ``checks``: one ``{id, pass, notes}`` per numbered item, in order."""
+    return pinned_list(
+        [
+            closed(
+                {
+                    "id": {"type": "integer", "enum": [i]},
+                    "pass": {"type": "boolean"},
+                    "notes": bounded_text(NOTES_CHARS),
+                }
+            )
+            for i in range(1, items + 1)
+        ]
+    )
+
+
 def rubric_schema(items: int = 0) -> dict[str, Any]:
     """The reply schema of ``llm-rubric``: ``reason``, ``score``, ``pass``, then ``checks``.
 
@@ -79,18 +95,7 @@ def rubric_schema(items: int = 0) -> dict[str, Any]:
         "pass": {"type": "boolean"},
     }
     if items:
-        properties["checks"] = pinned_list(
-            [
-                closed(
-                    {
-                        "id": {"type": "integer", "enum": [i]},
-                        "pass": {"type": "boolean"},
-                        "notes": bounded_text(NOTES_CHARS),
-                    }
-                )
-                for i in range(1, items + 1)
-            ]
-        )
+        properties["checks"] = checks_schema(items)
     return closed(properties)
 
 
@@ -122,7 +127,7 @@ def verdicts_schema(count: int, vocabulary: Sequence[str], reason_chars: int) ->
 
 def rubric_budget(items: int = 0) -> int:
     """``max_tokens`` for an ``llm-rubric`` reply with ``items`` checks."""
-    return _RUBRIC_FRAME_TOKENS + REASON_CHARS + items * (_CHECK_FRAME_TOKENS + NOTES_CHARS)
+    return _RUBRIC_FRAME_TOKENS + REASON_CHARS + items * (CHECK_FRAME_TOKENS + NOTES_CHARS)
 
 
 def assert_budget(statements: int) -> int:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from skilleval.errors import ImpossibleReply
+from skilleval.judge.choice import ScoredVerdict
 from skilleval.judge.schemas import SCORES, TRUTH
 from skilleval.util.frozen import frozen
 
@@ -22,7 +23,7 @@ DEFAULT_THRESHOLD = 0.5
 """The lowest mapped score an ``llm-rubric`` pass needs when the assertion sets none."""
 
 
-def map_score(score: int) -> float:
+def map_score(score: float) -> float:
     """The judge's 1..5 score on the 0..1 scale: (score − 1) / 4."""
     return (score - 1) / 4
 
@@ -45,14 +46,18 @@ class RubricGrade:
     """An ``llm-rubric`` outcome."""
 
     passed: bool
-    """The judge said pass AND the mapped score reached the threshold."""
+    """The judge said pass AND the mapped score reached the threshold (a scored verdict:
+    the mapped score reached the threshold)."""
     score: float
     """The mapped score, (judge score − 1) / 4, whichever way the verdict went."""
     judge_score: int
+    """The score the judge wrote; for a scored verdict, the likeliest score."""
     judge_pass: bool
     threshold: float
     reason: str
     checks: tuple[ItemCheck, ...] = ()
+    scored: ScoredVerdict | None = None
+    """The score scale's probabilities, when the verdict was read from them."""
 
 
 @frozen
@@ -138,18 +143,7 @@ def grade_rubric(
         raise ImpossibleReply(f"score {score} is not on the scale {SCORES[0]}..{SCORES[-1]}")
     judge_pass = _field(reply, "pass", bool)
     reason = _field(reply, "reason", str)
-    checks: tuple[ItemCheck, ...] = ()
-    if items:
-        entries = _entries(reply, "checks", len(items))
-        checks = tuple(
-            ItemCheck(
-                id=i,
-                item=item,
-                passed=_field(entry, "pass", bool),
-                notes=_field(entry, "notes", str),
-            )
-            for i, (item, entry) in enumerate(zip(items, entries, strict=True), start=1)
-        )
+    checks = read_checks(reply, items) if items else ()
     bar = DEFAULT_THRESHOLD if threshold is None else threshold
     mapped = map_score(score)
     return RubricGrade(
@@ -160,6 +154,49 @@ def grade_rubric(
         threshold=bar,
         reason=reason,
         checks=checks,
+    )
+
+
+def read_checks(reply: Mapping[str, Any], items: Sequence[str]) -> tuple[ItemCheck, ...]:
+    """A list rubric's ``checks``, one per item.
+
+    Raises:
+        ImpossibleReply: They do not name each item exactly once, in order, or an entry lacks
+            ``pass`` or ``notes``.
+    """
+    entries = _entries(reply, "checks", len(items))
+    return tuple(
+        ItemCheck(
+            id=i,
+            item=item,
+            passed=_field(entry, "pass", bool),
+            notes=_field(entry, "notes", str),
+        )
+        for i, (item, entry) in enumerate(zip(items, entries, strict=True), start=1)
+    )
+
+
+def grade_scored(
+    verdict: ScoredVerdict, threshold: float | None = None, reason: str = ""
+) -> RubricGrade:
+    """Grade a free-text ``llm-rubric`` verdict read from the score scale's log-probabilities.
+
+    The rule: pass iff (score − 1) / 4 ≥ ``threshold``, where the score is the verdict's
+    (:data:`~skilleval.judge.choice.VERDICT_RULE`). With no written ``pass`` to ask for, the
+    threshold alone decides, as it already could: a written verdict passes only when its
+    score reaches the threshold too.
+    """
+    bar = DEFAULT_THRESHOLD if threshold is None else threshold
+    mapped = map_score(verdict.score)
+    passed = mapped >= bar
+    return RubricGrade(
+        passed=passed,
+        score=mapped,
+        judge_score=verdict.likeliest,
+        judge_pass=passed,
+        threshold=bar,
+        reason=reason,
+        scored=verdict,
     )
 
 

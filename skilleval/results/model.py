@@ -220,6 +220,15 @@ class JudgeInfo:
         default=None, metadata=meta(omit=OMIT_EMPTY, minimum=0)
     )
     reply_validation: str | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    rubric_verdict: str | None = field(
+        default=None,
+        metadata=meta(
+            "How the judge reaches an llm-rubric verdict: `written` (its reply holds the score "
+            "and pass) or `scored-expectation` (the expected score under the score scale's "
+            "choice probabilities; a reason is written for failing verdicts only).",
+            omit=OMIT_EMPTY,
+        ),
+    )
     same_as_generator: bool = field(
         default=False,
         metadata=meta("The judge is the model being tested, so it grades its own outputs."),

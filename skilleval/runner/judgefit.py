@@ -10,7 +10,8 @@ The outcome is remembered in ``<home>/judge-fitness.json``, keyed by everything 
 change it (``suites/judge-fitness.measured.json`` ships the same kind of entries, measured
 for the embedded model, so that its first run does not spend minutes repeating them): the judge model's identity (:meth:`~skilleval.engine.base.ModelIdentity.key`, the
 SHA-256 for a GGUF), its seed unless it is greedy, the text of the fitness set and of the judge prompts, and the
-version of this rule. The next run with the same judge reads it back for free. A judge with
+version of this rule, and how the judge reaches an ``llm-rubric`` verdict when it reads it
+from choice scores. The next run with the same judge reads it back for free. A judge with
 no readable identity (a plugin's own ``Judge``) is measured every run and never remembered.
 """
 
@@ -30,7 +31,7 @@ from skilleval.api import Judge
 from skilleval.engine.cache import CachingProvider
 from skilleval.engine.greedy_grammar import LOOP_GUARD
 from skilleval.errors import DecodeError, ProviderError
-from skilleval.judge import JudgeClient
+from skilleval.judge import JudgeClient, choice
 from skilleval.judge.leak import WORKED_EXAMPLE
 from skilleval.results.codec import decode, encode
 from skilleval.results.model import JudgeFitness
@@ -56,6 +57,8 @@ RULE_VERSION: Final = 1
 SKIPPED: Final = "judge not checked: the fitness check was skipped (--no-judge-check)"
 
 _PROMPTS: Final = ("rubric.j2", "assert.j2", "repair.j2")
+_SCORED_PROMPT: Final = "rubric_score.j2"
+"""The prompt of a verdict read from choice scores; in the key of a judge that reads them."""
 _NOTICE_EVERY_S: Final = 30.0
 """Seconds between progress notes while the judge is measured."""
 
@@ -185,8 +188,14 @@ def from_report(report: JudgeCheckReport, fitness_set: str | None = None) -> Jud
 # --------------------------------------------------------------------------- the memo
 
 
-def memo_key(judge: Judge, seed: int) -> str | None:
-    """What the measurement depends on, as one string; None when the judge has no identity."""
+def memo_key(judge: Judge, seed: int, *, verdict: bool = True) -> str | None:
+    """What the measurement depends on, as one string; None when the judge has no identity.
+
+    A judge that reads its ``llm-rubric`` verdicts from choice scores
+    (:mod:`skilleval.judge.choice`) has the way it reads them and its prompt in the key, so
+    a measurement of the written verdict is never read for it (a written verdict's key is
+    as it always was). ``verdict=False`` leaves them out, for a measurement that grades no
+    rubric (the side-by-side check)."""
     provider = getattr(judge, "provider", None)
     identity = getattr(provider, "identity", None)
     if not callable(identity):
@@ -208,20 +217,27 @@ def memo_key(judge: Judge, seed: int) -> str | None:
     described = describe() if callable(describe) else {}
     greedy = bool(described.get("greedy") or (described.get("decoding") or {}).get("greedy"))
     sampling = "greedy" if greedy else f"seed={seed}"
-    return f"{model}|{sampling}|rule={RULE_VERSION}|inputs={digest.hexdigest()[:16]}"
+    key = f"{model}|{sampling}|rule={RULE_VERSION}|inputs={digest.hexdigest()[:16]}"
+    mode = described.get("rubric_verdict") or choice.WRITTEN
+    if verdict and mode != choice.WRITTEN:
+        prompt = hashlib.sha256(templates.joinpath(_SCORED_PROMPT).read_bytes())
+        key += f"|verdict={mode}:{prompt.hexdigest()[:16]}"
+    return key
 
 
 def own_counters(judge: Judge, seed: int) -> Judge:
-    """The judge behind a cache wrapper of its own, so the run's call counts stay the run's.
+    """The judge behind a cache wrapper of its own, so the run's call counts stay the run's,
+    and writing no reasons, which the measurement does not read.
 
     The model and the response cache are shared: a measurement warms the cache for later.
     """
-    provider = getattr(judge, "provider", None)
+    if not isinstance(judge, JudgeClient):
+        return judge
+    provider = judge.provider
     if isinstance(provider, CachingProvider):
-        return JudgeClient(
-            CachingProvider(provider.inner, provider.cache, provider.warn), seed=seed
-        )
-    return judge
+        provider = CachingProvider(provider.inner, provider.cache, provider.warn)
+    # The measurement reads verdicts only, so a scored verdict writes no reason.
+    return JudgeClient(provider, seed=seed, scores=judge.scores, reasons=False)
 
 
 def set_label() -> str:

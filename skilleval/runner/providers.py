@@ -11,6 +11,7 @@ from skilleval.engine.base import Completion, ModelIdentity, Provider, Request
 from skilleval.engine.cache import CachingProvider, open_cache
 from skilleval.engine.factory import check_model, create_provider
 from skilleval.judge import JudgeClient
+from skilleval.judge.choice import scores_verdicts
 from skilleval.runner.options import RunOptions
 from skilleval.suite.model import Suite
 
@@ -33,15 +34,21 @@ def build_judge(
     if not force and not any(a.tier == "model" for t in suite.tests for a in t.every_assert):
         return None
     if options.judge_provider is not None:
-        return JudgeClient(options.judge_provider, seed=suite.decoding.seed)
+        # Watch and improve hand over the provider of the suite's `judge:`, kept loaded.
+        scores = suite.judge is not None and scores_verdicts(suite.judge.provider.capabilities)
+        return JudgeClient(options.judge_provider, seed=suite.decoding.seed, scores=scores)
     if suite.judge is None or suite.judge == suite.model:
-        return JudgeClient(generator, seed=suite.decoding.seed)
+        capabilities = options.capabilities or suite.model.provider.capabilities
+        return JudgeClient(
+            generator, seed=suite.decoding.seed, scores=scores_verdicts(capabilities)
+        )
     options_for_judge = RunOptions(
         home=options.home, jobs=options.jobs, use_cache=options.use_cache, warn=options.warn
     )
     return JudgeClient(
         build_provider(replace(suite, model=suite.judge), options_for_judge),
         seed=suite.decoding.seed,
+        scores=scores_verdicts(suite.judge.provider.capabilities),
     )
 
 

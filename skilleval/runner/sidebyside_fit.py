@@ -138,7 +138,7 @@ def from_side_report(
 
 def memo_key_side_by_side(judge: Judge, seed: int) -> str | None:
     """The memo key of the side-by-side measurement; None when the judge has no identity."""
-    base = memo_key(judge, seed)
+    base = memo_key(judge, seed, verdict=False)  # it grades no rubric
     if base is None:
         return None
     prompt = package_files("skilleval.judge") / "templates" / "side_by_side.j2"

@@ -23,6 +23,7 @@ from skilleval.engine.cache import CachingProvider
 from skilleval.engine.factory import create_provider
 from skilleval.engine.llama import gguf_spec
 from skilleval.judge import JudgeClient
+from skilleval.judge.choice import scores_verdicts
 from skilleval.runner import judgefit
 from skilleval.runner.judgecheck import load_pairs
 
@@ -41,6 +42,14 @@ tests:
       - {type: llm-rubric, value: The answer names Paris.}
 """
 
+
+def _embedded_judge(home: Path) -> JudgeClient:
+    """The embedded judge as a run builds it: it reads rubric verdicts from choice scores."""
+    spec = gguf_spec()
+    provider = CachingProvider(create_provider(spec, home=home), None)
+    return JudgeClient(provider, seed=0, scores=scores_verdicts(spec.provider.capabilities))
+
+
 REASON = re.compile(r"unqualified judge: fitness \d\.\d\d \[\d\.\d\d, \d\.\d\d\] .* on 3 pairs")
 
 
@@ -49,7 +58,7 @@ def test_the_embedded_judge_is_unqualified_in_every_report(
 ) -> None:
     home = Path(os.environ["SKILLEVAL_HOME"])
     monkeypatch.chdir(tmp_path)
-    judge = JudgeClient(CachingProvider(create_provider(gguf_spec(), home=home), None), seed=0)
+    judge = _embedded_judge(home)
     try:
         measured = judgefit.judge_fitness(judge, home, seed=0, pairs=load_pairs()[:3])
         key = judgefit.memo_key(judge, 0)
@@ -96,7 +105,7 @@ def test_the_embedded_judge_s_whole_set_measurement_ships_with_skilleval(tmp_pat
     `skilleval judge-check` on the whole set and copy its entry from the home's
     judge-fitness.json into suites/judge-fitness.measured.json.
     """
-    judge = JudgeClient(CachingProvider(create_provider(gguf_spec(), home=tmp_path), None), seed=0)
+    judge = _embedded_judge(tmp_path)
     try:
         key = judgefit.memo_key(judge, 0)
     finally:

@@ -9,19 +9,22 @@ verdict, never a pass or a fail.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from skilleval.api import Check, Verdict, assertion
 from skilleval.assertions.builtin._common import clip
 from skilleval.errors import ImpossibleReply, PromptProblem, ProviderError
-from skilleval.judge import prompts, schemas
+from skilleval.judge import choice, prompts, schemas
 from skilleval.judge.leak import copied_example
 from skilleval.judge.scoring import (
     AssertGrade,
     RubricGrade,
     StatementVerdict,
     grade_rubric,
+    grade_scored,
     grade_statements,
+    read_checks,
 )
 from skilleval.suite import template
 
@@ -137,6 +140,11 @@ def llm_rubric(check: Check) -> Verdict:
     judge's ``pass`` is true AND the mapped score is at least ``threshold`` (default 0.5).
     The judge sees the prompt, the output, the rubric and the optional ``reference``;
     ``rubricPrompt`` replaces the packaged judge prompt.
+
+    A rubric given as one text, with the packaged prompt, is graded from choice scores when
+    the judge's model gives them (:mod:`skilleval.judge.choice`): the score is the expected
+    score under the scale's probabilities, the assertion passes when its mapped score reaches
+    ``threshold``, and a reason is written afterwards for a failing verdict only.
     """
     if check.judge is None:
         return Verdict.errored(NO_JUDGE)
@@ -160,6 +168,12 @@ def llm_rubric(check: Check) -> Verdict:
         reference=reference,
         vars_=check.vars,
     )
+    judge = check.judge
+    if check.options.get("rubricPrompt") is None and isinstance(judge, choice.ChoiceJudge):
+        context = [*items, reference, check.prompt, check.output]
+        scored = _scored_rubric(check, judge, variables, context)
+        if scored is not None:
+            return scored
     try:
         messages = prompts.rubric_messages(variables, check.options.get("rubricPrompt"))
     except PromptProblem as exc:
@@ -185,6 +199,77 @@ def llm_rubric(check: Check) -> Verdict:
     )
 
 
+def _scored_rubric(
+    check: Check, judge: choice.ChoiceJudge, variables: Mapping[str, Any], context: list[str]
+) -> Verdict | None:
+    """A rubric's verdict from the score scale's log-probabilities, with a reason (and a list
+    rubric's checks) written after it when it fails; None when the judge's model gave no
+    scores."""
+    messages = prompts.rubric_score_messages(variables)
+    try:
+        logprobs = judge.score_choices(messages, choice.SCORE_CHOICES)
+    except ProviderError as exc:
+        return _judge_failed(exc)
+    if logprobs is None:
+        return None
+    reply: dict[str, Any] = {"scores": dict(logprobs)}
+    try:
+        grade = grade_scored(choice.read_scores(logprobs), check.threshold)
+    except ImpossibleReply as exc:
+        return _impossible(exc, reply)
+    details: dict[str, Any] = {}
+    items: list[str] = list(variables["items"])
+    if not grade.passed and judge.reasons:
+        written, problem = _written_reason(check, messages, grade, items)
+        if problem is not None:
+            details["reason_error"] = problem
+        else:
+            reply |= written
+            checks = read_checks(written, items) if items else ()
+            grade = replace(grade, reason=written["reason"], checks=checks)
+            copied = _copied(grade, reply, context)
+            if copied is not None:
+                return copied
+    return Verdict(
+        passed=grade.passed,
+        reason=_rubric_reason(grade),
+        score=grade.score,
+        details={
+            "rubric": items or variables["rubric"],
+            **_rubric_details(grade, reply),
+            **details,
+        },
+    )
+
+
+def _written_reason(
+    check: Check, messages: list[dict[str, str]], grade: RubricGrade, items: list[str]
+) -> tuple[dict[str, Any], str | None]:
+    """The judge's reply holding the ``reason`` (and a list rubric's ``checks``) for a scored
+    verdict, or why it could not give one; the verdict stands either way."""
+    assert check.judge is not None
+    asked = prompts.reason_messages(messages, grade.judge_score, _shown(grade), False, items)
+    schema, budget = choice.reason_schema(len(items)), choice.reason_budget(len(items))
+    try:
+        reply = check.judge.complete_json(asked, schema, budget)
+        if not isinstance(reply, Mapping) or not isinstance(reply.get("reason"), str):
+            raise ImpossibleReply("the reason is not a text")
+        if items:
+            read_checks(reply, items)
+    except ProviderError as exc:
+        return {}, f"the judge wrote no reason: {exc}"
+    except ImpossibleReply as exc:
+        return {}, f"the judge's reason is impossible: {exc}"
+    return dict(reply), None
+
+
+def _shown(grade: RubricGrade) -> str:
+    """A scored verdict's score as reasons and summaries show it: 4.27 → ``4.27``, 5.0 → ``5``."""
+    if grade.scored is None:
+        return str(grade.judge_score)
+    return f"{grade.scored.score:.2f}".rstrip("0").rstrip(".")
+
+
 def _copied(grade: RubricGrade, reply: Any, context: Sequence[str]) -> Verdict | None:
     """An error verdict when the reply repeats the prompt's worked example instead of grading."""
     run = copied_example([grade.reason, *(c.notes for c in grade.checks)], context)
@@ -197,7 +282,7 @@ def _copied(grade: RubricGrade, reply: Any, context: Sequence[str]) -> Verdict |
 
 
 def _rubric_reason(grade: RubricGrade) -> str:
-    scored = f"score {grade.judge_score}/5 → {grade.score:g}"
+    scored = f"score {_shown(grade)}/5 → {grade.score:.3g}"
     if grade.passed:
         head = f"judge passed it, {scored} ≥ {grade.threshold:g}"
     elif grade.judge_pass:
@@ -220,6 +305,12 @@ def _rubric_details(grade: RubricGrade, reply: Any) -> dict[str, Any]:
     }
     if grade.checks:
         details["checks"] = [c.to_json() for c in grade.checks]
+    if grade.scored is not None:
+        details["verdict"] = choice.MODE
+        details["judge_expected_score"] = round(grade.scored.score, 6)
+        details["judge_probabilities"] = {
+            str(s): round(p, 6) for s, p in grade.scored.probabilities.items()
+        }
     return details
 
 
