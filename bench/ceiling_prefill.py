@@ -1,19 +1,24 @@
-"""The ceiling: skilleval's requests through llama.cpp's low-level decode loop, nothing else.
+"""The all-at-once ceiling: skilleval's requests through llama.cpp's low-level decode loop,
+each prompt evaluated whole as it is admitted (the ceiling before bench/ceiling.py).
 
-    case.py ceiling REQUESTS REPORT PARAMS WIDTH
+    case.py ceiling-prefill REQUESTS REPORT PARAMS WIDTH
 
 The recorded requests (a run's ``*.requests.jsonl``), grouped by purpose in recorded order,
-decoded over one batched llama.cpp context with the same model, threads and width as the
-run: before a prompt starts, a prefix sequence is brought to the prefix it shares with the
-next prompt (evaluating only what it did not hold) and copied to the prompt's sequence; then
-``width`` sequences decode together, one llama_decode a step, each for exactly as many tokens
-as skilleval generated for it. Sampling is the run's: greedy with llama.cpp's sampler chain,
-and for a schema-held reply the same grammar, asked the short way skilleval asks it (the
-tokens are the chain's own, engine/greedy_grammar.py). No chat bookkeeping, stop strings,
-detokenizing, queueing or grading.
+decoded over one batched llama.cpp context with the same model, threads, wait policy and
+width as the run: before a prompt starts, a prefix sequence is brought to the prefix it
+shares with the next prompt (evaluating only what it did not hold) and copied to the
+prompt's sequence, and the rest of the prompt is evaluated there at once, before the next
+decode step; then ``width`` sequences decode together, one llama_decode a step, each for
+exactly as many tokens as skilleval generated for it. Sampling is the run's: greedy with
+llama.cpp's sampler chain, and for a schema-held reply the same grammar, asked the short
+way skilleval asks it (engine/greedy_grammar.py). No chat bookkeeping, stop strings,
+detokenizing, queueing or grading. After the clock stops, each reply is detokenized and
+compared with skilleval's.
 
-Also :func:`read_bandwidth`, the machine's memory read bandwidth, for the bound every
-decode step is held to: each step reads every weight once.
+It differs from skilleval's scheduling in more than where prompts are evaluated: requests
+go by purpose (every generation, then every judge call) in the order they finished, all
+available at once; the prefix is shared only with the next prompt, never copied from a
+slot or a prefix store; KV cells are sized once, to the replies' actual lengths.
 """
 
 from __future__ import annotations
@@ -23,26 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-def read_bandwidth(size_mb: int = 512, repeat: int = 5) -> float:
-    """Bytes a second this process reads from memory: the best of ``repeat`` sums over an
-    array far larger than the caches."""
-    import numpy as np
-
-    data = np.ones(size_mb * 1024 * 1024 // 8, dtype=np.float64)
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        data.sum()
-        best = min(best, time.perf_counter() - start)
-    return data.nbytes / best
+from ceiling import apply_wait_policy
 
 
-def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int) -> int:
-    from skilleval.engine.wait_policy import choose
-
-    # Threads wait as skilleval's would here (chosen before llama.cpp's library loads).
-    policy = choose()
+def run_prefill_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int) -> int:
+    # Threads wait as the compared run's did (set before llama.cpp's library loads).
+    policy = apply_wait_policy(params.get("wait_policy"))
     import llama_cpp
     from llama_cpp import Llama
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -73,8 +64,8 @@ def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int
     )
     vocab, n_vocab, closing = vocab_of(llm), int(llm.n_vocab()), closing_token(llm)
     grammars: dict[str, Any] = {}
-    groups: dict[str, list[tuple[list[int], int, Any]]] = {}
-    for row in rows:
+    groups: dict[str, list[tuple[list[int], int, Any, int]]] = {}
+    for index, row in enumerate(rows):
         rendered = formatter(messages=row["messages"])
         tokens = llm.tokenize(
             rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
@@ -88,11 +79,11 @@ def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int
         else:
             grammar = None
         n = max(1, int(row.get("completion_tokens") or 1))
-        groups.setdefault(row["purpose"], []).append(([int(t) for t in tokens], n, grammar))
+        groups.setdefault(row["purpose"], []).append(([int(t) for t in tokens], n, grammar, index))
 
     context_start = time.perf_counter()
     # KV cells per sequence sized to the work, as skilleval sizes them.
-    need = max(len(t) + n + 1 for work in groups.values() for t, n, _ in work)
+    need = max(len(t) + n + 1 for work in groups.values() for t, n, _, _ in work)
     cells = min(params["n_ctx"], max(512, -(-need // 256) * 256))
     cparams = llama_cpp.llama_context_default_params()
     cparams.n_seq_max = width + 1
@@ -148,15 +139,17 @@ def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int
         return n
 
     evaluated = generated = 0
+    replies: list[list[int]] = [[] for _ in rows]
     start = time.perf_counter()
     held: list[int] = []  # what the prefix sequence (id ``width``) holds
     for work in groups.values():
         queue = list(work)
-        live: dict[int, list[Any]] = {}  # slot -> [next token, position, tokens left, sampler]
+        # slot -> [next token, position, tokens left, sampler, reply]
+        live: dict[int, list[Any]] = {}
         while queue or live:
             for slot in range(width):
                 if slot not in live and queue:
-                    tokens, n, grammar = queue.pop(0)
+                    tokens, n, grammar, index = queue.pop(0)
                     target = tokens[: common(tokens, queue[0][0]) if queue else len(tokens) - 2]
                     keep = 0
                     while keep < min(len(held), len(target)) and held[keep] == target[keep]:
@@ -172,8 +165,9 @@ def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int
                     s = sampler(grammar)
                     first = sample(s, -1)
                     generated += 1
+                    replies[index].append(first)
                     if n > 1:
-                        live[slot] = [first, len(tokens), n - 1, s]
+                        live[slot] = [first, len(tokens), n - 1, s, replies[index]]
             if not live:
                 continue
             order = sorted(live)
@@ -182,10 +176,15 @@ def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int
                 live[s][0] = sample(live[s][3], row)
                 live[s][1] += 1
                 live[s][2] -= 1
+                live[s][4].append(live[s][0])
                 generated += 1
                 if live[s][2] == 0:
                     del live[s]
     inference_s = time.perf_counter() - start
+    identical = sum(
+        llm.detokenize(reply).decode("utf-8", "replace").strip() == str(row["text"]).strip()
+        for reply, row in zip(replies, rows, strict=True)
+    )
     summary = {
         "load_s": round(load_s, 6),
         "inference_s": round(inference_s, 6),
@@ -195,7 +194,8 @@ def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int
         "tokens_evaluated": evaluated,
         "completion_tokens": generated,
         "tokens_per_s": round(generated / inference_s, 2) if inference_s else None,
-        "wait_policy": policy.to_json(),
+        "replies_identical": identical,
+        "wait_policy": policy,
     }
     report.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return 0

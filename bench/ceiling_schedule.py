@@ -134,9 +134,7 @@ class RecordingFeed:
         return prompts
 
 
-def install(
-    recorder: Recorder, is_eog: Callable[[BatchDecoder, int], bool]
-) -> Callable[[], None]:
+def install(recorder: Recorder, is_eog: Callable[[BatchDecoder, int], bool]) -> Callable[[], None]:
     """Record every drain of every ``BatchDecoder`` in this process into ``recorder``
     (wrapping the class's methods; the engine's code runs unchanged inside). Returns what
     takes the wrappers off again."""

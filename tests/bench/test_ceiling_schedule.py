@@ -5,7 +5,7 @@ recorded from the engine's decoder over a fake llama.cpp, replayed, the same bat
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from tests.engine.test_batch import FakeBackend, FakeSampler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from ceiling_schedule import (  # noqa: E402  (bench/ is not a package)
+from ceiling_schedule import (  # bench/ is not a package: imported from its folder
     CeilingDecoder,
     Diverged,
     Plan,
@@ -59,7 +59,7 @@ def script() -> dict[tuple[int, ...], Sequence[int]]:
 
 
 @pytest.fixture
-def recorded(tmp_path: Path) -> Iterator[tuple[dict[str, Any], FakeBackend]]:
+def recorded(tmp_path: Path) -> tuple[dict[str, Any], FakeBackend]:
     """The engine's decoder run over a trickling feed, in two drains, with a prefix store."""
     backend = FakeBackend(script())
     log: list[str] = []
@@ -75,7 +75,7 @@ def recorded(tmp_path: Path) -> Iterator[tuple[dict[str, Any], FakeBackend]]:
         decoder.drain(ListFeed(jobs[5:]))
     finally:
         uninstall()
-    yield recorder.to_json(), backend
+    return recorder.to_json(), backend
 
 
 def ceiling_run(
@@ -102,7 +102,9 @@ def test_the_replay_makes_the_engine_s_batches_and_replies(
     # The feed was empty at times, and there were two drains.
     assert any(e == ["t", None] for d in schedule["drains"] for e in d["events"])
     assert len(schedule["drains"]) == 2
-    assert [j["tokens"] for j in schedule["jobs"]] == [r[:n] for r, n in zip(REPLIES, MAX_TOKENS)]
+    assert [j["tokens"] for j in schedule["jobs"]] == [
+        r[:n] for r, n in zip(REPLIES, MAX_TOKENS, strict=True)
+    ]
     assert [j["eog"] for j in schedule["jobs"]] == [True] * 5 + [False, True]
     done, backend = ceiling_run(schedule, tmp_path / "b")
     # Call for call the same work: every batch, with its tokens, positions and sequences.
