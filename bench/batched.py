@@ -27,8 +27,9 @@ Cases, each in its own child process with a fresh SKILLEVAL_HOME:
 
 Reported per condition: wall seconds, generation tokens/s, peak RSS; width 4 ÷ width 1 on
 the demo; (a)/(e0) and (a)/(e) (target ≤ 0.7); skilleval's tokens/s ÷ the ceiling's
-(target ≥ 0.9), and ÷ the all-at-once one's; and the memory-bandwidth bound, model bytes per token ÷ measured read
-bandwidth, for context.
+(target ≥ 0.9), and ÷ the all-at-once one's; the ceiling's two placements of prompt work
+compared with every request waiting (bench/ceiling.py); and the memory-bandwidth bound,
+model bytes per token ÷ measured read bandwidth, for context.
 """
 
 from __future__ import annotations
@@ -172,7 +173,17 @@ def ratios(cases: dict[str, dict[str, Any]]) -> dict[str, float]:
         "a tok/s ÷ ceiling": (a_tps or 0.0) / l_tps if l_tps else float("nan"),
         "a tok/s ÷ all-at-once (L0)": (a_tps or 0.0) / l0_tps if l0_tps else float("nan"),
         "ceiling tok/s ÷ all-at-once (L/L0)": (l_tps or 0.0) / l0_tps if l0_tps else float("nan"),
+        "all waiting: whole prompts ÷ a chunk a step": _placement(cases["L"]),
     }
+
+
+def _placement(ceiling: dict[str, Any]) -> float:
+    """The ceiling's tokens/s with every request waiting, prompts evaluated whole as they
+    begin ÷ a chunk a step between decode steps (the engine's way)."""
+    waiting = ceiling.get("all_waiting") or {}
+    chunked = (waiting.get("chunk_a_step") or {}).get("tokens_per_s")
+    whole = (waiting.get("whole_prompts") or {}).get("tokens_per_s")
+    return whole / chunked if whole and chunked else float("nan")
 
 
 LABELS = {
@@ -237,6 +248,13 @@ def report(rounds: dict[str, list[dict[str, dict[str, Any]]]], n: int, bound: st
         lines.append(
             f"replies of (a), batched, identical to (s)'s, one at a time: {equal} of {both}"
         )
+        for name, run in (runs[-1]["L"].get("all_waiting") or {}).items():
+            lines.append(
+                f"(L) with every request waiting, {name.replace('_', ' ')}: "
+                f"{run.get('tokens_per_s')} tok/s, {run.get('decode_steps')} decode steps, "
+                f"{run.get('tokens_evaluated')} prompt tokens evaluated, replies identical to "
+                f"(a)'s: {run.get('replies_identical')}"
+            )
         for key in ("L", "L0"):
             c = runs[-1][key]
             lines.append(

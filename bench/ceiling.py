@@ -112,7 +112,7 @@ def record_run() -> Callable[[Path], None]:
 def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> int:
     """Replay ``schedule_path`` (see the module's docstring); write the JSON report."""
     policy = apply_wait_policy(params.get("wait_policy"))
-    from ceiling_schedule import CeilingDecoder, Diverged, Plan, replay
+    from ceiling_schedule import CeilingDecoder, Diverged, Plan, replay, replay_all_waiting
     from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -168,7 +168,7 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
 
         return make
 
-    store = Path(tempfile.mkdtemp(prefix="skilleval-ceiling-prefixes-"))
+    store: list[Path] = []  # each run starts from an empty prefix store, as a fresh home does
 
     def make_decoder(spec: dict[str, Any], plans: dict[int, Plan]) -> CeilingDecoder:
         # A new context, as the engine makes one when the work needs more KV cells.
@@ -182,37 +182,58 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
             spec["width"],
             spec["n_ctx"],
             spec["n_batch"],
-            PrefixStore(store) if spec["store"] else None,
+            PrefixStore(store[-1]) if spec["store"] else None,
             plans=plans,
         )
 
     jobs = schedule["jobs"]
+
+    def identical(replies: list[list[int] | None]) -> int:
+        return sum(
+            mine is not None and mine == j.get("tokens")
+            for mine, j in zip(replies, jobs, strict=True)
+        )
+
+    store.append(Path(tempfile.mkdtemp(prefix="skilleval-ceiling-prefixes-")))
     try:
         done = replay(schedule, make_decoder, make_sampler)
     except Diverged as exc:
         raise SystemExit(f"the ceiling did not follow skilleval's schedule: {exc}") from None
     backend = current[0]
-    identical = sum(
-        mine is not None and mine == j.get("tokens")
-        for mine, j in zip(done.replies, jobs, strict=True)
-    )
+    threads_used = backend.threads if backend is not None else threads
+    load_s = setup_s[0]
+    # The two placements of prompt work compared on the same work: every request waiting.
+    all_waiting: dict[str, Any] = {}
+    for name, whole in (("chunk_a_step", False), ("whole_prompts", True)):
+        store.append(Path(tempfile.mkdtemp(prefix="skilleval-ceiling-prefixes-")))
+        run = replay_all_waiting(schedule, make_decoder, make_sampler, whole)
+        all_waiting[name] = {
+            "inference_s": round(run.busy_s, 6),
+            "tokens_per_s": round(run.generated / run.busy_s, 2) if run.busy_s else None,
+            "tokens_evaluated": run.evaluated,
+            "decode_steps": run.steps,
+            "replies_identical": identical(run.replies),
+        }
     summary = {
-        "load_s": round(setup_s[0], 6),
+        "load_s": round(load_s, 6),
         "inference_s": round(done.busy_s, 6),
         "model_calls": len(jobs),
         "drains": len(schedule["drains"]),
         "contexts": len(schedule["decoders"]),
         "width": max((d["width"] for d in schedule["decoders"]), default=0),
         "cells": [d["cells"] for d in schedule["decoders"]],
-        "threads": backend.threads if backend is not None else threads,
+        "threads": threads_used,
         "tokens_evaluated": done.evaluated,
         "tokens_evaluated_skilleval": sum(int(j.get("evaluated", 0)) for j in jobs),
         "completion_tokens": done.generated,
+        "decode_steps": done.steps,
+        "steps_with_a_prompt_chunk": done.filling_steps,
         "tokens_per_s": round(done.generated / done.busy_s, 2) if done.busy_s else None,
-        "replies_identical": identical,
+        "replies_identical": identical(done.replies),
         "wait_policy": policy,
+        "all_waiting": all_waiting,
     }
-    if backend is not None:
-        backend.close()
+    if current[0] is not None:
+        current[0].close()
     report.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return 0

@@ -27,7 +27,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skilleval.engine.batch import BatchDecoder, BatchJob, BatchResult, Deliver, Feed
+import skilleval.engine.batch as engine_batch
+from skilleval.engine.batch import (
+    BatchDecoder,
+    BatchJob,
+    BatchResult,
+    Deliver,
+    Feed,
+    ListFeed,
+    Token,
+    prefill_chunks,
+)
 
 __all__ = [
     "CeilingDecoder",
@@ -36,7 +46,9 @@ __all__ = [
     "Recorder",
     "ReplayFeed",
     "install",
+    "plan_whole",
     "replay",
+    "replay_all_waiting",
 ]
 
 
@@ -185,12 +197,29 @@ class CeilingDecoder(BatchDecoder):
     """The engine's decoder, ending each sequence by its :class:`Plan` instead of by its
     text: no detokenizing, no stop strings. ``replies`` holds each job's tokens."""
 
-    def __init__(self, *args: Any, plans: dict[int, Plan], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, plans: dict[int, Plan], whole: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.plans = plans
         """By ``id`` of a job."""
+        self.whole = whole
+        """Evaluate each prompt whole in the step it begins (:func:`plan_whole`) instead of
+        one chunk a step, for the comparison with all-at-once prefill."""
         self.replies: dict[int, list[int]] = {}
         self.evaluated = 0
+
+    def drain(self, feed: Feed) -> None:
+        if not self.whole:
+            super().drain(feed)
+            return
+        # The engine's loop calls its module's plan_step; this decoder alone plans otherwise.
+        original = engine_batch.plan_step
+        engine_batch.plan_step = plan_whole  # type: ignore[assignment]
+        try:
+            super().drain(feed)
+        finally:
+            engine_batch.plan_step = original
 
     def _step(self, live: Any, token: int, result: BatchResult) -> bool:
         plan = self.plans[id(live.job)]
@@ -205,6 +234,29 @@ class CeilingDecoder(BatchDecoder):
         self.replies[id(live.job)] = live.tokens
         self.evaluated += result.evaluated
         return False
+
+
+def plan_whole(live: Sequence[tuple[int, Any]], n_batch: int) -> tuple[list[Any], list[Any]]:
+    """``plan_step`` (engine/batch.py) as it was before prompts were spread over decode steps:
+    every prompt still filling is evaluated whole in this step, in batches of its own cut as
+    ``prefill_chunks`` cuts them, before the batch of the sequences already generating."""
+    items: list[Token] = []
+    rows: list[tuple[int, Any, int]] = []
+    for slot, s in live:
+        if s.fill >= len(s.job.prompt):
+            rows.append((slot, s, len(items)))
+            items.append((s.pending, len(s.job.prompt) + len(s.tokens) - 1, slot, True))
+    batches: list[Any] = []
+    chunks: list[tuple[int, Any, int]] = []
+    for slot, s in live:
+        prompt = s.job.prompt
+        if s.fill >= len(prompt):
+            continue
+        for a, b in prefill_chunks(s.fill, len(prompt), n_batch):
+            batch = [(prompt[p], p, slot, p == len(prompt) - 1) for p in range(a, b)]
+            batches.append((batch, [(slot, s, len(batch) - 1)] if b == len(prompt) else []))
+        chunks.append((slot, s, len(prompt)))
+    return [*batches, (items, rows)], chunks
 
 
 class ReplayFeed:
@@ -248,13 +300,45 @@ def _ignore(result: BatchResult) -> None:
 
 @dataclass
 class Replayed:
-    """What a replay did: seconds inside the decoders, tokens generated and evaluated, and
-    each recorded job's tokens (None for a job no drain finished)."""
+    """What a replay did: seconds inside the decoders, tokens generated and evaluated, decode
+    steps (and those that carried a prompt chunk), and each recorded job's tokens (None for a
+    job no drain finished)."""
 
     busy_s: float
     generated: int
     evaluated: int
+    steps: int
+    filling_steps: int
     replies: list[list[int] | None]
+
+
+def _jobs(
+    schedule: dict[str, Any], make_sampler: Callable[[dict[str, Any]], Callable[[], Any]]
+) -> tuple[list[tuple[int, ...]], list[BatchJob], dict[int, Plan]]:
+    prompts = [tuple(p) for p in schedule["prompts"]]
+    jobs = [
+        BatchJob(prompts[j["prompt"]], int(j["max_tokens"]), make_sampler(j))
+        for j in schedule["jobs"]
+    ]
+    plans = {
+        id(job): Plan(len(j.get("tokens", ())), bool(j.get("eog")))
+        for job, j in zip(jobs, schedule["jobs"], strict=True)
+    }
+    return prompts, jobs, plans
+
+
+def _replayed(made: Sequence[CeilingDecoder], jobs: Sequence[BatchJob]) -> Replayed:
+    replies: dict[int, list[int]] = {}
+    for decoder in made:
+        replies.update(decoder.replies)
+    return Replayed(
+        busy_s=sum(d.busy_s for d in made),
+        generated=sum(d.generated for d in made),
+        evaluated=sum(d.evaluated for d in made),
+        steps=sum(d.steps for d in made),
+        filling_steps=sum(d.filling_steps for d in made),
+        replies=[replies.get(id(job)) for job in jobs],
+    )
 
 
 def replay(
@@ -268,15 +352,7 @@ def replay(
     ``make_sampler(job)`` gives a job's sampler factory. Raises :class:`Diverged` when the
     decoder does not ask what skilleval's asked.
     """
-    prompts = [tuple(p) for p in schedule["prompts"]]
-    jobs = [
-        BatchJob(prompts[j["prompt"]], int(j["max_tokens"]), make_sampler(j))
-        for j in schedule["jobs"]
-    ]
-    plans = {
-        id(job): Plan(len(j.get("tokens", ())), bool(j.get("eog")))
-        for job, j in zip(jobs, schedule["jobs"], strict=True)
-    }
+    prompts, jobs, plans = _jobs(schedule, make_sampler)
     decoders: dict[int, CeilingDecoder] = {}
     for drain in schedule["drains"]:
         k = drain["decoder"]
@@ -285,13 +361,29 @@ def replay(
         feed = ReplayFeed(drain["events"], jobs, prompts)
         decoders[k].drain(feed)
         feed.done()
-    made = list(decoders.values())
-    replies: dict[int, list[int]] = {}
-    for decoder in made:
-        replies.update(decoder.replies)
-    return Replayed(
-        busy_s=sum(d.busy_s for d in made),
-        generated=sum(d.generated for d in made),
-        evaluated=sum(d.evaluated for d in made),
-        replies=[replies.get(id(job)) for job in jobs],
-    )
+    return _replayed(list(decoders.values()), jobs)
+
+
+def replay_all_waiting(
+    schedule: dict[str, Any],
+    make_decoder: Callable[[dict[str, Any], dict[int, Plan]], CeilingDecoder],
+    make_sampler: Callable[[dict[str, Any]], Callable[[], Any]],
+    whole: bool,
+) -> Replayed:
+    """The recorded requests in skilleval's admission order, all waiting from the start (no
+    slot ever idle for want of one), drained once by one decoder with the largest context
+    skilleval made; with ``whole``, each prompt evaluated whole as it begins. Run both ways,
+    this compares the two placements of prompt work on the same work, which the recorded
+    schedule cannot (its admissions fall at other steps once prompts move)."""
+    _, jobs, plans = _jobs(schedule, make_sampler)
+    order = [
+        value
+        for drain in schedule["drains"]
+        for kind, value in drain["events"]
+        if kind == "t" and value is not None
+    ]
+    spec = max(schedule["decoders"], key=lambda d: d["cells"])
+    decoder = make_decoder(spec, plans)
+    decoder.whole = whole
+    decoder.drain(ListFeed([jobs[i] for i in order]))
+    return _replayed([decoder], jobs)

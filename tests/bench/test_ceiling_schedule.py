@@ -24,6 +24,7 @@ from ceiling_schedule import (  # bench/ is not a package: imported from its fol
     Recorder,
     install,
     replay,
+    replay_all_waiting,
 )
 
 SYSTEM = tuple(range(1, 13))
@@ -79,8 +80,10 @@ def recorded(tmp_path: Path) -> tuple[dict[str, Any], FakeBackend]:
 
 
 def ceiling_run(
-    schedule: dict[str, Any], folder: Path, plans_from: Any = None
+    schedule: dict[str, Any], folder: Path, whole: bool | None = None
 ) -> tuple[Any, FakeBackend]:
+    """The recorded schedule replayed; with ``whole`` (True or False), all requests waiting
+    at once instead, prompts evaluated whole or a chunk a step."""
     backend = FakeBackend(script())
     log: list[str] = []
 
@@ -91,7 +94,13 @@ def ceiling_run(
             backend, spec["width"], spec["n_ctx"], spec["n_batch"], store, plans=plans
         )
 
-    done = replay(schedule, make_decoder, lambda job: lambda: FakeSampler(backend, log))
+    def make_sampler(job: dict[str, Any]) -> Any:
+        return lambda: FakeSampler(backend, log)
+
+    if whole is None:
+        done = replay(schedule, make_decoder, make_sampler)
+    else:
+        done = replay_all_waiting(schedule, make_decoder, make_sampler, whole)
     return done, backend
 
 
@@ -125,3 +134,34 @@ def test_a_sequence_that_ends_elsewhere_is_caught(
     first["tokens"] = first["tokens"][:-1]
     with pytest.raises(Diverged):
         ceiling_run(schedule, tmp_path / "c")
+
+
+def test_all_waiting_prompts_are_placed_whole_or_a_chunk_a_step_with_the_same_replies(
+    recorded: tuple[dict[str, Any], FakeBackend], tmp_path: Path
+) -> None:
+    schedule, _ = recorded
+    runs = {w: ceiling_run(schedule, tmp_path / str(w), whole=w) for w in (False, True)}
+    tokens = [j["tokens"] for j in schedule["jobs"]]
+    for done, _ in runs.values():
+        assert done.replies == tokens
+
+    def generating_before_last_first_prompt(batches: list[list[Any]]) -> bool:
+        """Whether a decode step of generated tokens came before the first three prompts
+        (the slots' first admissions) were all evaluated."""
+        prompt_ends = [
+            i
+            for i, batch in enumerate(batches)
+            if any(logits and pos == len(PROMPTS[0]) - 1 for _, pos, _, logits in batch)
+        ]
+        generating = [
+            i
+            for i, batch in enumerate(batches)
+            if all(pos >= len(PROMPTS[0]) for _, pos, _, _ in batch)
+        ]
+        return generating[0] < prompt_ends[2]
+
+    # A chunk a step: the first slot generates while the others still fill. Whole: the
+    # three prompts first, each in batches of its own, then one step for all three.
+    assert generating_before_last_first_prompt(runs[False][1].batches)
+    assert not generating_before_last_first_prompt(runs[True][1].batches)
+    assert runs[True][0].steps < runs[False][0].steps
