@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-class Diverged(RuntimeError):
+class Diverged(Exception):
     """The replayed decoder asked its feed something skilleval's decoder did not ask then."""
 
 
