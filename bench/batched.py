@@ -3,8 +3,9 @@ loop, on an idle machine and with busy processes (run by ``bench/run.py --batche
 
     .venv/bin/python bench/batched.py [--tests N] [--busy N] [--rounds R] [--sweep] [--work DIR]
 
-No case sets OMP_WAIT_POLICY: each waits as a user's run would (skilleval chooses from the
-machine's state, docs/engine.md "How the threads wait"). Every case runs idle and then with
+No case chooses OMP_WAIT_POLICY: each waits as a user's run would (skilleval chooses from the
+machine's state, docs/engine.md "How the threads wait"), and the ceilings take the threads and
+the policy (a) recorded in its results.json (:func:`run_params`). Every case runs idle and then with
 ``--busy N`` processes spinning beside it (default: one per usable core; 0 skips it).
 
 Cases, each in its own child process with a fresh SKILLEVAL_HOME:
