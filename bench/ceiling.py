@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -246,5 +247,7 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
     }
     if current[0] is not None:
         current[0].close()
+    for folder in store:
+        shutil.rmtree(folder, ignore_errors=True)
     report.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return 0
