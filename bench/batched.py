@@ -3,8 +3,9 @@ loop, on an idle machine and with busy processes (run by ``bench/run.py --batche
 
     .venv/bin/python bench/batched.py [--tests N] [--busy N] [--rounds R] [--sweep] [--work DIR]
 
-No case sets OMP_WAIT_POLICY: each waits as a user's run would (skilleval chooses from the
-machine's state, docs/engine.md "How the threads wait"). Every case runs idle and then with
+No case chooses OMP_WAIT_POLICY: each waits as a user's run would (skilleval chooses from the
+machine's state, docs/engine.md "How the threads wait"), and the ceilings take the threads and
+the policy (a) recorded in its results.json (:func:`run_params`). Every case runs idle and then with
 ``--busy N`` processes spinning beside it (default: one per usable core; 0 skips it).
 
 Cases, each in its own child process with a fresh SKILLEVAL_HOME:
@@ -17,13 +18,19 @@ Cases, each in its own child process with a fresh SKILLEVAL_HOME:
   (e)             (a)'s requests replayed one at a time by a plain llama-cpp-python loop, in
                   the order that evaluates each prompt prefix once, with (a)'s threads
   (e0)            the same loop with llama-cpp-python's own thread defaults
-  (L) ceiling     (a)'s requests through llama.cpp's low-level decode loop at (a)'s width,
-                  with the same model, threads and sampling (bench/ceiling.py)
+  (L) ceiling     (a)'s batched schedule, recorded in (a) and replayed through the engine's
+                  own decoder: the same admissions, prompt chunks, shared prefixes and KV
+                  cells, the same model, threads, wait policy and sampling, and each request
+                  ending at (a)'s tokens, with nothing else (bench/ceiling.py)
+  (L0)            (a)'s requests through llama.cpp's low-level decode loop at (a)'s width,
+                  each prompt evaluated whole at admission: the ceiling before (L), kept to
+                  compare (bench/ceiling_prefill.py)
 
 Reported per condition: wall seconds, generation tokens/s, peak RSS; width 4 ÷ width 1 on
 the demo; (a)/(e0) and (a)/(e) (target ≤ 0.7); skilleval's tokens/s ÷ the ceiling's
-(target ≥ 0.9); and the memory-bandwidth bound, model bytes per token ÷ measured read
-bandwidth, for context.
+(target ≥ 0.9), and ÷ the all-at-once one's; the ceiling's two placements of prompt work
+compared with every request waiting (bench/ceiling.py); and the memory-bandwidth bound,
+model bytes per token ÷ measured read bandwidth, for context.
 """
 
 from __future__ import annotations
@@ -86,10 +93,17 @@ def _demo(name: str, out: Path, *args: str) -> dict[str, Any]:
     }
 
 
-def _replay(mode: str, name: str, out: Path, params: dict[str, Any], *extra: str) -> dict[str, Any]:
+def _replay(
+    mode: str,
+    name: str,
+    out: Path,
+    params: dict[str, Any],
+    *extra: str,
+    source: str = "a.requests.jsonl",
+) -> dict[str, Any]:
     load = load_average()
     report = out / f"{name}.json"
-    requests = out / "a.requests.jsonl"
+    requests = out / source
     child = run_child(
         [PYTHON, CASE, mode, str(requests), str(report), json.dumps(params), *extra], None, report
     )
@@ -100,6 +114,22 @@ def _replay(mode: str, name: str, out: Path, params: dict[str, Any], *extra: str
         "rss": child.max_rss_mb,
         "load": load,
         **data,
+    }
+
+
+def run_params(case: dict[str, Any]) -> dict[str, Any]:
+    """The model's parameters as skilleval's run used them, its threads and wait policy read
+    from its results.json environment block (not recomputed here: the engine may choose
+    them from the machine's state)."""
+    env = case.get("document_environment") or {}
+    threads = env.get("threads")
+    if threads is None:
+        raise SystemExit(f"{case['run_dir']}/results.json records no environment.threads")
+    return {
+        **case["model"],
+        "n_threads": int(threads),
+        "n_threads_batch": int(threads),
+        "wait_policy": env.get("wait_policy"),
     }
 
 
@@ -119,7 +149,9 @@ def one_condition(n: int, out: Path) -> dict[str, dict[str, Any]]:
     cases["e0"] = _replay(
         "limit", "e0", out, {**params, "n_threads": None, "n_threads_batch": None}
     )
-    cases["L"] = _replay("ceiling", "L", out, params, str(width))
+    run = run_params(cases["a"])
+    cases["L"] = _replay("ceiling", "L", out, run, source="a.schedule.json")
+    cases["L0"] = _replay("ceiling-prefill", "L0", out, run, str(width))
     return cases
 
 
@@ -131,7 +163,7 @@ def _tok_s(case: dict[str, Any]) -> float | None:
 
 def ratios(cases: dict[str, dict[str, Any]]) -> dict[str, float]:
     wall = {k: c["wall"] for k, c in cases.items()}
-    a_tps, l_tps = _tok_s(cases["a"]), _tok_s(cases["L"])
+    a_tps, l_tps, l0_tps = _tok_s(cases["a"]), _tok_s(cases["L"]), _tok_s(cases["L0"])
     return {
         "demo w4/w1": wall["demo-w4"] / wall["demo-w1"],
         "demo RSS w4/w1": cases["demo-w4"]["rss"] / cases["demo-w1"]["rss"],
@@ -140,7 +172,19 @@ def ratios(cases: dict[str, dict[str, Any]]) -> dict[str, float]:
         "a/s": wall["a"] / wall["s"],
         "bench RSS a/s": cases["a"]["rss"] / cases["s"]["rss"],
         "a tok/s ÷ ceiling": (a_tps or 0.0) / l_tps if l_tps else float("nan"),
+        "a tok/s ÷ all-at-once (L0)": (a_tps or 0.0) / l0_tps if l0_tps else float("nan"),
+        "ceiling tok/s ÷ all-at-once (L/L0)": (l_tps or 0.0) / l0_tps if l0_tps else float("nan"),
+        "all waiting: whole prompts ÷ a chunk a step": _placement(cases["L"]),
     }
+
+
+def _placement(ceiling: dict[str, Any]) -> float:
+    """The ceiling's tokens/s with every request waiting, prompts evaluated whole as they
+    begin ÷ a chunk a step between decode steps (the engine's way)."""
+    waiting = ceiling.get("all_waiting") or {}
+    chunked = (waiting.get("chunk_a_step") or {}).get("tokens_per_s")
+    whole = (waiting.get("whole_prompts") or {}).get("tokens_per_s")
+    return whole / chunked if whole and chunked else float("nan")
 
 
 LABELS = {
@@ -150,7 +194,8 @@ LABELS = {
     "a": "(a) bench suite, batched, width 4",
     "e": "(e) sequential llama-cpp-python loop",
     "e0": "(e0) the same loop, llama-cpp-python's default threads",
-    "L": "(L) ceiling: llama.cpp's decode loop, width 4",
+    "L": "(L) ceiling: (a)'s schedule, the engine's decoder alone",
+    "L0": "(L0) all-at-once prefill, llama.cpp's decode loop",
 }
 
 
@@ -204,6 +249,20 @@ def report(rounds: dict[str, list[dict[str, dict[str, Any]]]], n: int, bound: st
         lines.append(
             f"replies of (a), batched, identical to (s)'s, one at a time: {equal} of {both}"
         )
+        for name, run in (runs[-1]["L"].get("all_waiting") or {}).items():
+            lines.append(
+                f"(L) with every request waiting, {name.replace('_', ' ')}: "
+                f"{run.get('tokens_per_s')} tok/s, {run.get('decode_steps')} decode steps, "
+                f"{run.get('tokens_evaluated')} prompt tokens evaluated, replies identical to "
+                f"(a)'s: {run.get('replies_identical')}"
+            )
+        for key in ("L", "L0"):
+            c = runs[-1][key]
+            lines.append(
+                f"replies of ({key}) identical to (a)'s: {c.get('replies_identical')} of "
+                f"{c.get('model_calls')}; prompt tokens evaluated {c.get('tokens_evaluated')}"
+                f" ((a): {runs[-1]['a'].get('tokens_evaluated')}); threads {c.get('threads')}"
+            )
         lines.append("")
     lines.append(bound)
     return "\n".join(lines)

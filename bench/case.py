@@ -3,13 +3,18 @@
     case.py skilleval SUITE REPORT [--record] [--profile PSTATS] [-- RUN_ARGS...]
         ``skilleval run SUITE -q`` in this process (SKILLEVAL_HOME comes from the parent),
         with every model call logged: purpose, token counts, time, and with --record the
-        exact request and reply, so the limit case can replay them.
+        exact request and reply, so the limit case can replay them, and the batched
+        decoder's schedule (REPORT with .schedule.json), so the ceiling can replay it.
     case.py limit REQUESTS REPORT PARAMS [recorded]
         The least token work those requests need, timed with llama-cpp-python alone; with
         ``recorded``, the same replay in the order skilleval made the calls.
-    case.py ceiling REQUESTS REPORT PARAMS WIDTH
-        The ceiling: the same requests through llama.cpp's low-level decode loop with the same
-        model, threads, width and sampling (bench/ceiling.py).
+    case.py ceiling SCHEDULE REPORT PARAMS
+        The ceiling: the recorded schedule replayed through the engine's own batched decoder
+        with the same model, threads, wait policy and sampling, and nothing else
+        (bench/ceiling.py).
+    case.py ceiling-prefill REQUESTS REPORT PARAMS WIDTH
+        The all-at-once ceiling: the same requests through llama.cpp's low-level decode loop,
+        each prompt evaluated whole at admission (bench/ceiling_prefill.py).
 
 Each mode writes one JSON report; the parent reads it after the process exits.
 """
@@ -163,6 +168,10 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
 
     imported = time.perf_counter()
     _install_recorder(calls, record, model)
+    if record:
+        from ceiling import record_run
+
+        write_schedule = record_run()
     # A judge's fitness is measured once per judge identity and remembered (the embedded
     # model's ships measured); the HTTP judge would measure it here, in (b) alone, so no case
     # measures it and every case does the same work.
@@ -183,6 +192,7 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
     latest = max(runs, key=lambda p: p.stat().st_mtime)
     document = json.loads(latest.read_text(encoding="utf-8"))
     if record:
+        write_schedule(report.with_suffix(".schedule.json"))
         with report.with_suffix(".requests.jsonl").open("w", encoding="utf-8") as fh:
             for call in calls:
                 if "request" in call:
@@ -192,6 +202,7 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
                         "s": call["s"],
                         "end": call.get("end"),
                         "completion_tokens": call.get("completion_tokens", 0),
+                        "finish_reason": call.get("finish_reason"),
                         "tokens_evaluated": call.get("tokens_evaluated", 0),
                     }
                     fh.write(json.dumps(row) + "\n")
@@ -209,7 +220,8 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
         "completion_tokens": sum(c.get("completion_tokens", 0) for c in calls),
         "document_calls": document.get("calls"),
         "document_environment": {
-            k: document.get("environment", {}).get(k) for k in ("threads", "batch_width")
+            k: document.get("environment", {}).get(k)
+            for k in ("threads", "batch_width", "wait_policy")
         },
         "document_duration_s": document.get("timing", {}).get("duration_s"),
         "run_dir": str(latest.parent),
@@ -363,8 +375,13 @@ def main(argv: Sequence[str]) -> int:
     if mode == "ceiling":
         from ceiling import run_ceiling
 
+        schedule, report, params = Path(rest[0]), Path(rest[1]), json.loads(rest[2])
+        return run_ceiling(schedule, report, params)
+    if mode == "ceiling-prefill":
+        from ceiling_prefill import run_prefill_ceiling
+
         requests, report, params = Path(rest[0]), Path(rest[1]), json.loads(rest[2])
-        return run_ceiling(requests, report, params, int(rest[3]))
+        return run_prefill_ceiling(requests, report, params, int(rest[3]))
     raise SystemExit(f"unknown mode {mode!r}")
 
 

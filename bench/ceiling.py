@@ -1,27 +1,51 @@
-"""The ceiling: skilleval's requests through llama.cpp's low-level decode loop, nothing else.
+"""The ceiling: skilleval's batched work, scheduled as skilleval scheduled it, and nothing else.
 
-    case.py ceiling REQUESTS REPORT PARAMS WIDTH
+    case.py ceiling SCHEDULE REPORT PARAMS
 
-The recorded requests (a run's ``*.requests.jsonl``), grouped by purpose in recorded order,
-decoded over one batched llama.cpp context with the same model, threads and width as the
-run: before a prompt starts, a prefix sequence is brought to the prefix it shares with the
-next prompt (evaluating only what it did not hold) and copied to the prompt's sequence; then
-``width`` sequences decode together, one llama_decode a step, each for exactly as many tokens
-as skilleval generated for it. Sampling is the run's: greedy with llama.cpp's sampler chain,
-and for a schema-held reply the same grammar, asked the short way skilleval asks it (the
-tokens are the chain's own, engine/greedy_grammar.py). No chat bookkeeping, stop strings,
-detokenizing, queueing or grading.
+``SCHEDULE`` is what :func:`record_run` wrote during the skilleval run it is compared with
+(``case.py skilleval ... --record``): every drain of the engine's batched decoder, with what
+its feed answered at each question (which request a free slot took, or none; which prompts
+were waiting), each decoder's KV cells, and each request's prompt tokens, sampling and the
+tokens skilleval generated. The ceiling loads the same model with the run's threads and wait
+policy (from its results.json environment block, passed in ``PARAMS``), makes the same
+batched contexts (the engine's ``LlamaBackend``) and replays the drains through the engine's
+own decoder (bench/ceiling_schedule.py): the same prompt chunk placed between the same decode
+steps, the same shared prefix evaluated once and copied, the same admissions, the same prefix
+store (empty at the start, as in a fresh home), and samplers built as the engine builds them
+(llama.cpp's greedy chain; a schema-held reply with its grammar, the short way, with the
+judge's loop guard). Each sequence ends after exactly the tokens skilleval generated for it:
+no chat bookkeeping, stop strings, detokenizing, queueing or grading. It is timed as
+skilleval's ``generation_tokens_per_s`` is: tokens generated ÷ seconds inside the decoder.
+
+After the clock stops, each reply's tokens are compared with skilleval's, and the tokens
+evaluated with skilleval's count; the report says how many agree.
 
 Also :func:`read_bandwidth`, the machine's memory read bandwidth, for the bound every
-decode step is held to: each step reads every weight once.
+decode step is held to: each step reads every weight once; and :func:`apply_wait_policy`,
+shared with the all-at-once ceiling (bench/ceiling_prefill.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+WAIT_VARIABLE = "OMP_WAIT_POLICY"
+PLACEMENTS = (
+    ("chunk_a_step", False),
+    ("whole_prompts", True),
+    ("whole_prompts", True),
+    ("chunk_a_step", False),
+)
+"""The all-waiting runs: prompts a chunk a step (the engine's way), or each whole."""
+MODEL_CELLS = 512
+"""KV cells of the model's own context, which only tokenizes when batching (as the engine's)."""
 
 
 def read_bandwidth(size_mb: int = 512, repeat: int = 5) -> float:
@@ -38,164 +62,192 @@ def read_bandwidth(size_mb: int = 512, repeat: int = 5) -> float:
     return data.nbytes / best
 
 
-def run_ceiling(requests: Path, report: Path, params: dict[str, Any], width: int) -> int:
-    from skilleval.engine.wait_policy import choose
+def apply_wait_policy(recorded: dict[str, Any] | None) -> dict[str, str]:
+    """Make llama.cpp's threads wait as the compared run's did (its results.json
+    ``environment.wait_policy``); call before llama.cpp's library loads. Not chosen afresh:
+    the machine's state now is not the run's."""
+    policy = (recorded or {}).get("policy")
+    if policy in ("ACTIVE", "PASSIVE"):
+        os.environ[WAIT_VARIABLE] = policy
+    elif policy == "default":
+        os.environ.pop(WAIT_VARIABLE, None)
+    else:
+        raise SystemExit(
+            f"the run recorded no wait policy the ceiling can set ({recorded!r}); "
+            "results.json's environment.wait_policy.policy must be ACTIVE, PASSIVE or default"
+        )
+    return {"policy": policy, "reason": "the compared run's (its results.json environment)"}
 
-    # Threads wait as skilleval's would here (chosen before llama.cpp's library loads).
-    policy = choose()
-    import llama_cpp
+
+def record_run() -> Callable[[Path], None]:
+    """Record the schedule of every batched drain in this skilleval process (installed before
+    the run starts); returns what writes it to a file once the run is over."""
+    from ceiling_schedule import Recorder, install
+
+    from skilleval.engine import llama_batched
+    from skilleval.engine.greedy_grammar import guards_loops
+
+    requests: dict[int, dict[str, Any]] = {}
+    original: Callable[..., Any] = llama_batched.BatchedLlama.prepare
+
+    def prepare(self: Any, request: Any) -> Any:
+        prepared = original(self, request)
+        requests[id(prepared.job)] = {
+            "purpose": request.purpose,
+            "json_schema": request.json_schema,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "seed": request.seed,
+            "loop_guard": guards_loops(request),
+        }
+        return prepared
+
+    def cells(decoder: Any) -> int:
+        import llama_cpp
+
+        return int(llama_cpp.llama_n_ctx(decoder.backend.ctx)) // (decoder.width + 1)
+
+    llama_batched.BatchedLlama.prepare = prepare  # type: ignore[method-assign]
+    recorder = Recorder(describe=lambda job: requests.get(id(job), {}), cells=cells)
+    install(recorder, lambda decoder, token: bool(decoder.backend.is_eog(token)))
+
+    def write(path: Path) -> None:
+        path.write_text(json.dumps(recorder.to_json()), encoding="utf-8")
+
+    return write
+
+
+def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> int:
+    """Replay ``schedule_path`` (see the module's docstring); write the JSON report."""
+    policy = apply_wait_policy(params.get("wait_policy"))
+    from ceiling_schedule import CeilingDecoder, Diverged, Plan, replay, replay_all_waiting
     from llama_cpp import Llama
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    from skilleval.engine.greedy_grammar import GreedyGrammar, LlamaGrammarJudge, closing_token
-    from skilleval.engine.llama_adapter import sample_chain, sampler_chain, vocab_of
+    from skilleval.engine.batch_llama import LlamaBackend
+    from skilleval.engine.greedy_grammar import closing_token
+    from skilleval.engine.llama_checks import native_seed
+    from skilleval.engine.prefix_store import PrefixStore
 
-    rows = [json.loads(line) for line in requests.read_text(encoding="utf-8").splitlines()]
+    schedule = json.loads(schedule_path.read_text(encoding="utf-8"))
+    if schedule["scored"]:
+        raise SystemExit("the run scored choices (trigger routing); the ceiling replays none")
+    threads = int(params["n_threads"])
     load_start = time.perf_counter()
+    # As the engine opens it (engine/llama_single.py open_model), with the run's threads.
+    n_batch = max(2, int(params["n_batch"]))
     llm = Llama(
         model_path=params["path"],
-        n_ctx=512,
-        n_batch=params["n_batch"],
-        n_threads=params["n_threads"],
-        n_threads_batch=params["n_threads_batch"],
+        n_ctx=MODEL_CELLS,
+        n_batch=n_batch,
+        n_ubatch=n_batch,
+        n_threads=threads,
+        n_threads_batch=int(params.get("n_threads_batch") or threads),
         seed=0,
+        logits_all=False,
         verbose=False,
     )
-    load_s = time.perf_counter() - load_start
-
-    eos, bos = int(llm.token_eos()), int(llm.token_bos())
-    formatter = Jinja2ChatFormatter(
-        template=llm.metadata["tokenizer.chat_template"],
-        eos_token=llm.detokenize([eos], special=True).decode("utf-8", "replace"),
-        bos_token=llm.detokenize([bos], special=True).decode("utf-8", "replace"),
-        stop_token_ids=[eos],
-    )
-    vocab, n_vocab, closing = vocab_of(llm), int(llm.n_vocab()), closing_token(llm)
+    closing = closing_token(llm)
     grammars: dict[str, Any] = {}
-    groups: dict[str, list[tuple[list[int], int, Any]]] = {}
-    for row in rows:
-        rendered = formatter(messages=row["messages"])
-        tokens = llm.tokenize(
-            rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
-        )
-        schema = row.get("json_schema")
+    current: list[Any] = [None]  # the batched context of the moment
+    setup_s = [time.perf_counter() - load_start]
+
+    def make_sampler(job: dict[str, Any]) -> Callable[[], Any]:
+        # As engine/llama_batched.py's prepare() builds a request's sampler.
+        schema = job.get("json_schema")
+        grammar = None
         if schema is not None:
-            key = json.dumps(schema, sort_keys=True)
+            key = json.dumps(schema, sort_keys=True, default=dict)
             if key not in grammars:
-                grammars[key] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-            grammar = (grammars[key], row["purpose"] == "judge")
-        else:
-            grammar = None
-        n = max(1, int(row.get("completion_tokens") or 1))
-        groups.setdefault(row["purpose"], []).append(([int(t) for t in tokens], n, grammar))
+                grammars[key] = LlamaGrammar.from_json_schema(
+                    json.dumps(schema, default=dict), verbose=False
+                )
+            grammar = grammars[key]
+        sampled = float(job.get("temperature") or 0.0) > 0
 
-    context_start = time.perf_counter()
-    # KV cells per sequence sized to the work, as skilleval sizes them.
-    need = max(len(t) + n + 1 for work in groups.values() for t, n, _ in work)
-    cells = min(params["n_ctx"], max(512, -(-need // 256) * 256))
-    cparams = llama_cpp.llama_context_default_params()
-    cparams.n_seq_max = width + 1
-    cparams.kv_unified = False
-    cparams.n_ctx = cells * (width + 1)
-    cparams.n_batch = cparams.n_ubatch = params["n_batch"]
-    cparams.n_threads = params["n_threads"]
-    cparams.n_threads_batch = params["n_threads_batch"]
-    ctx = llama_cpp.llama_init_from_model(llm.model, cparams)
-    memory = llama_cpp.llama_get_memory(ctx)
-    batch = llama_cpp.llama_batch_init(max(params["n_batch"], width), 0, 1)
-    load_s += time.perf_counter() - context_start
-
-    def decode(items: list[tuple[int, int, int, bool]]) -> None:
-        batch.n_tokens = len(items)
-        for i, (token, pos, seq, logits) in enumerate(items):
-            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, pos, 1
-            batch.seq_id[i][0], batch.logits[i] = seq, logits
-        if llama_cpp.llama_decode(ctx, batch) != 0:
-            raise SystemExit("llama_decode failed")
-
-    def prefill(tokens: list[int], start: int, seq: int, last_logits: bool) -> None:
-        pos, size = start, params["n_batch"]
-        while pos < len(tokens):
-            end = min(pos + size, len(tokens))
-            decode(
-                [(tokens[p], p, seq, last_logits and p == len(tokens) - 1) for p in range(pos, end)]
+        def make() -> Any:
+            return current[0].sampler(
+                temperature=float(job["temperature"]) if sampled else 0.0,
+                top_p=float(job["top_p"]) if sampled else 1.0,
+                seed=native_seed(int(job.get("seed") or 0)),
+                grammar=grammar,
+                closing=closing if job.get("loop_guard") else None,
             )
-            pos = end
 
-    def sampler(grammar: Any) -> Any:
-        if grammar is None:
-            return sampler_chain(
-                n_vocab=n_vocab, penalty_last_n=64, temperature=0.0, top_p=1.0, seed=0
-            )
-        judge = LlamaGrammarJudge(vocab, grammar[0], n_vocab)
-        return GreedyGrammar(judge, closing if grammar[1] else None)
+        return make
 
-    def sample(s: Any, row: int) -> int:
-        if isinstance(s, GreedyGrammar):
-            logits = llama_cpp.llama_get_logits_ith(ctx, row)
-            import numpy as np
+    store: list[Path] = []  # each run starts from an empty prefix store, as a fresh home does
 
-            token = s.pick(np.ctypeslib.as_array(logits, shape=(n_vocab,)))
-            s.accept(token)
-            return token
-        return sample_chain(s, ctx, row)
+    def make_decoder(spec: dict[str, Any], plans: dict[int, Plan]) -> CeilingDecoder:
+        # A new context, as the engine makes one when the work needs more KV cells.
+        start = time.perf_counter()
+        if current[0] is not None:
+            current[0].close()
+        current[0] = LlamaBackend(llm, spec["width"], spec["cells"], spec["n_batch"])
+        setup_s[0] += time.perf_counter() - start
+        return CeilingDecoder(
+            current[0],
+            spec["width"],
+            spec["n_ctx"],
+            spec["n_batch"],
+            PrefixStore(store[-1]) if spec["store"] else None,
+            plans=plans,
+        )
 
-    def common(a: list[int], b: list[int]) -> int:
-        n = 0
-        while n < min(len(a), len(b)) - 2 and a[n] == b[n]:
-            n += 1
-        return n
+    jobs = schedule["jobs"]
 
-    evaluated = generated = 0
-    start = time.perf_counter()
-    held: list[int] = []  # what the prefix sequence (id ``width``) holds
-    for work in groups.values():
-        queue = list(work)
-        live: dict[int, list[Any]] = {}  # slot -> [next token, position, tokens left, sampler]
-        while queue or live:
-            for slot in range(width):
-                if slot not in live and queue:
-                    tokens, n, grammar = queue.pop(0)
-                    target = tokens[: common(tokens, queue[0][0]) if queue else len(tokens) - 2]
-                    keep = 0
-                    while keep < min(len(held), len(target)) and held[keep] == target[keep]:
-                        keep += 1
-                    llama_cpp.llama_memory_seq_rm(memory, width, keep, -1)
-                    prefill(target, keep, width, False)
-                    evaluated += len(target) - keep
-                    held = target
-                    llama_cpp.llama_memory_seq_rm(memory, slot, -1, -1)
-                    llama_cpp.llama_memory_seq_cp(memory, width, slot, -1, -1)
-                    prefill(tokens, len(target), slot, True)
-                    evaluated += len(tokens) - len(target)
-                    s = sampler(grammar)
-                    first = sample(s, -1)
-                    generated += 1
-                    if n > 1:
-                        live[slot] = [first, len(tokens), n - 1, s]
-            if not live:
-                continue
-            order = sorted(live)
-            decode([(live[s][0], live[s][1], s, True) for s in order])
-            for row, s in enumerate(order):
-                live[s][0] = sample(live[s][3], row)
-                live[s][1] += 1
-                live[s][2] -= 1
-                generated += 1
-                if live[s][2] == 0:
-                    del live[s]
-    inference_s = time.perf_counter() - start
+    def identical(replies: list[list[int] | None]) -> int:
+        return sum(
+            mine is not None and mine == j.get("tokens")
+            for mine, j in zip(replies, jobs, strict=True)
+        )
+
+    store.append(Path(tempfile.mkdtemp(prefix="skilleval-ceiling-prefixes-")))
+    try:
+        done = replay(schedule, make_decoder, make_sampler)
+    except Diverged as exc:
+        raise SystemExit(f"the ceiling did not follow skilleval's schedule: {exc}") from None
+    backend = current[0]
+    threads_used = backend.threads if backend is not None else threads
+    load_s = setup_s[0]
+    # The two placements of prompt work compared on the same work, every request waiting;
+    # run in the order A B B A, so that a load drifting steadily weighs on both alike.
+    all_waiting: dict[str, Any] = {}
+    for name, whole in PLACEMENTS:
+        store.append(Path(tempfile.mkdtemp(prefix="skilleval-ceiling-prefixes-")))
+        run = replay_all_waiting(schedule, make_decoder, make_sampler, whole)
+        seen = all_waiting.setdefault(name, {"runs": 0, "inference_s": 0.0, "generated": 0})
+        seen["runs"] += 1
+        seen["inference_s"] = round(seen["inference_s"] + run.busy_s, 6)
+        seen["generated"] += run.generated
+        seen["tokens_per_s"] = round(seen["generated"] / seen["inference_s"], 2)
+        seen["tokens_evaluated"] = run.evaluated
+        seen["decode_steps"] = run.steps
+        seen["replies_identical"] = min(
+            identical(run.replies), seen.get("replies_identical", len(jobs))
+        )
     summary = {
         "load_s": round(load_s, 6),
-        "inference_s": round(inference_s, 6),
-        "model_calls": len(rows),
-        "width": width,
-        "threads": params["n_threads"],
-        "tokens_evaluated": evaluated,
-        "completion_tokens": generated,
-        "tokens_per_s": round(generated / inference_s, 2) if inference_s else None,
-        "wait_policy": policy.to_json(),
+        "inference_s": round(done.busy_s, 6),
+        "model_calls": len(jobs),
+        "drains": len(schedule["drains"]),
+        "contexts": len(schedule["decoders"]),
+        "width": max((d["width"] for d in schedule["decoders"]), default=0),
+        "cells": [d["cells"] for d in schedule["decoders"]],
+        "threads": threads_used,
+        "tokens_evaluated": done.evaluated,
+        "tokens_evaluated_skilleval": sum(int(j.get("evaluated", 0)) for j in jobs),
+        "completion_tokens": done.generated,
+        "decode_steps": done.steps,
+        "steps_with_a_prompt_chunk": done.filling_steps,
+        "tokens_per_s": round(done.generated / done.busy_s, 2) if done.busy_s else None,
+        "replies_identical": identical(done.replies),
+        "wait_policy": policy,
+        "all_waiting": all_waiting,
     }
+    if current[0] is not None:
+        current[0].close()
+    for folder in store:
+        shutil.rmtree(folder, ignore_errors=True)
     report.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return 0
