@@ -206,7 +206,7 @@ class LlamaProvider(SingleCalls):
         self._canary()
         check_installed(self.memo_dir)
         with contextlib.suppress(ProviderError):  # a file llama.cpp rejects fails at its call
-            self._settle_width()
+            self._settle_width()  # before the run's wrappers copy the width
 
     def cache_salt(self, request: Request) -> str:
         """The runtime version, the features its build was compiled with (docs/engine.md,
@@ -214,7 +214,8 @@ class LlamaProvider(SingleCalls):
         same file, and for a judge's reply the loop guard's version."""
         built = ",".join(self._canary().features)
         salt = f"llama-cpp-python={runtime_version()};build={built};scoring={SCORING_VERSION}"
-        salt += self._kernels.salt(self._verdict())
+        with contextlib.suppress(ProviderError):  # a model that cannot load has no verdict
+            salt += self._kernels.salt(self._verdict())
         return f"{salt};loop-guard={LOOP_GUARD}" if guards_loops(request) else salt
 
     def complete(self, request: Request) -> Completion:
@@ -397,8 +398,7 @@ class LlamaProvider(SingleCalls):
             self.threads = self.thread_count.count
         return self.threads
 
-    def _build_of(self) -> tuple[str, str, tuple[str, ...]]:
-        """The file's SHA-256, the library's version and its build's features."""
+    def _build_of(self) -> tuple[str, str, tuple[str, ...]]:  # what the probe's verdict is kept by
         return self.identity().sha256 or "", runtime_version(), self._canary().features
 
     def _verdict(self) -> Kernels:
