@@ -112,7 +112,7 @@ class KernelPolicy:
     def width(self, found: Kernels, model: str) -> int:
         """The batch width to use: the one asked, or 1 when batching would change bits (said
         once per model on stderr, and kept in :attr:`reason`)."""
-        self.settled = True
+        self.found, self.settled = found, True
         if self.asked <= 1 or found.batching_identical:
             return self.asked
         what = []
