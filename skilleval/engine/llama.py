@@ -17,6 +17,7 @@ Nothing here writes to stdout: it is reserved for ``--json`` output.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import threading
 import time
@@ -36,6 +37,7 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.batch import Feed
 from skilleval.engine.greedy_grammar import LOOP_GUARD, guards_loops
+from skilleval.engine.kernel_policy import KernelPolicy, Kernels
 from skilleval.engine.llama_adapter import check_installed, require_supported
 from skilleval.engine.llama_batched import MIN_CELLS, BatchedLlama
 from skilleval.engine.llama_build import warn_without_gpu
@@ -157,6 +159,7 @@ class LlamaProvider(SingleCalls):
         self._eval_log: list[int] = []
         self._canonical = 0
         """How many leading KV positions were evaluated in batches of two or more tokens."""
+        self._kernels = KernelPolicy(self.memo_dir, self.batch_width, config, self._build_of)
         self._lock = threading.Lock()
         self._queue = RequestQueue(self._batched.prepare, self._drain)
         self._embedder: GgufEmbedder | None = None
@@ -202,6 +205,8 @@ class LlamaProvider(SingleCalls):
         # A library that crashes is the deeper problem: say that first.
         self._canary()
         check_installed(self.memo_dir)
+        with contextlib.suppress(ProviderError):  # a file llama.cpp rejects fails at its call
+            self._settle_width()  # before the run's wrappers copy the width
 
     def cache_salt(self, request: Request) -> str:
         """The runtime version, the features its build was compiled with (docs/engine.md,
@@ -209,6 +214,8 @@ class LlamaProvider(SingleCalls):
         same file, and for a judge's reply the loop guard's version."""
         built = ",".join(self._canary().features)
         salt = f"llama-cpp-python={runtime_version()};build={built};scoring={SCORING_VERSION}"
+        with contextlib.suppress(ProviderError):  # a model that cannot load has no verdict
+            salt += self._kernels.salt(self._verdict())
         return f"{salt};loop-guard={LOOP_GUARD}" if guards_loops(request) else salt
 
     def complete(self, request: Request) -> Completion:
@@ -219,6 +226,7 @@ class LlamaProvider(SingleCalls):
                 request is malformed, or a constrained reply does not validate.
         """
         check_request(request)
+        self._settle_width()
         if self.batch_width > 1 and request.choices is None and not request.logprobs:
             return self._queue.ask(request)
         if self.batch_width > 1 and not request.logprobs:  # a choice request
@@ -253,6 +261,7 @@ class LlamaProvider(SingleCalls):
         A request that fails gets its :class:`ProviderError` in its place; the others are
         unaffected.
         """
+        self._settle_width()
         out: list[Completion | ProviderError | None] = [None] * len(requests)
         generate: list[int] = []
         choose: list[int] = []
@@ -309,7 +318,7 @@ class LlamaProvider(SingleCalls):
         known = canary(self.memo_dir, None, run=False)
         if known is not None and known.features:
             info["instruction_sets"] = list(known.features)
-        return info
+        return info | self._kernels.info()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
@@ -366,11 +375,16 @@ class LlamaProvider(SingleCalls):
 
         # Batching, the model's own context only tokenizes (the batched context decodes, and
         # scores choices too), so it is kept small: its KV cells are memory held for nothing.
-        n_ctx = self.config.n_ctx if self.batch_width <= 1 else min(self.config.n_ctx, MIN_CELLS)
+        # Until the kernel probe has a verdict, it may not batch (engine/kernel_policy.py).
+        batches = self._kernels.batches()
+        n_ctx = min(self.config.n_ctx, MIN_CELLS) if batches else self.config.n_ctx
         start = time.perf_counter()
         llm = open_model(path, self.config, n_ctx, self.threads)
         self.load_ms = (time.perf_counter() - start) * 1000.0
         require_supported(llm)
+        if self._kernels.found is None:
+            self._kernels.measure(llm)
+        self._grid = self._kernels.grid
         self._template = ModelTemplate(llm)
         self._count_evals(llm)
         self._llm = llm
@@ -383,6 +397,22 @@ class LlamaProvider(SingleCalls):
             self.thread_count = thread_count(self.config.threads, default_threads())
             self.threads = self.thread_count.count
         return self.threads
+
+    def _build_of(self) -> tuple[str, str, tuple[str, ...]]:  # what the probe's verdict is kept by
+        return self.identity().sha256 or "", runtime_version(), self._canary().features
+
+    def _verdict(self) -> Kernels:
+        """The kernel probe's verdict: remembered, or measured now (loading the model)."""
+        if self._kernels.recall() is None:
+            with self._lock:
+                self._load()  # measures it
+        return self._kernels.known()
+
+    def _settle_width(self) -> None:
+        """Batch only where that gives the bytes one at a time gives (engine/kernel_policy.py)."""
+        if not self._kernels.settled:
+            self.batch_width = self._kernels.width(self._verdict(), self.path.name)
+            self.max_concurrency = self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
 
     def _canary(self) -> Canary:
         """The canary's verdict for this llama.cpp build and CPU, decoding with the embedded
@@ -404,7 +434,8 @@ class LlamaProvider(SingleCalls):
         build, kept under the home (``engine/prefix_store.py``)."""
         if self._store is None:
             features = self._canary().features
-            self._store = prefix_store(self.memo_dir, self.identity().key(), self._load(), features)
+            key, llm = self.identity().key(), self._load()  # _load sets the grid
+            self._store = prefix_store(self.memo_dir, key, llm, features, self._grid)
         return self._store
 
     def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:

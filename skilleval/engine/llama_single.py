@@ -46,9 +46,12 @@ from skilleval.errors import ProviderError
 __all__ = ["SingleCalls", "open_model", "prefix_store"]
 
 
-def prefix_store(memo_dir: Path, model_key: str, llm: Any, features: Sequence[str]) -> PrefixStore:
+def prefix_store(
+    memo_dir: Path, model_key: str, llm: Any, features: Sequence[str], grid: int = 0
+) -> PrefixStore:
     """The prompt prefixes evaluated by earlier runs of this model file on this runtime, build
-    and KV layout, kept under the home (``engine/prefix_store.py``)."""
+    and KV layout, kept under the home (``engine/prefix_store.py``); ``grid``: prompts are
+    evaluated on that grid (``engine/kernel_policy.py``), whose prefixes are kept apart."""
     params = llm.context_params
     layout = [
         f"{name}={getattr(params, name, None)}"
@@ -60,6 +63,7 @@ def prefix_store(memo_dir: Path, model_key: str, llm: Any, features: Sequence[st
         f"llama-cpp-python={runtime_version()}",
         f"build={','.join(features)}",
         *layout,
+        *([f"grid={grid}"] if grid else []),
     )
     return PrefixStore(folder)
 
@@ -99,6 +103,8 @@ class SingleCalls:
 
     _canonical: int
     """How many leading KV positions were evaluated in batches of two or more tokens."""
+    _grid: int = 0
+    """Prompt batches end on multiples of this (0: anywhere; ``engine/kernel_policy.py``)."""
     _eval_log: list[int]
     _grammars: dict[str, Any]
     _busy_s: float
@@ -130,16 +136,20 @@ class SingleCalls:
         """Bring the KV state to exactly ``prompt``, reusing what it can; return tokens evaluated.
 
         llama.cpp's CPU kernels give bitwise-different results for a one-token batch than for
-        the same token inside a larger batch, while any split into batches of two or more
-        tokens gives identical bits. So a position is reused only if it was evaluated in such
-        a batch (``_canonical``), the last batch always holds at least two tokens, and no
-        batch is ever a single token. The logits, and so greedy text and choice scores, then
-        do not depend on what the provider was asked before.
+        the same token inside a larger batch. For most models (the kernel probe says which),
+        any split into batches of two or more tokens gives identical bits. So a position is
+        reused only if it was evaluated in such a batch (``_canonical``), the last batch
+        always holds at least two tokens, and no batch is ever a single token. For a model
+        whose splits change bits, :meth:`_prefill_grid` is used instead. Either way the
+        logits, and so greedy text and choice scores, do not depend on what the provider was
+        asked before.
         """
+        if self._grid:
+            return self._prefill_grid(llm, prompt)
         n = len(prompt)
         cached = llm.input_ids[: min(int(llm.n_tokens), self._canonical)]
         shared = shared_length([int(t) for t in cached], prompt)
-        reuse = max(0, min(shared, n - 2))
+        reuse = self._reusable(shared, n)
         restored = self._restore(llm, prompt, reuse)
         if restored:
             reuse = restored
@@ -158,13 +168,44 @@ class SingleCalls:
         self._canonical = n
         return n - reuse
 
+    def _prefill_grid(self, llm: Any, prompt: list[int]) -> int:
+        """:meth:`_prefill` for a model whose splits change bits: batches end at multiples of
+        ``_grid`` and at the prompt's end, and only whole grid batches are reused (from the
+        KV state or the prefix store), so every prompt's cells come from the same decode
+        calls, whatever was evaluated before."""
+        grid = self._grid
+        n = len(prompt)
+        cached = llm.input_ids[: min(int(llm.n_tokens), self._canonical)]
+        shared = shared_length([int(t) for t in cached], prompt)
+        reuse = self._reusable(shared, n)
+        restored = self._restore(llm, prompt, reuse)
+        if restored:
+            reuse = restored
+        elif reuse >= MIN_TOKENS and reuse == shared // grid * grid:
+            self._keep(llm, prompt[:reuse])
+        llm.n_tokens = reuse
+        pos = reuse
+        while pos < n:
+            step = min(grid, n - pos)
+            llm.eval(prompt[pos : pos + step])
+            pos += step
+        self._canonical = n
+        return n - reuse
+
+    def _reusable(self, shared: int, n: int) -> int:
+        """How many of ``shared`` leading positions a prompt of ``n`` tokens may reuse: all but
+        the last two, or on a grid, the whole grid batches before its last batch."""
+        if self._grid:
+            return min(shared // self._grid, (n - 1) // self._grid) * self._grid
+        return max(0, min(shared, n - 2))
+
     def _restore(self, llm: Any, prompt: list[int], reuse: int) -> int:
         """Load the stored prefix that spares the most evaluation of ``prompt`` into the KV
         state, when it spares :data:`STORE_GAIN` tokens more than ``reuse``; return how many
         positions are then reused (0 when nothing was loaded)."""
         store = self._prefixes()
         entry, length = store.best(prompt)
-        length = min(length, len(prompt) - 2)
+        length = self._reusable(length, len(prompt))
         if entry is None or length < reuse + STORE_GAIN:
             return 0
         data = store.read(entry)

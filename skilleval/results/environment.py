@@ -73,6 +73,28 @@ class WaitPolicyInfo:
 
 
 @frozen
+class KernelsInfo:
+    """What the kernel probe measured for the in-process model on this build
+    (engine/kernel_probe.py)."""
+
+    splits: bool = field(
+        metadata=meta("A prompt gave the same logits whole and split into other batches.")
+    )
+    batches: bool = field(
+        metadata=meta("A sequence gave the same logits decoded alone and beside others.")
+    )
+    prompt_grid: int | None = field(
+        default=None,
+        metadata=meta(
+            "Prompt batches ended at multiples of this many tokens, one at a time, so that "
+            "replies do not depend on what was evaluated before (set when splits differ).",
+            omit=OMIT_EMPTY,
+            minimum=1,
+        ),
+    )
+
+
+@frozen
 class Environment:
     """Where and how the run happened."""
 
@@ -103,6 +125,15 @@ class Environment:
             minimum=1,
         ),
     )
+    batch_width_reason: str | None = field(
+        default=None,
+        metadata=meta(
+            "Why the in-process model decoded one at a time although `parallel` or `--jobs` "
+            "asked for more: batching would have changed its replies on this build.",
+            omit=OMIT_EMPTY,
+        ),
+    )
+    kernels: KernelsInfo | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
     chat_layout: tuple[str, ...] = field(
         default=(),
         metadata=meta(

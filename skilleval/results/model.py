@@ -42,6 +42,7 @@ from skilleval.results.codec import ARM, COUNT, OMIT_EMPTY, RATE, meta
 from skilleval.results.environment import (
     DecodingInfo,
     Environment,
+    KernelsInfo,
     ModelError,
     ModelInfo,
     RegistryEntry,
@@ -66,6 +67,7 @@ __all__ = [
     "JudgeDecoding",
     "JudgeFitness",
     "JudgeInfo",
+    "KernelsInfo",
     "Lift",
     "LiftRow",
     "LiftVerdict",

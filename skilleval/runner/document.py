@@ -18,6 +18,7 @@ from skilleval.results.model import (
     Environment,
     JudgeFitness,
     JudgeInfo,
+    KernelsInfo,
     ModelInfo,
     Overfit,
     RegistryEntry,
@@ -53,8 +54,15 @@ def _engine(provider: Provider) -> dict[str, Any]:
         for k in ("threads", "batch_width", "gpu_layers")
         if found.get(k) is not None
     }
-    if found.get("threads_reason"):
-        out["threads_reason"] = str(found["threads_reason"])
+    for reason in ("threads_reason", "batch_width_reason"):
+        if found.get(reason):
+            out[reason] = str(found[reason])
+    kernels = found.get("kernels")
+    if isinstance(kernels, dict):
+        grid = kernels.get("prompt_grid")
+        out["kernels"] = KernelsInfo(
+            bool(kernels["splits"]), bool(kernels["batches"]), int(grid) if grid else None
+        )
     if found.get("chat_layout"):
         out["chat_layout"] = tuple(str(name) for name in found["chat_layout"])
     policy = found.get("wait_policy")
