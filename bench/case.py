@@ -237,6 +237,49 @@ def _count(items: Any) -> dict[str, int]:
     return out
 
 
+def _score_options(
+    llm: Any, prompt: list[int], choices: Sequence[str], eos: int
+) -> tuple[str, int]:
+    """The option with the highest total log-probability after ``prompt`` (its tokens, then
+    ``eos``), the prompt's prefix reused from the KV state as ``Llama.generate`` reuses it;
+    and how many option tokens were decoded."""
+    import itertools
+
+    import numpy as np
+
+    held = [int(t) for t in llm.input_ids[: llm.n_tokens]]
+    common = 0
+    while common < min(len(held), len(prompt) - 1) and held[common] == prompt[common]:
+        common += 1
+    llm.n_tokens = common
+    llm.eval(prompt[common:])
+
+    from llama_cpp import llama_get_logits_ith
+
+    n_vocab = int(llm.n_vocab())
+
+    def logprobs() -> Any:
+        # The last decoded token's logits (llama-cpp-python keeps none without logits_all).
+        pointer = llama_get_logits_ith(llm.ctx, -1)
+        row = np.ctypeslib.as_array(pointer, shape=(n_vocab,)).astype(np.float64)
+        return row - (row.max() + np.log(np.exp(row - row.max()).sum()))
+
+    first = logprobs()
+    best, best_total, decoded = "", -float("inf"), 0
+    for option in choices:
+        sequence = [*(int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)), eos]
+        total = float(first[sequence[0]])
+        llm.n_tokens = len(prompt)
+        for current, following in itertools.pairwise(sequence):
+            llm.eval([current])
+            decoded += 1
+            total += float(logprobs()[following])
+        if total > best_total:
+            best, best_total = option, total
+    llm.n_tokens = len(prompt)
+    return best, decoded
+
+
 def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool = True) -> int:
     """Replay the recorded requests through one ``Llama`` in the order that needs least work.
 
@@ -258,8 +301,6 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
     from llama_cpp.llama_grammar import LlamaGrammar
 
     rows = [json.loads(line) for line in requests.read_text(encoding="utf-8").splitlines()]
-    if any(r["choices"] for r in rows):
-        raise SystemExit("choice requests (trigger routing) are not replayed; drop should_trigger")
     imported = time.perf_counter()
 
     load_start = time.perf_counter()
@@ -319,9 +360,19 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
     prompt_evaluated = 0
     generated = 0
     same = 0
+    option_tokens = 0
     start = time.perf_counter()
     for tokens, row, grammar in work:
         evaluated.clear()
+        if row["choices"]:
+            # A choice (a scored judge verdict, a routing request), as the engine scores one
+            # at a time: the prompt once, then each option's tokens and the end of the turn,
+            # one token a decode, summing the log-probabilities.
+            picked, decoded = _score_options(llm, tokens, row["choices"], eos)
+            option_tokens += decoded
+            prompt_evaluated += evaluated[0] if evaluated else 0
+            same += picked == str(row["text"])
+            continue
         out: list[int] = []
         for token in llm.generate(
             tokens,
@@ -357,6 +408,8 @@ def run_limit(requests: Path, report: Path, params: dict[str, Any], best: bool =
         "prompt_tokens": sum(len(w[0]) for w in work),
         "tokens_evaluated": prompt_evaluated,
         "completion_tokens": generated,
+        "choice_requests": sum(1 for w in work if w[1]["choices"]),
+        "option_tokens_decoded": option_tokens,
         "replies_identical": same,
     }
     report.write_text(json.dumps(summary, indent=1), encoding="utf-8")

@@ -130,8 +130,6 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
     from skilleval.engine.prefix_store import PrefixStore
 
     schedule = json.loads(schedule_path.read_text(encoding="utf-8"))
-    if schedule["scored"]:
-        raise SystemExit("the run scored choices (trigger routing); the ceiling replays none")
     threads = int(params["n_threads"])
     load_start = time.perf_counter()
     # As the engine opens it (engine/llama_single.py open_model), with the run's threads.

@@ -43,6 +43,9 @@ def run_prefill_ceiling(requests: Path, report: Path, params: dict[str, Any], wi
     from skilleval.engine.llama_adapter import sample_chain, sampler_chain, vocab_of
 
     rows = [json.loads(line) for line in requests.read_text(encoding="utf-8").splitlines()]
+    # Generations only: a choice (a scored judge verdict) generates nothing, and its time is
+    # not in skilleval's tokens per second either.
+    rows = [row for row in rows if not row.get("choices")]
     load_start = time.perf_counter()
     llm = Llama(
         model_path=params["path"],

@@ -35,6 +35,7 @@ from skilleval.engine.batch import (
     Deliver,
     Feed,
     ListFeed,
+    ScoreJob,
     Token,
     prefill_chunks,
 )
@@ -167,6 +168,15 @@ def install(recorder: Recorder, is_eog: Callable[[BatchDecoder, int], bool]) -> 
 
     def score(self: BatchDecoder, jobs: Sequence[Any]) -> Any:
         recorder.scored += len(jobs)
+        recorder.drains.append(
+            {
+                "decoder": recorder.decoder(self),
+                "score": [
+                    {"prompt": recorder.prompt(j.prompt), "options": [list(o) for o in j.options]}
+                    for j in jobs
+                ],
+            }
+        )
         return original_score(self, jobs)
 
     BatchDecoder.drain = drain  # type: ignore[method-assign]
@@ -358,6 +368,16 @@ def replay(
         k = drain["decoder"]
         if k not in decoders:
             decoders[k] = make_decoder(schedule["decoders"][k], plans)
+        if "score" in drain:
+            # A choice (a scored judge verdict, routing) between two drains, scored by the
+            # engine's own side-by-side scorer as skilleval scored it.
+            decoders[k].score(
+                [
+                    ScoreJob(prompts[j["prompt"]], tuple(tuple(o) for o in j["options"]))
+                    for j in drain["score"]
+                ]
+            )
+            continue
         feed = ReplayFeed(drain["events"], jobs, prompts)
         decoders[k].drain(feed)
         feed.done()
@@ -379,7 +399,7 @@ def replay_all_waiting(
     order = [
         value
         for drain in schedule["drains"]
-        for kind, value in drain["events"]
+        for kind, value in drain.get("events", ())
         if kind == "t" and value is not None
     ]
     spec = max(schedule["decoders"], key=lambda d: d["cells"])

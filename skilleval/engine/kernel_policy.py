@@ -84,6 +84,13 @@ class KernelPolicy:
         found = self.recall() if self.asked > 1 else None
         return found is not None and found.batching_identical
 
+    def may_batch(self) -> bool:
+        """Whether the model may batch: asked to, and not known to change bits batched (a
+        model not yet probed is opened for batching, and again for one at a time if the
+        probe says so, rather than hold both contexts' memory at once)."""
+        found = self.recall() if self.asked > 1 else None
+        return self.asked > 1 and (found is None or found.batching_identical)
+
     def measure(self, llm: Any) -> Kernels:
         """Probe the loaded ``llm`` and remember the verdict. A probe llama.cpp refuses proves
         nothing: the model is then treated as one whose splits and batches change bits (the

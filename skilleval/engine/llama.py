@@ -117,8 +117,7 @@ class LlamaProvider(SingleCalls):
 
     Args:
         config: How to load the model. ``path`` ``"default"`` means the embedded model.
-        memo_dir: Where the model file's SHA-256 is remembered (see
-            :func:`~skilleval.engine.identity.file_identity`).
+        memo_dir: Where the model file's SHA-256 (and other memos) are remembered.
         jobs: ``--jobs``; above 1 it sets the batch width unless ``parallel`` is set.
 
     Attributes:
@@ -135,8 +134,7 @@ class LlamaProvider(SingleCalls):
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
         self.batch_width = batch_width(config, jobs)
-        # Batching, it takes calls from several threads at once and decodes them together:
-        # one in each slot, and one waiting to take a slot the moment it frees.
+        # Batching, one call in each slot and one waiting to take a slot the moment it frees.
         self.max_concurrency = self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
         self.threads = config.threads or default_threads()
         self._batched = BatchedLlama(
@@ -373,17 +371,19 @@ class LlamaProvider(SingleCalls):
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
         require_supported()
 
-        # Batching, the model's own context only tokenizes (the batched context decodes, and
-        # scores choices too), so it is kept small: its KV cells are memory held for nothing.
-        # Until the kernel probe has a verdict, it may not batch (engine/kernel_policy.py).
-        batches = self._kernels.batches()
-        n_ctx = min(self.config.n_ctx, MIN_CELLS) if batches else self.config.n_ctx
+        # Batching, the model's own context only tokenizes, so it is small (its cells would be
+        # memory held for nothing), unless the kernel probe forbids batching (kernel_policy.py).
+        small = self._kernels.may_batch()
+        n_ctx = min(self.config.n_ctx, MIN_CELLS) if small else self.config.n_ctx
         start = time.perf_counter()
         llm = open_model(path, self.config, n_ctx, self.threads)
-        self.load_ms = (time.perf_counter() - start) * 1000.0
         require_supported(llm)
         if self._kernels.found is None:
             self._kernels.measure(llm)
+        if small and not self._kernels.batches():
+            llm.close()  # one at a time after all: the model's own context decodes
+            llm = open_model(path, self.config, self.config.n_ctx, self.threads)
+        self.load_ms = (time.perf_counter() - start) * 1000.0
         self._grid = self._kernels.grid
         self._template = ModelTemplate(llm)
         self._count_evals(llm)
