@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.engine.llama_adapter import vocab_of
-from skilleval.util.memo import read_memo, remember
+from skilleval.util.memo import recall_sealed, remember_sealed
 
 __all__ = [
     "MEMO_FILE",
@@ -222,24 +222,17 @@ def _diff(a: Any, b: Any) -> float:
 # -- the memo ----------------------------------------------------------------------------------
 
 
-def _digest(key: str, entry: dict[str, Any]) -> str:
-    body = {k: v for k, v in entry.items() if k != "digest"}
-    text = json.dumps({"key": key, "entry": body}, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def keep(home: Path, key: str, found: Kernels) -> None:
     """Remember ``found`` under ``key`` in ``<home>/kernel-probe.json``, sealed with a digest
     of the key and the entry."""
-    entry = found.to_json()
-    remember(home / MEMO_FILE, key, {**entry, "digest": _digest(key, entry)})
+    remember_sealed(home / MEMO_FILE, key, found.to_json())
 
 
 def recall(home: Path, key: str) -> Kernels | None:
     """The verdict kept under ``key``; None when there is none, or when it is damaged, edited
     or not of the shape :func:`keep` writes."""
-    entry = read_memo(home / MEMO_FILE).get(key)
-    if not isinstance(entry, dict) or entry.get("digest") != _digest(key, entry):
+    entry = recall_sealed(home / MEMO_FILE, key)
+    if entry is None:
         return None
     flags = (entry.get("splits"), entry.get("batches"))
     numbers = (entry.get("split_diff"), entry.get("batch_diff"), entry.get("probe_ms"))

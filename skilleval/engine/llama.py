@@ -124,8 +124,6 @@ class LlamaProvider(SingleCalls):
         load_ms: How long loading took, once loaded.
         batch_width: How many requests decode together, whether they come as a list
             (:meth:`complete_batch`) or as calls from several threads.
-        max_concurrency: Calls taken at once: two per slot when batching (so a freed slot
-            finds one waiting), else one.
         threads: The CPU threads llama.cpp generates with.
     """
 
@@ -134,8 +132,6 @@ class LlamaProvider(SingleCalls):
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
         self.batch_width = batch_width(config, jobs)
-        # Batching, one call in each slot and one waiting to take a slot the moment it frees.
-        self.max_concurrency = self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
         self.threads = config.threads or default_threads()
         self._batched = BatchedLlama(
             self.batch_width,
@@ -166,6 +162,12 @@ class LlamaProvider(SingleCalls):
         """How llama.cpp's threads wait, decided when the model first loads."""
         self.thread_count: ThreadCount | None = None
         """How many threads llama.cpp got and why, decided when the model first loads."""
+
+    @property
+    def max_concurrency(self) -> int:
+        """Calls taken at once: two per slot when batching (so a freed slot finds one
+        waiting), else one."""
+        return self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
 
     # -- Provider protocol -------------------------------------------------------------------
 
@@ -412,7 +414,6 @@ class LlamaProvider(SingleCalls):
         """Batch only where that gives the bytes one at a time gives (engine/kernel_policy.py)."""
         if not self._kernels.settled:
             self.batch_width = self._kernels.width(self._verdict(), self.path.name)
-            self.max_concurrency = self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
 
     def _canary(self) -> Canary:
         """The canary's verdict for this llama.cpp build and CPU, decoding with the embedded

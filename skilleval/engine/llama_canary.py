@@ -48,7 +48,7 @@ from skilleval.engine.llama_build import (
     tile_state,
 )
 from skilleval.errors import InstallationError, ProviderError
-from skilleval.util.memo import read_memo, remember
+from skilleval.util.memo import recall_sealed, remember_sealed
 
 __all__ = [
     "CRASH_SIGNALS",
@@ -184,7 +184,7 @@ def canary(
         if found is None and run:
             found = _run_child(model, threads)
             if found.verdict in ("ok", "crashed"):
-                remember(home / MEMO_FILE, key, _sealed(key, found.to_json()))
+                remember_sealed(home / MEMO_FILE, key, found.to_json())
         if found is not None and found.verdict != "not run":
             # An inconclusive run is not kept on disk, but not repeated in this process either.
             _known[key] = found
@@ -303,20 +303,10 @@ def _crash_signal(code: int) -> str | None:
 # -- the memo ----------------------------------------------------------------------------------
 
 
-def _digest(key: str, entry: dict[str, Any]) -> str:
-    body = {k: v for k, v in entry.items() if k != "digest"}
-    text = json.dumps({"key": key, "entry": body}, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _sealed(key: str, entry: dict[str, Any]) -> dict[str, Any]:
-    return {**entry, "digest": _digest(key, entry)}
-
-
 def _remembered(memo: Path, key: str) -> Canary | None:
     """The verdict kept under ``key``, or None when there is none or it is damaged."""
-    entry = read_memo(memo).get(key)
-    if not isinstance(entry, dict) or entry.get("digest") != _digest(key, entry):
+    entry = recall_sealed(memo, key)
+    if entry is None:
         return None
     verdict = entry.get("verdict")
     crash = entry.get("signal")

@@ -140,12 +140,11 @@ class SingleCalls:
         any split into batches of two or more tokens gives identical bits. So a position is
         reused only if it was evaluated in such a batch (``_canonical``), the last batch
         always holds at least two tokens, and no batch is ever a single token. For a model
-        whose splits change bits, :meth:`_prefill_grid` is used instead. Either way the
-        logits, and so greedy text and choice scores, do not depend on what the provider was
-        asked before.
+        whose splits change bits (``_grid``), batches end at multiples of the grid and at the
+        prompt's end, and only whole grid batches are reused, so every prompt's cells come
+        from the same decode calls. Either way the logits, and so greedy text and choice
+        scores, do not depend on what the provider was asked before.
         """
-        if self._grid:
-            return self._prefill_grid(llm, prompt)
         n = len(prompt)
         cached = llm.input_ids[: min(int(llm.n_tokens), self._canonical)]
         shared = shared_length([int(t) for t in cached], prompt)
@@ -153,50 +152,31 @@ class SingleCalls:
         restored = self._restore(llm, prompt, reuse)
         if restored:
             reuse = restored
-        elif reuse >= MIN_TOKENS and reuse == shared:
+        elif reuse >= MIN_TOKENS and reuse == self._aligned(shared):
             # A prefix this prompt shares with the one before: worth keeping for later runs.
             self._keep(llm, prompt[:reuse])
         llm.n_tokens = reuse
-        size = int(llm.n_batch)
+        size = self._grid or int(llm.n_batch)
         pos = reuse
         while pos < n:
             step = min(size, n - pos)
-            if n - pos - step == 1:
+            if not self._grid and n - pos - step == 1:
                 step -= 1
             llm.eval(prompt[pos : pos + step])
             pos += step
         self._canonical = n
         return n - reuse
 
-    def _prefill_grid(self, llm: Any, prompt: list[int]) -> int:
-        """:meth:`_prefill` for a model whose splits change bits: batches end at multiples of
-        ``_grid`` and at the prompt's end, and only whole grid batches are reused (from the
-        KV state or the prefix store), so every prompt's cells come from the same decode
-        calls, whatever was evaluated before."""
-        grid = self._grid
-        n = len(prompt)
-        cached = llm.input_ids[: min(int(llm.n_tokens), self._canonical)]
-        shared = shared_length([int(t) for t in cached], prompt)
-        reuse = self._reusable(shared, n)
-        restored = self._restore(llm, prompt, reuse)
-        if restored:
-            reuse = restored
-        elif reuse >= MIN_TOKENS and reuse == shared // grid * grid:
-            self._keep(llm, prompt[:reuse])
-        llm.n_tokens = reuse
-        pos = reuse
-        while pos < n:
-            step = min(grid, n - pos)
-            llm.eval(prompt[pos : pos + step])
-            pos += step
-        self._canonical = n
-        return n - reuse
+    def _aligned(self, positions: int) -> int:
+        """The leading ``positions`` that whole batches cover: all of them, or on a grid, down
+        to its last boundary."""
+        return positions // self._grid * self._grid if self._grid else positions
 
     def _reusable(self, shared: int, n: int) -> int:
         """How many of ``shared`` leading positions a prompt of ``n`` tokens may reuse: all but
         the last two, or on a grid, the whole grid batches before its last batch."""
         if self._grid:
-            return min(shared // self._grid, (n - 1) // self._grid) * self._grid
+            return min(self._aligned(shared), self._aligned(n - 1))
         return max(0, min(shared, n - 2))
 
     def _restore(self, llm: Any, prompt: list[int], reuse: int) -> int:

@@ -14,6 +14,7 @@ which costs one measurement later.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -85,3 +86,24 @@ def remember(memo: Path, key: str, entry: Any) -> None:
             raise
     except OSError:
         return
+
+
+def _entry_digest(key: str, entry: dict[str, Any]) -> str:
+    body = {k: v for k, v in entry.items() if k != "digest"}
+    text = json.dumps({"key": key, "entry": body}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def remember_sealed(memo: Path, key: str, entry: dict[str, Any]) -> None:
+    """:func:`remember` an entry sealed with a digest of ``key`` and itself, so that an entry
+    edited by hand or moved under another key reads back as none (:func:`recall_sealed`)."""
+    remember(memo, key, {**entry, "digest": _entry_digest(key, entry)})
+
+
+def recall_sealed(memo: Path, key: str) -> dict[str, Any] | None:
+    """The entry :func:`remember_sealed` kept under ``key``; None when there is none or its
+    seal does not match (the caller still checks the entry's shape)."""
+    entry = read_memo(memo).get(key)
+    if not isinstance(entry, dict) or entry.get("digest") != _entry_digest(key, entry):
+        return None
+    return entry
