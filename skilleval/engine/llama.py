@@ -165,8 +165,7 @@ class LlamaProvider(SingleCalls):
 
     @property
     def max_concurrency(self) -> int:
-        """Calls taken at once: two per slot when batching (so a freed slot finds one
-        waiting), else one."""
+        """Calls taken at once: two a slot when batching (a freed slot finds one), else one."""
         return self.batch_width * IN_FLIGHT if self.batch_width > 1 else 1
 
     # -- Provider protocol -------------------------------------------------------------------
