@@ -194,9 +194,10 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
 
     jobs = schedule["jobs"]
 
-    def identical(replies: list[list[int] | None]) -> int:
+    def identical(replies: list[list[Any] | None]) -> int:
+        # A generation's tokens, or a choice's scores, exactly as skilleval's.
         return sum(
-            mine is not None and mine == j.get("tokens")
+            mine is not None and mine == j.get("scores" if "options" in j else "tokens")
             for mine, j in zip(replies, jobs, strict=True)
         )
 

@@ -35,7 +35,6 @@ from skilleval.engine.batch import (
     Deliver,
     Feed,
     ListFeed,
-    ScoreJob,
     Token,
     prefill_chunks,
 )
@@ -75,7 +74,6 @@ class Recorder:
     jobs: list[dict[str, Any]] = field(default_factory=list)
     drains: list[dict[str, Any]] = field(default_factory=list)
     decoders: list[dict[str, Any]] = field(default_factory=list)
-    scored: int = 0
     _prompt_index: dict[tuple[int, ...], int] = field(default_factory=dict)
     _job_index: dict[int, int] = field(default_factory=dict)
     _decoder_index: dict[int, int] = field(default_factory=dict)
@@ -92,10 +90,12 @@ class Recorder:
         if id(job) not in self._job_index:
             self._alive.append(job)
             self._job_index[id(job)] = len(self.jobs)
-            self.jobs.append(
-                {"prompt": self.prompt(job.prompt), "max_tokens": job.max_tokens}
-                | self.describe(job)
-            )
+            entry = {"prompt": self.prompt(job.prompt), "max_tokens": job.max_tokens}
+            if job.options:  # a choice: scored in the slot, nothing sampled
+                entry["options"] = [list(o) for o in job.options]
+            else:
+                entry |= self.describe(job)
+            self.jobs.append(entry)
         return self._job_index[id(job)]
 
     def decoder(self, decoder: BatchDecoder) -> int:
@@ -117,13 +117,17 @@ class Recorder:
         entry = self.jobs[self.job(job)]
         entry.update(tokens=[int(t) for t in tokens], eog=eog, evaluated=evaluated)
 
+    def scored(self, job: BatchJob, scores: Sequence[float], evaluated: int) -> None:
+        entry = self.jobs[self.job(job)]
+        entry.update(scores=[float(x) for x in scores], evaluated=evaluated)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "prompts": self.prompts,
             "jobs": self.jobs,
             "decoders": self.decoders,
             "drains": self.drains,
-            "scored": self.scored,
+            "scored": sum(1 for j in self.jobs if "options" in j),
         }
 
 
@@ -153,7 +157,7 @@ def install(recorder: Recorder, is_eog: Callable[[BatchDecoder, int], bool]) -> 
     takes the wrappers off again."""
     original_drain = BatchDecoder.drain
     original_step = BatchDecoder._step
-    original_score = BatchDecoder.score
+    original_scored = BatchDecoder._scored
 
     def drain(self: BatchDecoder, feed: Feed) -> None:
         events: list[Any] = []
@@ -166,27 +170,20 @@ def install(recorder: Recorder, is_eog: Callable[[BatchDecoder, int], bool]) -> 
             recorder.finished(live.job, live.tokens, is_eog(self, token), result.evaluated)
         return going
 
-    def score(self: BatchDecoder, jobs: Sequence[Any]) -> Any:
-        recorder.scored += len(jobs)
-        recorder.drains.append(
-            {
-                "decoder": recorder.decoder(self),
-                "score": [
-                    {"prompt": recorder.prompt(j.prompt), "options": [list(o) for o in j.options]}
-                    for j in jobs
-                ],
-            }
-        )
-        return original_score(self, jobs)
+    def scored(self: BatchDecoder, slot: int, live: Any, index: int) -> bool:
+        going = original_scored(self, slot, live, index)
+        if not going:
+            recorder.scored(live.job, live.result.scores, live.result.evaluated)
+        return going
 
     BatchDecoder.drain = drain  # type: ignore[method-assign]
     BatchDecoder._step = step  # type: ignore[method-assign]
-    BatchDecoder.score = score  # type: ignore[method-assign]
+    BatchDecoder._scored = scored  # type: ignore[method-assign]
 
     def uninstall() -> None:
         BatchDecoder.drain = original_drain  # type: ignore[method-assign]
         BatchDecoder._step = original_step  # type: ignore[method-assign]
-        BatchDecoder.score = original_score  # type: ignore[method-assign]
+        BatchDecoder._scored = original_scored  # type: ignore[method-assign]
 
     return uninstall
 
@@ -216,7 +213,8 @@ class CeilingDecoder(BatchDecoder):
         self.whole = whole
         """Evaluate each prompt whole in the step it begins (:func:`plan_whole`) instead of
         one chunk a step, for the comparison with all-at-once prefill."""
-        self.replies: dict[int, list[int]] = {}
+        self.replies: dict[int, list[Any]] = {}
+        """Each job's tokens, or a choice's scores."""
         self.evaluated = 0
 
     def drain(self, feed: Feed) -> None:
@@ -230,6 +228,13 @@ class CeilingDecoder(BatchDecoder):
             super().drain(feed)
         finally:
             engine_batch.plan_step = original
+
+    def _scored(self, slot: int, live: Any, index: int) -> bool:
+        going = super()._scored(slot, live, index)
+        if not going:
+            self.replies[id(live.job)] = live.result.scores
+            self.evaluated += live.result.evaluated
+        return going
 
     def _step(self, live: Any, token: int, result: BatchResult) -> bool:
         plan = self.plans[id(live.job)]
@@ -255,7 +260,7 @@ def plan_whole(live: Sequence[tuple[int, Any]], n_batch: int) -> tuple[list[Any]
     for slot, s in live:
         if s.fill >= len(s.job.prompt):
             rows.append((slot, s, len(items)))
-            items.append((s.pending, len(s.job.prompt) + len(s.tokens) - 1, slot, True))
+            items.append(s.entry(slot))
     batches: list[Any] = []
     chunks: list[tuple[int, Any, int]] = []
     for slot, s in live:
@@ -319,7 +324,7 @@ class Replayed:
     evaluated: int
     steps: int
     filling_steps: int
-    replies: list[list[int] | None]
+    replies: list[list[Any] | None]
 
 
 def _jobs(
@@ -327,7 +332,9 @@ def _jobs(
 ) -> tuple[list[tuple[int, ...]], list[BatchJob], dict[int, Plan]]:
     prompts = [tuple(p) for p in schedule["prompts"]]
     jobs = [
-        BatchJob(prompts[j["prompt"]], int(j["max_tokens"]), make_sampler(j))
+        BatchJob.choice(prompts[j["prompt"]], tuple(tuple(o) for o in j["options"]))
+        if "options" in j
+        else BatchJob(prompts[j["prompt"]], int(j["max_tokens"]), make_sampler(j))
         for j in schedule["jobs"]
     ]
     plans = {
@@ -338,7 +345,7 @@ def _jobs(
 
 
 def _replayed(made: Sequence[CeilingDecoder], jobs: Sequence[BatchJob]) -> Replayed:
-    replies: dict[int, list[int]] = {}
+    replies: dict[int, list[Any]] = {}
     for decoder in made:
         replies.update(decoder.replies)
     return Replayed(
@@ -368,16 +375,6 @@ def replay(
         k = drain["decoder"]
         if k not in decoders:
             decoders[k] = make_decoder(schedule["decoders"][k], plans)
-        if "score" in drain:
-            # A choice (a scored judge verdict, routing) between two drains, scored by the
-            # engine's own side-by-side scorer as skilleval scored it.
-            decoders[k].score(
-                [
-                    ScoreJob(prompts[j["prompt"]], tuple(tuple(o) for o in j["options"]))
-                    for j in drain["score"]
-                ]
-            )
-            continue
         feed = ReplayFeed(drain["events"], jobs, prompts)
         decoders[k].drain(feed)
         feed.done()

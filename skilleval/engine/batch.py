@@ -10,7 +10,12 @@ one after another. :class:`BatchDecoder` keeps up to ``width`` sequences live at
   the sequences already generating, so a new prompt stalls the others for one chunk at a
   time. A chunk has a batch of its own (see :func:`plan_step`);
 * a slot that finishes (end of turn, a stop string, ``max_tokens``) takes the next waiting
-  request at once, so no step decodes for a finished sequence.
+  request at once, so no step decodes for a finished sequence;
+* a choice (a job with ``options``) takes a slot like a generation: its prompt is filled
+  the same way, the prompt's last logits score every option's first token, and then each
+  step decodes one token of its options (every start of an option once, depth first, in
+  the slot's own cells after the prompt) beside the other slots' tokens, so a choice never
+  holds the generations up and they never hold it up.
 
 Every sequence has a KV stream of its own (``kv_unified`` off), so the attention of one
 sequence never reads another's cells. On llama.cpp's CPU backend the logits of a decoded
@@ -44,11 +49,10 @@ from skilleval.engine.batch_types import (
     Feed,
     ListFeed,
     Sampler,
-    ScoreJob,
-    ScoreResult,
     Token,
     common_prefix,
     hold_after,
+    option_paths,
     prefill_chunks,
 )
 from skilleval.engine.prefix_store import PrefixStore
@@ -64,8 +68,6 @@ __all__ = [
     "Feed",
     "ListFeed",
     "Sampler",
-    "ScoreJob",
-    "ScoreResult",
     "Token",
     "common_prefix",
     "prefill_chunks",
@@ -77,7 +79,8 @@ class _Live:
     job: BatchJob
     deliver: Deliver
     result: BatchResult
-    sampler: Sampler
+    sampler: Sampler | None
+    """None for a choice."""
     started: float
     fill: int
     """The first prompt position not evaluated yet (the prompt's length once it is)."""
@@ -86,6 +89,17 @@ class _Live:
     """The token sampled last, still to be decoded."""
     hold: int = 0
     """Tokens still to wait for before a split multi-byte character is complete."""
+    paths: list[tuple[int, ...]] = field(default_factory=list)
+    """A choice's option paths still to decode (:func:`option_paths`), the next one first."""
+
+    def entry(self, slot: int) -> Token:
+        """This generating sequence's next batch entry: its pending token, or a choice's next
+        option token after its path's start."""
+        prompt = self.job.prompt
+        if self.job.options:
+            path = self.paths[0]
+            return (path[-1], len(prompt) + len(path) - 1, slot, True)
+        return (self.pending, len(prompt) + len(self.tokens) - 1, slot, True)
 
 
 Rows = list[tuple[int, _Live, int]]
@@ -109,10 +123,9 @@ def plan_step(
     items: list[Token] = []
     rows: Rows = []
     for slot, s in live:
-        prompt = s.job.prompt
-        if s.fill >= len(prompt):
+        if s.fill >= len(s.job.prompt):
             rows.append((slot, s, len(items)))
-            items.append((s.pending, len(prompt) + len(s.tokens) - 1, slot, True))
+            items.append(s.entry(slot))
     filling = [(slot, s) for slot, s in live if s.fill < len(s.job.prompt)]
     if not filling:
         return [(items, rows)], []
@@ -142,8 +155,7 @@ class BatchDecoder(SharedPrefix):
 
     Attributes:
         busy_s: Seconds spent generating (evaluating prompts, decoding, sampling).
-        generated: Tokens generated.
-        scoring_s: Seconds spent scoring choices.
+        generated: Tokens generated (a choice's option tokens are not: nothing is sampled).
         steps: Decode steps taken, and ``filling_steps`` those that carried a prompt chunk.
     """
 
@@ -158,7 +170,6 @@ class BatchDecoder(SharedPrefix):
         super().__init__(backend, width, n_ctx, n_batch, store)
         self.busy_s = 0.0
         self.generated = 0
-        self.scoring_s = 0.0
         self.steps = 0
         self.filling_steps = 0
 
@@ -178,92 +189,6 @@ class BatchDecoder(SharedPrefix):
             self._run(feed)
         finally:
             self.busy_s += time.perf_counter() - start
-
-    def score(self, jobs: Sequence[ScoreJob]) -> list[ScoreResult]:
-        """Score every job's options, the options of one job decoded side by side.
-
-        The prompt is evaluated once (its shared part copied from the prefix sequence) into
-        slot 0 and copied to as many slots as there are options (``width`` at a time); then
-        each step decodes the next token of every option in one batch. Each token of an
-        option is decoded alone in its sequence, as the one-at-a-time scoring decodes it.
-        """
-        if self.width < 2:
-            raise ValueError("scoring side by side needs a width of at least 2")
-        results = [ScoreResult() for _ in jobs]
-        if not jobs:
-            return results
-        start = time.perf_counter()
-        try:
-            fitting = [j.prompt for j in jobs if len(j.prompt) < self.n_ctx]
-            self._unbilled = 0
-            self._forget_slots()  # scoring writes options into every slot
-            try:
-                shared = self._prepare_prefix(
-                    tuple(fitting[0][: common_prefix(fitting)]) if fitting else ()
-                )
-            except RuntimeError:
-                self._held = ()
-                shared = 0
-            for job, result in zip(jobs, results, strict=True):
-                began = time.perf_counter()
-                try:
-                    self._score_one(job, result, shared)
-                except RuntimeError as exc:
-                    result.error = f"llama.cpp failed: {exc}"
-                    self._held = ()
-                    shared = self._prepare_prefix(())
-                result.latency_ms = (time.perf_counter() - began) * 1000.0
-        finally:
-            self.scoring_s += time.perf_counter() - start
-        return results
-
-    def _score_one(self, job: ScoreJob, result: ScoreResult, shared: int) -> None:
-        prompt = job.prompt
-        longest = max((len(o) for o in job.options), default=0)
-        if len(prompt) + longest >= self.n_ctx:
-            result.error = (
-                f"prompt is {len(prompt)} tokens but the context holds {self.n_ctx}; "
-                "raise model.n_ctx"
-            )
-            return
-        self.backend.clear(0)
-        start = 0
-        if shared and len(prompt) - shared >= 2:
-            self._copy(self.prefix_seq, 0)
-            start = shared
-        chunks = prefill_chunks(start, len(prompt), self.n_batch)
-        for a, b in chunks:
-            self._decode([(prompt[p], p, 0, p == len(prompt) - 1) for p in range(a, b)])
-        result.evaluated = len(prompt) - start
-        if start:
-            result.evaluated += self._unbilled
-            self._unbilled = 0
-        first = self.backend.logprobs(chunks[-1][1] - chunks[-1][0] - 1)
-        totals = [float(first[o[0]]) if o else 0.0 for o in job.options]
-        # Slot 0 keeps the bare prompt; the options take the other slots.
-        lanes = list(range(1, self.width))
-        for group_start in range(0, len(job.options), len(lanes)):
-            group = list(range(group_start, min(group_start + len(lanes), len(job.options))))
-            for lane in lanes[: len(group)]:
-                self.backend.clear(lane)
-                self._copy(0, lane)
-            step = 0
-            while True:
-                items = [
-                    (job.options[o][step], len(prompt) + step, lane, True)
-                    for o, lane in zip(group, lanes, strict=False)
-                    if step + 1 < len(job.options[o])
-                ]
-                if not items:
-                    break
-                self._decode(items)
-                row = 0
-                for o in group:
-                    if step + 1 < len(job.options[o]):
-                        totals[o] += float(self.backend.logprobs(row)[job.options[o][step + 1]])
-                        row += 1
-                step += 1
-        result.scores = totals
 
     # -- one call ----------------------------------------------------------------------------
 
@@ -299,7 +224,11 @@ class BatchDecoder(SharedPrefix):
                         if any(seq == slot and pos == end - 1 for _, pos, seq, _ in batch):
                             self._filled(slot, end)
                     for slot, s, index in rows:
-                        if not self._step(s, s.sampler.sample(index), s.result):
+                        if s.sampler is None:
+                            going = self._scored(slot, s, index)
+                        else:
+                            going = self._step(s, s.sampler.sample(index), s.result)
+                        if not going:
                             self._release(slot, slots)
                             s.deliver(s.result)
         except RuntimeError as exc:
@@ -318,7 +247,8 @@ class BatchDecoder(SharedPrefix):
         """``job`` taken into a slot, not begun yet (:meth:`_begin`); None if its prompt
         cannot fit (its result delivered)."""
         prompt = job.prompt
-        if len(prompt) >= self.n_ctx:
+        # A choice's options go after its prompt, in its own cells.
+        if len(prompt) + (job.max_tokens if job.options else 0) >= self.n_ctx:
             result = BatchResult()
             result.error = (
                 f"prompt is {len(prompt)} tokens but the context holds {self.n_ctx}; "
@@ -326,7 +256,14 @@ class BatchDecoder(SharedPrefix):
             )
             deliver(result)
             return None
-        return _Live(job, deliver, BatchResult(), job.make_sampler(), time.perf_counter(), -1)
+        if job.options:
+            sampler = None
+        else:
+            assert job.make_sampler is not None, "a generation needs a sampler"
+            sampler = job.make_sampler()
+        live = _Live(job, deliver, BatchResult(), sampler, time.perf_counter(), -1)
+        live.paths = option_paths(job.options)
+        return live
 
     def _begin(
         self, slot: int, live: _Live, waiting: Sequence[tuple[int, ...]], force: bool
@@ -356,10 +293,38 @@ class BatchDecoder(SharedPrefix):
 
     def _release(self, slot: int, slots: list[_Live | None]) -> None:
         live = slots[slot]
-        if live is not None:
+        if live is not None and live.sampler is not None:
             live.sampler.close()
         slots[slot] = None
         self._pending.pop(slot, None)
+
+    def _scored(self, slot: int, live: _Live, index: int) -> bool:
+        """Take the logits of a choice's last decoded token (the prompt's last, or an option
+        path's); False when every option is scored (its result filled in, the option cells
+        dropped so the slot keeps its bare prompt).
+
+        Each option's score adds, in token order, the log-probability of each of its tokens
+        after the tokens before it, as the one-at-a-time path adds them."""
+        options = live.job.options
+        prompt = live.job.prompt
+        logprobs = self.backend.logprobs(index)
+        result = live.result
+        if not result.scores:  # the prompt's last token: every option's first
+            result.scores = [float(logprobs[o[0]]) if o else 0.0 for o in options]
+        else:
+            path = live.paths.pop(0)
+            m = len(path)
+            for k, option in enumerate(options):
+                if len(option) > m and option[:m] == path:
+                    result.scores[k] += float(logprobs[option[m]])
+        if live.paths:
+            # Back to the next path's parent: its cells are the ones it is decoded after.
+            self.backend.clear(slot, len(prompt) + len(live.paths[0]) - 1)
+            return True
+        self.backend.clear(slot, len(prompt))
+        result.finish_reason = "stop"
+        result.latency_ms = (time.perf_counter() - live.started) * 1000.0
+        return False
 
     def _step(self, live: _Live, token: int, result: BatchResult) -> bool:
         """Take one sampled token; False when the reply is finished (``result`` filled in)."""

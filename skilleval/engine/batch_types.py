@@ -23,12 +23,11 @@ __all__ = [
     "Feed",
     "ListFeed",
     "Sampler",
-    "ScoreJob",
-    "ScoreResult",
     "Token",
     "closest",
     "common_prefix",
     "hold_after",
+    "option_paths",
     "prefill_chunks",
 ]
 
@@ -126,13 +125,22 @@ class ListFeed:
 
 @dataclass(frozen=True, slots=True)
 class BatchJob:
-    """One request, ready to decode."""
+    """One request, ready to decode: a generation, or with ``options`` a choice to score."""
 
     prompt: tuple[int, ...]
     max_tokens: int
-    make_sampler: Callable[[], Sampler]
+    make_sampler: Callable[[], Sampler] | None
+    """Makes the sequence's sampler (None for a choice, which samples nothing)."""
     stop: tuple[bytes, ...] = ()
     """Stop strings: the reply ends before the first one."""
+    options: tuple[tuple[int, ...], ...] = ()
+    """A choice's options, each one's tokens with its end-of-turn token last: the job then
+    scores each option's total log-probability after the prompt instead of generating."""
+
+    @classmethod
+    def choice(cls, prompt: tuple[int, ...], options: tuple[tuple[int, ...], ...]) -> BatchJob:
+        """A job that scores ``options`` after ``prompt``."""
+        return cls(prompt, max((len(o) for o in options), default=0), None, (), options)
 
 
 @dataclass(slots=True)
@@ -147,24 +155,17 @@ class BatchResult:
     latency_ms: float = 0.0
     """From its admission to its last token."""
     error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ScoreJob:
-    """One choice to score: each option's tokens (its end-of-turn token last) after a prompt."""
-
-    prompt: tuple[int, ...]
-    options: tuple[tuple[int, ...], ...]
-
-
-@dataclass(slots=True)
-class ScoreResult:
-    """Each option's total log-probability given the prompt, in order; or an error."""
-
     scores: list[float] = field(default_factory=list)
-    evaluated: int = 0
-    latency_ms: float = 0.0
-    error: str | None = None
+    """A choice's options' total log-probabilities, in order."""
+
+
+def option_paths(options: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The token paths a choice decodes, each once, in depth-first order: every start of an
+    option that ends before its last token (whose logits score the token after it). The
+    path decoded before a path is its parent or a descendant of its parent, so the sequence
+    only ever drops cells back to the parent's end."""
+    paths = {o[:m] for o in options for m in range(1, len(o))}
+    return sorted(paths)
 
 
 def common_prefix(prompts: Sequence[Sequence[int]]) -> int:

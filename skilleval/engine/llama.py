@@ -226,14 +226,8 @@ class LlamaProvider(SingleCalls):
         """
         check_request(request)
         self._settle_width()
-        if self.batch_width > 1 and request.choices is None and not request.logprobs:
+        if self.batch_width > 1 and not request.logprobs:
             return self._queue.ask(request)
-        if self.batch_width > 1 and not request.logprobs:  # a choice request
-            with self._lock:
-                answer = self._batched.score([request])[0]
-            if isinstance(answer, ProviderError):
-                raise answer
-            return answer
         with self._lock:
             llm = self._load()
             prompt = self._prompt_tokens(request.messages)
@@ -254,16 +248,15 @@ class LlamaProvider(SingleCalls):
                 raise
 
     def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
-        """Answer several requests, decoding the free and schema-constrained ones together,
-        and scoring each choice request's options side by side.
+        """Answer several requests, decoding them together (choice requests scored in the
+        same steps as the generations).
 
         A request that fails gets its :class:`ProviderError` in its place; the others are
         unaffected.
         """
         self._settle_width()
         out: list[Completion | ProviderError | None] = [None] * len(requests)
-        generate: list[int] = []
-        choose: list[int] = []
+        together: list[int] = []
         with self._lock:
             for i, request in enumerate(requests):
                 if self.batch_width <= 1 or request.logprobs:
@@ -275,15 +268,14 @@ class LlamaProvider(SingleCalls):
                 except ProviderError as exc:
                     out[i] = exc
                     continue
-                (choose if request.choices is not None else generate).append(i)
-            for picked, run in ((generate, self._batched.decode), (choose, self._batched.score)):
-                if not picked:
-                    continue
+                together.append(i)
+            if together:
                 try:
-                    for i, answer in zip(picked, run([requests[i] for i in picked]), strict=True):
+                    answers = self._batched.decode([requests[i] for i in together])
+                    for i, answer in zip(together, answers, strict=True):
                         out[i] = answer
                 except ProviderError as exc:
-                    for i in picked:
+                    for i in together:
                         out[i] = exc
         for i, request in enumerate(requests):
             if out[i] is None:

@@ -20,7 +20,6 @@ from skilleval.engine.batch import (
     Deliver,
     Feed,
     ListFeed,
-    ScoreJob,
 )
 from skilleval.engine.batch_llama import LlamaBackend
 from skilleval.engine.greedy_grammar import closing_token, guards_loops
@@ -141,7 +140,8 @@ class BatchedLlama:
         return self._generated + decoder.generated, self._busy_s + decoder.busy_s
 
     def decode(self, requests: Sequence[Request]) -> list[Answer]:
-        """Generate a reply to each request, decoded together; one answer per request."""
+        """Answer each request (a generation, or a choice scored), decoded together; one
+        answer per request."""
         self._ready()
         out: list[Answer] = []
         placed: list[tuple[int, Prepared]] = []
@@ -181,6 +181,8 @@ class BatchedLlama:
                 turned into a grammar.
         """
         self._ready()
+        if request.choices is not None:
+            return self._prepare_choice(request)
         if request.json_schema is not None:
             check_schema(request.json_schema)
         prompt = self._prompt_tokens(request.messages)
@@ -223,44 +225,30 @@ class BatchedLlama:
         stop = tuple(s.encode("utf-8") for s in self._stops())
         return Prepared(BatchJob(tuple(prompt), request.max_tokens, make, stop), finish)
 
-    def score(self, requests: Sequence[Request]) -> list[Answer]:
-        """Score each choice request's options side by side; one answer per request."""
-        self._ready()
+    def _prepare_choice(self, request: Request) -> Prepared:
+        """A choice request as a job that scores each option (its tokens, then the end of
+        turn), and how the scores become the reply (the option picked, every score)."""
+        assert request.choices is not None
         llm = self._load()
         eos = self._turn_end() if self._turn_end is not None else int(llm.token_eos())
-        out: list[Answer] = []
-        jobs: list[ScoreJob] = []
-        placed: list[tuple[int, list[int], dict[str, int]]] = []
-        for i, request in enumerate(requests):
-            assert request.choices is not None
-            try:
-                prompt = self._prompt_tokens(request.messages)
-            except ProviderError as exc:
-                out.append(exc)
-                continue
-            out.append(ProviderError("not scored"))  # replaced below
-            options: list[tuple[int, ...]] = []
-            lengths: dict[str, int] = {}
-            for option in request.choices:
-                tokens = [int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)]
-                lengths[option] = len(tokens)
-                options.append((*tokens, eos))
-            jobs.append(ScoreJob(tuple(prompt), tuple(options)))
-            placed.append((i, prompt, lengths))
-        need = max((len(j.prompt) + max(map(len, j.options), default=0) for j in jobs), default=0)
-        batch = self._ready(need + 1)
-        for (i, prompt, lengths), result in zip(placed, batch.score(jobs), strict=True):
-            request = requests[i]
+        prompt = self._prompt_tokens(request.messages)
+        options: list[tuple[int, ...]] = []
+        lengths: dict[str, int] = {}
+        for option in request.choices:
+            tokens = [int(t) for t in llm.tokenize(option.encode("utf-8"), add_bos=False)]
+            lengths[option] = len(tokens)
+            options.append((*tokens, eos))
+
+        def finish(result: BatchResult) -> Answer:
             assert request.choices is not None
             if result.error is not None:
-                out[i] = ProviderError(result.error)
-                continue
+                return ProviderError(result.error)
             scores = {
                 option: round(total, SCORE_DIGITS)
                 for option, total in zip(request.choices, result.scores, strict=True)
             }
             picked = pick(scores, request)
-            out[i] = clean_reply(
+            return clean_reply(
                 Completion(
                     text=picked,
                     finish_reason="stop",
@@ -271,7 +259,8 @@ class BatchedLlama:
                     tokens_evaluated=result.evaluated,
                 )
             )
-        return out
+
+        return Prepared(BatchJob.choice(tuple(prompt), tuple(options)), finish)
 
     def close(self) -> None:
         """Free the batched context, keeping its counters; the next call makes it again."""

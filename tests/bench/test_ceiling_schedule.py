@@ -165,3 +165,29 @@ def test_all_waiting_prompts_are_placed_whole_or_a_chunk_a_step_with_the_same_re
     assert generating_before_last_first_prompt(runs[False][1].batches)
     assert not generating_before_last_first_prompt(runs[True][1].batches)
     assert runs[True][0].steps < runs[False][0].steps
+
+
+def test_a_choice_among_the_generations_is_replayed_with_the_same_scores(
+    tmp_path: Path,
+) -> None:
+    backend = FakeBackend(script())
+    log: list[str] = []
+    jobs = [
+        BatchJob(PROMPTS[0], 16, lambda: FakeSampler(backend, log)),
+        BatchJob.choice(PROMPTS[1], ((3, 4, 0), (3, 5, 0), (6, 0))),
+        BatchJob(PROMPTS[2], 16, lambda: FakeSampler(backend, log)),
+    ]
+    recorder = Recorder(cells=lambda d: 64)
+    uninstall = install(recorder, lambda decoder, token: decoder.backend.is_eog(token))
+    try:
+        BatchDecoder(backend, 2, 64, 4).drain(Trickle(jobs))
+    finally:
+        uninstall()
+    schedule = recorder.to_json()
+    assert schedule["scored"] == 1
+    choice = schedule["jobs"][1]
+    assert choice["options"] == [[3, 4, 0], [3, 5, 0], [6, 0]]
+    assert len(choice["scores"]) == 3
+    done, replayed = ceiling_run(schedule, tmp_path / "d")
+    assert replayed.batches == backend.batches
+    assert done.replies == [j.get("tokens", j.get("scores")) for j in schedule["jobs"]]

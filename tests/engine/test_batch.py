@@ -16,7 +16,6 @@ from skilleval.engine.batch import (
     BatchJob,
     BatchResult,
     ListFeed,
-    ScoreJob,
     Token,
     common_prefix,
     prefill_chunks,
@@ -265,25 +264,55 @@ def expected_score(prompt: tuple[int, ...], option: tuple[int, ...]) -> float:
     return sum(-(t + len(prompt) + k) / 10 for k, t in enumerate(option))
 
 
-def test_choices_are_scored_side_by_side_as_one_at_a_time_would() -> None:
+def test_choices_are_scored_as_one_at_a_time_would_each_start_of_an_option_once() -> None:
     backend = FakeBackend({})
-    options = ((3, 4, EOG), (5, EOG), (6, 7, 8, EOG), (9, EOG))
-    jobs = [ScoreJob(PROMPTS[0], options), ScoreJob(PROMPTS[1], options[:2])]
+    options = ((3, 4, EOG), (5, EOG), (3, 7, 8, EOG), (9, EOG))
+    jobs = [BatchJob.choice(PROMPTS[0], options), BatchJob.choice(PROMPTS[1], options[:2])]
     decoder = BatchDecoder(backend, 3, 64, 4)
-    first, second = decoder.score(jobs)
+    first, second = decoder.run(jobs)
     assert first.scores == pytest.approx([expected_score(PROMPTS[0], o) for o in options])
     assert second.scores == pytest.approx([expected_score(PROMPTS[1], o) for o in options[:2]])
     assert (first.evaluated, second.evaluated) == (len(SYSTEM) + 3, 3)
-    # Options decode side by side, at most width - 1 at once, one token each per step.
-    steps = [b for b in backend.batches if all(logits for *_, logits in b) and b[0][2] != 0]
-    assert max(len(b) for b in steps) == 2
-    assert all(len({seq for _, _, seq, _ in b}) == len(b) for b in steps)
+    # After the prompt, one token a step in the choice's own slot: (3), (3, 4), (3, 7),
+    # (3, 7, 8), (5), (9) for the first, (3), (3, 4), (5) for the second; the shared start
+    # (3) is decoded once.
+    option_rows = [
+        (seq, pos) for b in backend.batches for _, pos, seq, _ in b if pos >= len(PROMPTS[0])
+    ]
+    assert len(option_rows) == 6 + 3
     assert decoder.generated == 0
+    # Each slot is left holding its bare prompt, to be copied by the next request.
+    assert [tuple(backend.cells[slot]) for slot in (0, 1)] == [PROMPTS[0], PROMPTS[1]]
 
 
-def test_scoring_needs_two_slots() -> None:
-    with pytest.raises(ValueError, match="at least 2"):
-        BatchDecoder(FakeBackend({}), 1, 64, 4).score([ScoreJob(PROMPTS[0], ((3, EOG),))])
+def test_choices_decode_beside_generations_in_the_same_steps() -> None:
+    backend = FakeBackend({PROMPTS[2]: REPLIES[2]})
+    log: list[str] = []
+    generation = BatchJob(PROMPTS[2], 16, lambda: FakeSampler(backend, log))
+    choice = BatchJob.choice(PROMPTS[3], ((3, 4, EOG), (5, 6, EOG)))
+    results = BatchDecoder(backend, 2, 64, 4).run([generation, choice])
+    assert results[0].text == b"".join(bytes([96 + t % 26]) for t in REPLIES[2])
+    assert results[1].scores == pytest.approx(
+        [expected_score(PROMPTS[3], o) for o in ((3, 4, EOG), (5, 6, EOG))]
+    )
+    # A batch carried both a generation's token and an option's.
+    assert any(len({seq for _, _, seq, _ in b}) == 2 for b in backend.batches)
+
+
+def test_a_choice_at_width_one_is_scored_in_its_slot() -> None:
+    backend = FakeBackend({})
+    options = ((3, EOG), (4, 5, EOG))
+    (result,) = BatchDecoder(backend, 1, 64, 4).run([BatchJob.choice(PROMPTS[0], options)])
+    assert result.scores == pytest.approx([expected_score(PROMPTS[0], o) for o in options])
+
+
+def test_a_choice_whose_options_do_not_fit_the_context_gets_an_error() -> None:
+    prompt = (*SYSTEM, *range(20, 30))
+    (result,) = BatchDecoder(FakeBackend({}), 2, 18, 4).run(
+        [BatchJob.choice(prompt, ((3, EOG), (4, 5, 6, EOG)))]
+    )
+    assert result.error is not None
+    assert "raise model.n_ctx" in result.error
 
 
 def test_prompts_too_long_for_the_context_do_not_stop_the_others() -> None:
@@ -317,14 +346,15 @@ def test_a_slot_that_holds_a_longer_start_of_the_prompt_is_copied_instead_of_eva
     assert sum(r.evaluated for r in results) == len(skill) + len(rubric) + 3 * 8
 
 
-def test_kept_prompts_are_forgotten_when_scoring_rewrites_the_slots() -> None:
+def test_slots_that_scored_a_choice_are_reused_with_their_prompt_only() -> None:
     backend = FakeBackend(dict(zip(PROMPTS, REPLIES, strict=True)))
     jobs, _ = jobs_for(backend)
     decoder = BatchDecoder(backend, 2, 64, 4)
     decoder.run(jobs[:2])
-    decoder.score([ScoreJob((*SYSTEM, 77, 78), ((1, EOG), (2, 3, EOG)))])
+    decoder.run([BatchJob.choice((*SYSTEM, 77, 78), ((1, EOG), (2, 3, EOG)))])
 
-    # FakeBackend checks every cell's position and token: a stale slot copied here fails.
+    # FakeBackend checks every cell's position and token: a stale option cell copied here
+    # fails.
     def key(rs: list[BatchResult]) -> list[tuple[bytes, str, int]]:
         return [(r.text, r.finish_reason, r.completion_tokens) for r in rs]
 

@@ -50,6 +50,8 @@ REQUESTS = [
     ask("Tell me about cats.", max_tokens=20, temperature=0.8, top_p=0.9, seed=11),
     ask("Is the sky blue? Answer yes or no.", choices=("yes", "no")),
     ask("Is grass red? Answer yes or no.", choices=("yes", "no", "not sure")),
+    # Options that share their first tokens: the batched path decodes a shared start once.
+    ask("Is water wet?", choices=("yes", "yes, mostly", "yes, always", "no")),
 ]
 
 
