@@ -261,7 +261,7 @@ def _measure_triggers(
         asks.append(
             (test, trigger_rule.requests(suite, arms_mod.trigger_request(suite, test, prompt)))
         )
-    # One batch: a batching model scores them side by side, the router prefix evaluated once.
+    # One batch: a batching model scores them together, the router prefix evaluated once.
     answers = iter(complete_all(provider, [r for _, each in asks for r in each]))
     for test, each in asks:
         got = [next(answers) for _ in each]
