@@ -2,8 +2,8 @@
 
 What a bug report needs: skilleval's and llama-cpp-python's versions, the features llama.cpp
 was compiled with and the CPU's flags, threads, the OpenMP wait policy a run would choose now,
-the canary's verdict (run now when none is remembered), GPU offload, the embedded model's path
-and SHA-256, the home and cache folders and their sizes, and which extras are installed. Nothing here loads llama.cpp into this
+the canary's verdict (run now when none is remembered), GPU offload, the embedded model's path,
+SHA-256 and kernel probe verdict, the home and cache folders and their sizes, and which extras are installed. Nothing here loads llama.cpp into this
 process: what the library says about itself comes from the canary's child process.
 """
 
@@ -21,8 +21,12 @@ import click
 from skilleval.cli.options import emit_json, json_option
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
+from skilleval.engine.kernel_policy import PROMPT_GRID
+from skilleval.engine.kernel_probe import probe_key
+from skilleval.engine.kernel_probe import recall as recall_kernels
 from skilleval.engine.llama_build import cpu_flags, cpu_name, llama_package_dir, tile_state
-from skilleval.engine.llama_canary import MEMO_FILE, canary, canary_model, crash_message
+from skilleval.engine.llama_canary import MEMO_FILE, Canary, canary, canary_model, crash_message
+from skilleval.engine.llama_checks import runtime_version
 from skilleval.engine.llama_config import default_threads
 from skilleval.engine.prefix_store import kept_prefixes
 from skilleval.engine.wait_policy import decide as decide_wait_policy
@@ -96,7 +100,7 @@ def _report(home: Path) -> dict[str, Any]:
         },
         "wait_policy": decide_wait_policy(dict(os.environ), lambda: others).to_json(),
         "canary": canary_block,
-        "embedded_model": _embedded(home),
+        "embedded_model": _embedded(home, found),
         "home": _folder(home),
         "cache": _folder(home / "cache.db"),
         "prefixes": _prefixes(home),
@@ -105,13 +109,37 @@ def _report(home: Path) -> dict[str, Any]:
     }
 
 
-def _embedded(home: Path) -> dict[str, Any]:
+def _embedded(home: Path, found: Canary) -> dict[str, Any]:
     try:
         path = default_model_path()
         identity = file_identity(path, home)
     except ProviderError as exc:
         return {"installed": False, "error": str(exc)}
-    return {"installed": True, "path": str(path), "sha256": identity.sha256, "size": identity.size}
+    # The kernel probe's verdict as a run keeps it (engine/kernel_policy.py): under the file's
+    # bytes, the library's version and its build's features; none until a run loads the model.
+    key = probe_key(identity.sha256 or "", runtime_version(), found.features, 0)
+    kernels = recall_kernels(home, key) if found.verdict == "ok" else None
+    return {
+        "installed": True,
+        "path": str(path),
+        "sha256": identity.sha256,
+        "size": identity.size,
+        "kernels": None if kernels is None else kernels.to_json(),
+    }
+
+
+def _kernels(kernels: dict[str, Any] | None) -> str:
+    """The kernel probe's verdict as one line."""
+    if kernels is None:
+        return "not probed on this build yet (the first run that loads the model does, about 1 s)"
+    if kernels["splits"] and kernels["batches"]:
+        return "same bits however a prompt is split and whatever is decoded beside it"
+    said = []
+    if not kernels["splits"]:
+        said.append(f"prompts on a {PROMPT_GRID}-token grid (a split changed logits)")
+    if not kernels["batches"]:
+        said.append("one at a time whatever parallel says (batching changed logits)")
+    return "; ".join(said)
 
 
 def _size(path: Path) -> int:
@@ -216,6 +244,7 @@ def _text(report: dict[str, Any]) -> str:
         lines += [
             f"embedded model     {model['path']}",
             f"  sha256           {model['sha256']} ({model['size']:,} bytes)",
+            f"  kernels          {_kernels(model['kernels'])}",
         ]
     else:
         lines.append(f"embedded model     not installed: {model['error']}")

@@ -80,6 +80,7 @@ def test_json_reports_the_build_the_cpu_and_the_canary_and_remembers_the_verdict
         data = Path(model["path"]).read_bytes()
         assert model["sha256"] == hashlib.sha256(data).hexdigest()
         assert model["size"] == len(data)
+        assert model["kernels"] is None  # no run has loaded it in this home
     assert fake.imports() == 1
 
     again = _json(_doctor(env, tmp_path, "--json"))
@@ -170,3 +171,22 @@ def test_doctor_on_the_real_library(tmp_path: Path) -> None:
     )
     assert report["llama_cpp_python"]["gpu_offload"] == llama_cpp.llama_supports_gpu_offload()
     assert report["embedded_model"]["installed"] is True
+    assert report["embedded_model"]["kernels"] is None
+    text = _doctor(env, tmp_path).stdout
+    assert "kernels          not probed on this build yet" in text
+
+    # A batching run probes the model's kernels; doctor then shows what the run keeps.
+    from skilleval.engine.llama import LlamaProvider
+    from skilleval.engine.llama_config import LlamaConfig
+
+    provider = LlamaProvider(LlamaConfig(parallel=2), tmp_path / "home")
+    try:
+        provider.check()
+    finally:
+        provider.close()
+    kernels = _json(_doctor(env, tmp_path, "--json"))["embedded_model"]["kernels"]
+    assert kernels is not None
+    assert kernels["splits"] is True  # the embedded Q4_1 model (docs/engine.md)
+    assert kernels["probe_ms"] > 0
+    text = _doctor(env, tmp_path).stdout
+    assert "kernels          not probed" not in text
