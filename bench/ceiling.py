@@ -105,7 +105,7 @@ def record_run() -> Callable[[Path], None]:
     def cells(decoder: Any) -> int:
         import llama_cpp
 
-        return int(llama_cpp.llama_n_ctx(decoder.backend.ctx)) // (decoder.width + 2)
+        return int(llama_cpp.llama_n_ctx(decoder.backend.ctx)) // (decoder.width + 1)
 
     llama_batched.BatchedLlama.prepare = prepare  # type: ignore[method-assign]
     recorder = Recorder(describe=lambda job: requests.get(id(job), {}), cells=cells)

@@ -146,8 +146,8 @@ class BatchDecoder(SharedPrefix):
     """Decode many requests ``width`` at a time over one llama.cpp context.
 
     Args:
-        backend: The context, with ``width + 2`` sequences: slots ``0..width-1``, the
-            shared prefix at ``width`` and the memo at ``width + 1``.
+        backend: The context, with ``width + 1`` sequences: slots ``0..width-1`` and the
+            shared prefix at ``width``.
         width: How many sequences decode together.
         n_ctx: Cells per sequence; a prompt plus its reply must fit.
         n_batch: The largest batch llama.cpp accepts in one decode.

@@ -1,8 +1,8 @@
 """The llama.cpp side of batched decoding: a context of its own over an already loaded model.
 
 The context shares the model's weights with the provider's ``llama_cpp.Llama`` and has
-``width + 2`` KV streams (one per slot, one for the shared prefix, one for the memo), each
-``n_ctx`` cells, with ``kv_unified`` off so a sequence's attention reads only its own stream. Samplers are built
+``width + 1`` KV streams (one per slot, one for the shared prefix), each ``n_ctx`` cells, with
+``kv_unified`` off so a sequence's attention reads only its own stream. Samplers are built
 exactly as llama-cpp-python builds them for ``create_completion`` (a neutral penalty stage,
 the grammar when there is one, then greedy or top-p/temperature sampling seeded per request),
 so a sequence samples what the one-at-a-time path would sample from the same logits.
@@ -132,9 +132,9 @@ class LlamaBackend:
         for name in ("type_k", "type_v", "flash_attn_type", "offload_kqv", "swa_full"):
             if hasattr(base, name):
                 setattr(params, name, getattr(base, name))
-        params.n_seq_max = width + 2
+        params.n_seq_max = width + 1
         params.kv_unified = False
-        params.n_ctx = n_ctx * (width + 2)
+        params.n_ctx = n_ctx * (width + 1)
         params.n_batch = n_batch
         params.n_ubatch = n_batch
         # The threads are llm's own, so both contexts run alike.

@@ -2,9 +2,8 @@
 
 A slot about to take a request starts from the longest start of its prompt that is already
 evaluated somewhere: the prefix sequence (brought to what the prompt shares with the waiting
-request that shares the most of it), another slot's kept prompt, the memo sequence (the last
-prompt a slot gave up for a request of another kind), or a prefix stored on disk by an earlier
-run (``engine/prefix_store.py``). Only the rest is evaluated in the slot. Every
+request that shares the most of it), another slot's kept prompt, or a prefix stored on disk by
+an earlier run (``engine/prefix_store.py``). Only the rest is evaluated in the slot. Every
 copied cell was evaluated as a prompt is (in batches of two or more tokens), so the reply
 does not depend on where its start came from (docs/engine.md, "Batched decoding").
 """
@@ -30,8 +29,8 @@ class SharedPrefix:
     """The prefix sequence and what each slot keeps, over ``width`` slots of ``backend``.
 
     Args:
-        backend: The context, with ``width + 2`` sequences: slots ``0..width-1``, the
-            shared prefix at ``width`` and the memo at ``width + 1``.
+        backend: The context, with ``width + 1`` sequences: slots ``0..width-1`` and the
+            shared prefix at ``width``.
         width: How many sequences decode together.
         n_ctx: Cells per sequence; a prompt plus its reply must fit.
         n_batch: The largest batch llama.cpp accepts in one decode.
@@ -52,12 +51,7 @@ class SharedPrefix:
         self.n_ctx = n_ctx
         self.n_batch = max(2, n_batch)
         self.prefix_seq = self.width
-        self.memo_seq = self.width + 1
         self._held: tuple[int, ...] = ()
-        self._memo: tuple[int, ...] = ()
-        """The prompt the memo sequence holds: the last one a slot gave up to take a request
-        of another kind, kept for a request of its kind that comes soon after (a judge's
-        reason asked right after its verdict, the other arm's verdict on the same test)."""
         self._kept: list[tuple[int, ...]] = [() for _ in range(self.width)]
         """The prompt whose cells each slot still holds (evaluated as a prompt is, so they
         can be copied into another slot as if evaluated there)."""
@@ -90,7 +84,6 @@ class SharedPrefix:
         """Give ``slot`` the longest start of ``prompt`` it can have without evaluating it
         there (see the module's docstring); return its length. What the prefix sequence
         evaluated meanwhile is left in ``_unbilled``, to be counted with this request."""
-        self._keep_dropped(slot, prompt)
         after = closest(prompt, [p for p in waiting if len(p) < self.n_ctx])
         self._unbilled = 0
         target = prompt[: common_prefix([prompt, *after])]
@@ -164,7 +157,7 @@ class SharedPrefix:
             # A slot holds more of it: start from a copy of that slot.
             self.backend.clear(self.prefix_seq)
             self._copy(slot, self.prefix_seq)
-            self._held = self._holding(slot)
+            self._held = self._kept[slot]
             keep = found
         if len(target) - keep == 1:
             keep -= 1  # never extend by a single token
@@ -249,41 +242,15 @@ class SharedPrefix:
         return usable
 
     def _slot_source(self, tokens: tuple[int, ...]) -> tuple[int, int]:
-        """The slot (or the memo sequence) whose kept prompt shares the longest start with
-        ``tokens``, and how long (cut so that ``tokens`` keeps two of its own)."""
+        """The slot whose kept prompt shares the longest start with ``tokens``, and how long
+        (cut so that ``tokens`` keeps two of its own)."""
         best, length = 0, 0
-        for seq, kept in [*enumerate(self._kept), (self.memo_seq, self._memo)]:
+        for slot, kept in enumerate(self._kept):
             n = shared_length(kept, tokens)
             if n > length:
-                best, length = seq, n
+                best, length = slot, n
         return best, max(0, min(length, len(tokens) - 2))
-
-    def _holding(self, seq: int) -> tuple[int, ...]:
-        """The prompt a slot or the memo sequence holds."""
-        return self._memo if seq == self.memo_seq else self._kept[seq]
-
-    def _keep_dropped(self, slot: int, prompt: tuple[int, ...]) -> None:
-        """Before ``slot`` takes ``prompt``, copy the prompt it holds into the memo sequence
-        when the new one would drop most of it and nothing else holds it: a request of its
-        kind that comes next (before any slot is free for it to wait in) starts from it."""
-        old = self._kept[slot]
-        if (
-            len(old) < MIN_TOKENS
-            or {slot, self.memo_seq} & self._copying
-            or shared_length(old, prompt) + STORE_GAIN > len(old)
-        ):
-            return
-        # The prefix sequence does not count: it follows the next request, often this one.
-        others = [self._memo, *(k for i, k in enumerate(self._kept) if i != slot)]
-        if max(shared_length(k, old) for k in others) + STORE_GAIN > len(old):
-            return
-        if self.store is not None and self.store.best(prompt)[1] >= MIN_TOKENS:
-            return  # the slot may start from the store, which a pending copy out of it forbids
-        self.backend.clear(self.memo_seq)
-        self._copy(slot, self.memo_seq)
-        self._memo = old
 
     def _forget_slots(self) -> None:
         self._kept = [() for _ in range(self.width)]
-        self._memo = ()
         self._pending.clear()
