@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from skilleval.cli import run_cli
+from tests.cli.fresh import run_json
 
 pytestmark = pytest.mark.model
 
@@ -46,17 +45,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def run_in_process(args: list[str], home: Path) -> dict:
-    env = {**os.environ, "SKILLEVAL_HOME": str(home)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "skilleval", *args, "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=600,
-    )
-    assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
+    return run_json(args, home)[0]
 
 
 def test_two_processes_give_byte_identical_outputs(tmp_path: Path) -> None:

@@ -6,9 +6,6 @@ this build gives the same bits everywhere."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from skilleval.engine.kernel_policy import PROMPT_GRID
 from skilleval.engine.kernel_probe import MEMO_FILE
 from skilleval.engine.llama import LlamaConfig, LlamaProvider
 from skilleval.errors import ProviderError
+from tests.cli.fresh import run_json
 
 pytestmark = pytest.mark.model
 
@@ -178,28 +176,7 @@ def _run(folder: Path, model: Path, jobs: int) -> tuple[dict, str]:
     folder.mkdir()
     suite = folder / "suite.yaml"
     suite.write_text(textwrap.dedent(SUITE.format(path=model)), encoding="utf-8")
-    env = {**os.environ, "SKILLEVAL_HOME": str(folder / "home")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "skilleval",
-            "run",
-            str(suite),
-            "--no-cache",
-            "--json",
-            "--jobs",
-            str(jobs),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode in (0, 1), done.stderr
-    assert "Traceback" not in done.stderr
-    return json.loads(done.stdout), done.stderr
+    return run_json(["run", str(suite), "--no-cache", "--jobs", str(jobs)], folder / "home")
 
 
 def _outputs(run: dict) -> dict[object, str]:

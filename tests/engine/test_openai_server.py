@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import pytest
 from skilleval.engine.base import Message, Request
 from skilleval.engine.openai import OpenAIProvider
 from skilleval.engine.openai_provider import OpenAIConfig
+from tests.cli.fresh import run_json
 
 pytestmark = pytest.mark.server
 
@@ -210,17 +210,7 @@ def test_an_ollama_shorthand_runs_a_suite_at_ollama_host(
         "tests:\n  - assert: [{type: min-length, value: 1}]\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "OLLAMA_HOST": host, "SKILLEVAL_HOME": str(tmp_path / "home")}
-    done = subprocess.run(
-        [sys.executable, "-m", "skilleval", "run", str(suite), "--no-cache", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode in (0, 1), done.stderr
-    doc = json.loads(done.stdout)
+    doc, _ = run_json(["run", str(suite), "--no-cache"], tmp_path / "home", {"OLLAMA_HOST": host})
     model = doc["environment"]["model"]
     assert model["kind"] == "openai"
     assert model["details"] == {"base_url": llama_server.base_url}

@@ -3,7 +3,6 @@ loads, recorded with its reason, and never a change to the replies."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.cli.fresh import run_json
 
 pytestmark = pytest.mark.model
 
@@ -39,18 +40,10 @@ def _run(tmp_path: Path, name: str, threads: int | None) -> dict:
     suite = folder / "suite.yaml"
     extra = f", threads: {threads}" if threads is not None else ""
     suite.write_text(textwrap.dedent(SUITE.format(threads=extra)), encoding="utf-8")
-    env = {**os.environ, "SKILLEVAL_HOME": str(folder / "home")}
-    env.pop("OMP_WAIT_POLICY", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "skilleval", "run", str(suite), "--no-cache", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode in (0, 1), done.stderr
-    return json.loads(done.stdout)
+    # The wait policy is chosen as a user's run chooses it, whatever the test run set.
+    return run_json(["run", str(suite), "--no-cache"], folder / "home", {"OMP_WAIT_POLICY": None})[
+        0
+    ]
 
 
 @contextmanager
