@@ -1,5 +1,6 @@
 """Expand a suite into generation jobs, ordered so that calls sharing a prompt prefix run
-back to back (llama.cpp reuses the KV cache only between consecutive calls)."""
+back to back (llama.cpp reuses the KV cache only between consecutive calls), and reorder them
+for a model that decodes several calls at once (:func:`by_test`)."""
 
 from __future__ import annotations
 
@@ -134,3 +135,19 @@ def plan(
                 )
                 jobs.append(Job(test, arm, trial, request, prompt))
     return jobs
+
+
+def by_test(jobs: Sequence[Job]) -> list[Job]:
+    """``jobs`` with every job of a test next to each other (its arms and trials, in plan
+    order), the tests in the order they first come.
+
+    For a model that holds several prompts at once (continuous batching keeps each slot's
+    prompt and a shared prefix), the arm-by-arm order gains nothing for generation, and it
+    parts the judge calls that grade one test's arms: those share the rubric and the test's
+    variables, so asked close together the second starts from the first's cells. Asked an
+    arm apart, the first's cells are long gone.
+    """
+    first: dict[str, int] = {}
+    for index, job in enumerate(jobs):
+        first.setdefault(job.test.id, index)
+    return sorted(jobs, key=lambda job: first[job.test.id])

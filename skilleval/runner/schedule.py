@@ -12,7 +12,7 @@ from skilleval.results.records import Message, Record
 from skilleval.runner import compare
 from skilleval.runner import grade as grading
 from skilleval.runner.calls import record_stats
-from skilleval.runner.plan import Job, is_agentic
+from skilleval.runner.plan import Job, by_test, is_agentic
 from skilleval.suite import template
 from skilleval.suite.model import TestCase
 
@@ -161,8 +161,10 @@ def iterate(
     lanes = batch_width(provider)
     if joins_calls(provider):
         # Continuous batching: enough calls in flight that a slot that frees finds a request
-        # waiting; replies come back (and are graded) as each finishes.
+        # waiting; replies come back (and are graded) as each finishes. A test's arms are
+        # asked together, so the judge calls grading them come close enough to share cells.
         width = int(getattr(provider, "max_concurrency", 1))
+        jobs = by_test(jobs)
     elif lanes > 1:
         yield from batched(jobs, provider, lanes, agentic)
         return

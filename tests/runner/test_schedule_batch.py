@@ -143,3 +143,64 @@ def test_a_judge_on_a_joining_model_grades_while_generation_goes_on(tmp_path: Pa
     assert judged(tmp_path, single) == overlapped
     assert single.log == ["generate"] * 16 + ["judge"] * 16
     assert [status for _, _, status in overlapped] == ["pass", "fail"] * 8
+
+
+SKILLED = """
+version: 1
+type: capability
+skill: skill/SKILL.md
+model: {provider: scripted, default: "x"}
+prompts: ["say {{n}}"]
+tests:
+""" + "".join(
+    f"""  - id: t{n}
+    vars: {{n: "{n}"}}
+    assert: [{{type: llm-rubric, value: "Says {n}."}}]
+"""
+    for n in range(8)
+)
+
+
+class Arms(Joining):
+    """Logs each generation call's test and arm as it starts."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__(width)
+        self.asked: list[tuple[str, str]] = []
+
+    def reply(self, request: Request) -> Completion:
+        if request.purpose == "generate":
+            with self._lock:
+                self.asked.append((request.test_id or "", request.arm or ""))
+        return super().reply(request)
+
+
+def skilled(tmp_path: Path, provider: Arms) -> list[tuple[str, str, str]]:
+    skill = tmp_path / "skill" / "SKILL.md"
+    skill.parent.mkdir(exist_ok=True)
+    skill.write_text("---\nname: sayer\ndescription: Says numbers.\n---\nSay it.\n", "utf-8")
+    path = tmp_path / "suite.yaml"
+    path.write_text(textwrap.dedent(SKILLED).lstrip(), encoding="utf-8")
+    suite, _ = load_suite(path, Overrides())
+    home = Path(os.environ["SKILLEVAL_HOME"])
+    options = RunOptions(home=home, provider=provider, use_cache=False, judge_check=False)
+    outcome = run_suite(suite, options)
+    return sorted((f"{r.test_id}/{r.arm}", r.output, str(r.status)) for r in outcome.records)
+
+
+def test_a_joining_model_is_asked_each_tests_arms_together(tmp_path: Path) -> None:
+    # One call at a time, arm by arm: each arm's shared prefix stays in the one KV state.
+    single = Arms(1)
+    one_at_a_time = skilled(tmp_path, single)
+    arms = sorted({arm for _, arm in single.asked})
+    assert len(arms) == 2
+    assert [arm for _, arm in single.asked] == [single.asked[0][1]] * 8 + [single.asked[8][1]] * 8
+    # A joining model holds several prompts at once: a test's arms are asked together, so
+    # the judge calls grading them come close together too. Threads start the calls, so
+    # neighbours may swap, but never by as much as an arm's length.
+    joining = Arms(2)
+    assert skilled(tmp_path, joining) == one_at_a_time
+    assert sorted(joining.asked) == sorted(single.asked)
+    where = {call: index for index, call in enumerate(joining.asked)}
+    for n in range(8):
+        assert abs(where[(f"t{n}", arms[0])] - where[(f"t{n}", arms[1])]) < joining.max_concurrency
