@@ -67,7 +67,8 @@ def requantised(work: Path) -> list[tuple[str, Path]]:
 class Context:
     """One model with a 4-sequence context, decoding raw batches."""
 
-    def __init__(self, path: Path, threads: int) -> None:
+    def __init__(self, path: Path, threads: int, flash_attn: int | None = None) -> None:
+        """``flash_attn``: llama.cpp's ``flash_attn_type`` (None: its default)."""
         import llama_cpp
 
         self.lib = llama_cpp
@@ -79,6 +80,8 @@ class Context:
         params.n_seq_max, params.kv_unified = 4, False
         params.n_ctx, params.n_batch, params.n_ubatch = 4 * 512, 512, 512
         params.n_threads = params.n_threads_batch = threads
+        if flash_attn is not None:
+            params.flash_attn_type = flash_attn
         self.ctx = llama_cpp.llama_init_from_model(self.model, params)
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.batch = llama_cpp.llama_batch_init(512, 0, 1)
