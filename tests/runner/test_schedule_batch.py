@@ -81,19 +81,20 @@ def test_batches_follow_the_plan_in_chunks_and_match_one_at_a_time(tmp_path: Pat
     assert ("t3", "", "the model refused") in batched
 
 
-JUDGED = """
-version: 1
-type: capability
-model: {provider: scripted, default: "x"}
-prompts: ["say {{n}}"]
-tests:
-""" + "".join(
-    f"""  - id: t{n}
+def judged_suite(count: int, skill: str = "") -> str:
+    """A suite of ``count`` tests, each graded by the judge (with ``skill``: its line)."""
+    head = "version: 1\ntype: capability\n" + (f"skill: {skill}\n" if skill else "")
+    head += 'model: {provider: scripted, default: "x"}\nprompts: ["say {{n}}"]\ntests:\n'
+    return head + "".join(
+        f"""  - id: t{n}
     vars: {{n: "{n}"}}
     assert: [{{type: llm-rubric, value: "Says {n}."}}]
 """
-    for n in range(16)
-)
+        for n in range(count)
+    )
+
+
+JUDGED = judged_suite(16)
 
 
 class Joining(GraderFake):
@@ -145,20 +146,7 @@ def test_a_judge_on_a_joining_model_grades_while_generation_goes_on(tmp_path: Pa
     assert [status for _, _, status in overlapped] == ["pass", "fail"] * 8
 
 
-SKILLED = """
-version: 1
-type: capability
-skill: skill/SKILL.md
-model: {provider: scripted, default: "x"}
-prompts: ["say {{n}}"]
-tests:
-""" + "".join(
-    f"""  - id: t{n}
-    vars: {{n: "{n}"}}
-    assert: [{{type: llm-rubric, value: "Says {n}."}}]
-"""
-    for n in range(8)
-)
+SKILLED = judged_suite(8, skill="skill/SKILL.md")
 
 
 class Arms(Joining):
