@@ -18,8 +18,10 @@ one process, so every row sees the same machine:
   depend on the batch or on what was evaluated before (docs/engine.md, "Same bytes as one at
   a time").
 
-Threads and wait policy are what a run would choose now (engine/wait_policy.py); nothing is
-forced. ``--busy N`` runs it again with N spinning processes beside it.
+Attention is computed as the engine computes it, without flash attention (llama.cpp's own
+default turns it on). Threads and wait policy are what a run would choose now
+(engine/wait_policy.py); nothing is forced. ``--busy N`` runs it again with N spinning
+processes beside it.
 """
 
 from __future__ import annotations
@@ -67,8 +69,7 @@ def requantised(work: Path) -> list[tuple[str, Path]]:
 class Context:
     """One model with a 4-sequence context, decoding raw batches."""
 
-    def __init__(self, path: Path, threads: int, flash_attn: int | None = None) -> None:
-        """``flash_attn``: llama.cpp's ``flash_attn_type`` (None: its default)."""
+    def __init__(self, path: Path, threads: int) -> None:
         import llama_cpp
 
         self.lib = llama_cpp
@@ -80,8 +81,9 @@ class Context:
         params.n_seq_max, params.kv_unified = 4, False
         params.n_ctx, params.n_batch, params.n_ubatch = 4 * 512, 512, 512
         params.n_threads = params.n_threads_batch = threads
-        if flash_attn is not None:
-            params.flash_attn_type = flash_attn
+        # Attention as the engine computes it: llama-cpp-python's default, no flash attention
+        # (llama.cpp's own default turns it on, which changes both the costs and the bits).
+        params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         self.ctx = llama_cpp.llama_init_from_model(self.model, params)
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.batch = llama_cpp.llama_batch_init(512, 0, 1)

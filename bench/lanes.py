@@ -88,12 +88,8 @@ def _together(work: Any, lanes: list[Context], steps: int) -> float:
 
 
 def micro(path: Path, threads: int, rounds: int, steps: int) -> dict[str, Any]:
-    import llama_cpp
-
-    # Attention as the engine computes it: llama-cpp-python's default, without flash attention.
-    flash = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    one = Context(path, threads, flash)
-    lanes = [Context(path, 1, flash) for _ in range(threads)]
+    one = Context(path, threads)
+    lanes = [Context(path, 1) for _ in range(threads)]
     try:
         rows: dict[str, list[float]] = {k: [] for k in ("step_one", "step_lanes")}
         rows.update({"prompt_one": [], "prompt_lanes": []})
