@@ -1,18 +1,18 @@
-"""Lanes: independent decoders with a share of the threads each, against one decoder with all.
+"""Lanes: one decoder per core with one thread each, against one decoder with a run's threads.
 
     .venv/bin/python bench/lanes.py [--rounds R] [--steps N] [--demo-rounds D] [--busy N]
 
 A what-if for the engine's design, like bench/kernels.py: it forces thread counts a default
 run does not use, to measure whether they would be worth using. With T threads (what a run
-would choose now: engine/wait_policy.py), it compares
+would choose now: engine/wait_policy.py) and C usable cores, it compares
 
 * **micro**: one context on the embedded model decoding one sequence with T threads, against
-  T contexts with one thread each, decoding one sequence each at the same time (a Python
+  C contexts with one thread each, decoding one sequence each at the same time (a Python
   thread per context: llama.cpp releases the GIL). Milliseconds per token for single-token
   steps at position 300 and for 128-token prompt batches, medians over R rounds of N steps;
   and whether a step's logits are bitwise the same with one thread and with T;
 * **demo**: the demo suite (examples/commit-message) run once with the threads a run
-  chooses, against T runs of one shard each (``--shard K/T``), at the same time, each with
+  chooses, against C runs of one shard each (``--shard K/C``), at the same time, each with
   ``threads: 1`` in its model block. Every configuration has a home of its own, warmed by one
   run first (the canary, the kernel probe and the prefix store are then what a user's second
   run finds), and every run is ``--no-cache``. D rounds, the two interleaved; wall seconds.
@@ -87,9 +87,9 @@ def _together(work: Any, lanes: list[Context], steps: int) -> float:
     return max(out) / len(lanes)  # the slowest lane's time, for all lanes' tokens
 
 
-def micro(path: Path, threads: int, rounds: int, steps: int) -> dict[str, Any]:
+def micro(path: Path, threads: int, count: int, rounds: int, steps: int) -> dict[str, Any]:
     one = Context(path, threads)
-    lanes = [Context(path, 1) for _ in range(threads)]
+    lanes = [Context(path, 1) for _ in range(count)]
     try:
         rows: dict[str, list[float]] = {k: [] for k in ("step_one", "step_lanes")}
         rows.update({"prompt_one": [], "prompt_lanes": []})
@@ -136,8 +136,9 @@ def child(rounds: int, steps: int) -> int:
 
     policy = choose()
     threads = choose_threads(default_threads()).count
-    found = micro(Path(default_model_path()), threads, rounds, steps) if threads > 1 else {}
-    print(json.dumps({"policy": policy.policy, "threads": threads, **found}))
+    lanes = len(os.sched_getaffinity(0))
+    found = micro(Path(default_model_path()), threads, lanes, rounds, steps) if lanes > 1 else {}
+    print(json.dumps({"policy": policy.policy, "threads": threads, "lanes": lanes, **found}))
     return 0
 
 
@@ -220,17 +221,20 @@ def main() -> int:
             if done.returncode != 0:
                 raise SystemExit(done.stderr[-2000:])
             found = json.loads(done.stdout.strip().splitlines()[-1])
-            lanes = found["threads"]
+            lanes = found["lanes"]
             if lanes > 1 and args.demo_rounds > 0:
                 with tempfile.TemporaryDirectory(prefix="skilleval-lanes-") as work:
                     found["demo"] = demo(Path(work), lanes, args.demo_rounds)
         report[condition] = found
-        print(f"\n{condition}: {lanes} threads, wait policy {found['policy']}")
+        print(
+            f"\n{condition}: one decoder with {found['threads']} threads (wait policy "
+            f"{found['policy']}), or {lanes} lanes"
+        )
         if lanes < 2:
-            print("one thread: nothing to split into lanes")
+            print("one core: nothing to split into lanes")
             continue
         step, prompt = found["step_ms_per_token"], found["prompt_ms_per_token"]
-        print("| case | one decoder, all threads | lanes, one thread each | ratio |")
+        print("| case | one decoder, a run's threads | lanes, one thread each | ratio |")
         print("|---|---|---|---|")
         print(
             f"| decode step, ms a token | {step['one']:.2f} | {step['lanes']:.2f} | "
@@ -247,7 +251,8 @@ def main() -> int:
                 f"{', '.join(f'{x:.1f}' for x in d['wall_s']['lanes'])} | "
                 f"{d['median_ratio']:.2f} (median of rounds) |"
             )
-        print(f"same bits with one thread and {lanes}: {'yes' if found['same_bits'] else 'no'}")
+        same = "yes" if found["same_bits"] else "no"
+        print(f"same bits with one thread and {found['threads']}: {same}")
     print("\n" + json.dumps(report, indent=1))
     return 0
 
