@@ -156,7 +156,7 @@ def _suite_copies(work: Path) -> tuple[Path, Path]:
     if "\nmodel: default\n" not in text:
         raise SystemExit("the demo suite's `model: default` line moved; update bench/lanes.py")
     suite.write_text(text.replace("\nmodel: default\n", f"\n{model}\n"), encoding="utf-8")
-    # The plain copy names the same model by path too, so both runs share nothing but it.
+    # The plain copy names the model by its path too, so the two differ only in threads.
     plain_suite = plain / "suite.yaml"
     plain_text = plain_suite.read_text(encoding="utf-8")
     by_path = f"model: {{provider: gguf, path: {default_model_path()}}}"
