@@ -21,13 +21,11 @@ import click
 from skilleval.cli.options import emit_json, json_option
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
-from skilleval.engine.kernel_policy import PROMPT_GRID
-from skilleval.engine.kernel_probe import probe_key
-from skilleval.engine.kernel_probe import recall as recall_kernels
+from skilleval.engine.kernel_policy import PROMPT_GRID, KernelPolicy
 from skilleval.engine.llama_build import cpu_flags, cpu_name, llama_package_dir, tile_state
 from skilleval.engine.llama_canary import MEMO_FILE, Canary, canary, canary_model, crash_message
 from skilleval.engine.llama_checks import runtime_version
-from skilleval.engine.llama_config import default_threads
+from skilleval.engine.llama_config import LlamaConfig, default_threads
 from skilleval.engine.prefix_store import kept_prefixes
 from skilleval.engine.wait_policy import decide as decide_wait_policy
 from skilleval.engine.wait_policy import others_busy_cores, threads_for
@@ -115,10 +113,12 @@ def _embedded(home: Path, found: Canary) -> dict[str, Any]:
         identity = file_identity(path, home)
     except ProviderError as exc:
         return {"installed": False, "error": str(exc)}
-    # The kernel probe's verdict as a run keeps it (engine/kernel_policy.py): under the file's
-    # bytes, the library's version and its build's features; none until a run loads the model.
-    key = probe_key(identity.sha256 or "", runtime_version(), found.features, 0)
-    kernels = recall_kernels(home, key) if found.verdict == "ok" else None
+    # The kernel probe's verdict, read back by the policy a default run uses, so under the
+    # same key (the file's bytes, the library's version, its build's features, no GPU
+    # layers); none until a run loads the model.
+    build = (identity.sha256 or "", runtime_version(), found.features)
+    policy = KernelPolicy(home, 1, LlamaConfig(), lambda: build)
+    kernels = policy.recall() if found.verdict == "ok" else None
     return {
         "installed": True,
         "path": str(path),
