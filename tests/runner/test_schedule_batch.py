@@ -15,6 +15,7 @@ from fakes import FakeProvider, GraderFake
 
 from skilleval.engine.base import Completion, Request
 from skilleval.errors import ProviderError
+from skilleval.results.records import Record
 from skilleval.runner import schedule
 from skilleval.runner.options import RunOptions
 from skilleval.runner.run import run_suite
@@ -122,15 +123,19 @@ class Joining(GraderFake):
         return [self.complete(request) for request in requests]
 
 
-def judged(tmp_path: Path, provider: Joining) -> list[tuple[str, str, str]]:
+def run_judged(tmp_path: Path, provider: Joining, text: str) -> list[Record]:
     path = tmp_path / "suite.yaml"
-    path.write_text(textwrap.dedent(JUDGED).lstrip(), encoding="utf-8")
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     suite, _ = load_suite(path, Overrides())
     home = Path(os.environ["SKILLEVAL_HOME"])
     # No judge-fitness check: the log holds the run's own calls only.
     options = RunOptions(home=home, provider=provider, use_cache=False, judge_check=False)
-    outcome = run_suite(suite, options)
-    return sorted((r.test_id, r.output, str(r.status)) for r in outcome.records)
+    return list(run_suite(suite, options).records)
+
+
+def judged(tmp_path: Path, provider: Joining) -> list[tuple[str, str, str]]:
+    records = run_judged(tmp_path, provider, JUDGED)
+    return sorted((r.test_id, r.output, str(r.status)) for r in records)
 
 
 def test_a_judge_on_a_joining_model_grades_while_generation_goes_on(tmp_path: Path) -> None:
@@ -167,13 +172,8 @@ def skilled(tmp_path: Path, provider: Arms) -> list[tuple[str, str, str]]:
     skill = tmp_path / "skill" / "SKILL.md"
     skill.parent.mkdir(exist_ok=True)
     skill.write_text("---\nname: sayer\ndescription: Says numbers.\n---\nSay it.\n", "utf-8")
-    path = tmp_path / "suite.yaml"
-    path.write_text(textwrap.dedent(SKILLED).lstrip(), encoding="utf-8")
-    suite, _ = load_suite(path, Overrides())
-    home = Path(os.environ["SKILLEVAL_HOME"])
-    options = RunOptions(home=home, provider=provider, use_cache=False, judge_check=False)
-    outcome = run_suite(suite, options)
-    return sorted((f"{r.test_id}/{r.arm}", r.output, str(r.status)) for r in outcome.records)
+    records = run_judged(tmp_path, provider, SKILLED)
+    return sorted((f"{r.test_id}/{r.arm}", r.output, str(r.status)) for r in records)
 
 
 def test_a_joining_model_is_asked_each_tests_arms_together(tmp_path: Path) -> None:
