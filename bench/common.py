@@ -94,6 +94,16 @@ class Child:
     """What the child wrote to its report file, if anything."""
 
 
+def child_json(argv: Sequence[str]) -> dict[str, Any]:
+    """Run ``argv`` (a benchmark's own ``--child`` case) and return the JSON document on the
+    last line of its stdout; stops the benchmark with the child's stderr if it failed."""
+    done = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-2000:])
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
 def run_child(
     argv: Sequence[str], env: Mapping[str, str] | None = None, report: Path | None = None
 ) -> Child:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from busy import busy, conditions
+from common import child_json
 
 TYPES = (("Q4_0", 2), ("Q8_0", 7), ("Q4_K_M", 15))
 """Quantisations made from the embedded model, with llama.cpp's ftype numbers."""
@@ -207,27 +207,14 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     if args.child:
         return child(work, args.rounds, args.steps)
-    requantised_in_child = [sys.executable, __file__, "--work", str(work)]
+    in_child = [sys.executable, __file__, "--work", str(work), "--child"]
     report: dict[str, Any] = {}
     for condition, count in conditions(args.busy):
         with busy(count):
             time.sleep(0.5 if count else 0)
-            done = subprocess.run(
-                [
-                    *requantised_in_child,
-                    "--rounds",
-                    str(args.rounds),
-                    "--steps",
-                    str(args.steps),
-                    "--child",
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
+            found = child_json(
+                [*in_child, "--rounds", str(args.rounds), "--steps", str(args.steps)]
             )
-        if done.returncode != 0:
-            raise SystemExit(done.stderr[-2000:])
-        found = json.loads(done.stdout.strip().splitlines()[-1])
         report[condition] = found
         print(f"\n{condition}: {found['threads']} threads, wait policy {found['policy']['policy']}")
         print(

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from busy import busy, conditions
+from common import child_json
 from kernels import Context
 
 REPO = Path(__file__).resolve().parent.parent
@@ -212,15 +213,9 @@ def main() -> int:
     for condition, count in conditions(args.busy):
         with busy(count):
             time.sleep(0.5 if count else 0)
-            done = subprocess.run(
-                [*CHILD, "--rounds", str(args.rounds), "--steps", str(args.steps), "--child"],
-                capture_output=True,
-                text=True,
-                check=False,
+            found = child_json(
+                [*CHILD, "--rounds", str(args.rounds), "--steps", str(args.steps), "--child"]
             )
-            if done.returncode != 0:
-                raise SystemExit(done.stderr[-2000:])
-            found = json.loads(done.stdout.strip().splitlines()[-1])
             lanes = found["lanes"]
             if lanes > 1 and args.demo_rounds > 0:
                 with tempfile.TemporaryDirectory(prefix="skilleval-lanes-") as work:
