@@ -24,6 +24,7 @@ from skilleval.engine.llama_adapter import (
     sampler_chain,
     vocab_of,
 )
+from skilleval.engine.prefix_store import with_streams
 
 __all__ = ["LAST_N", "LlamaBackend", "LlamaSampler", "log_softmax", "restore_seq", "seq_state"]
 
@@ -52,9 +53,16 @@ def seq_state(ctx: Any, seq: int) -> bytes:
 
 
 def restore_seq(ctx: Any, seq: int, data: bytes) -> bool:
-    """Load :func:`seq_state`'s bytes into the empty sequence ``seq``; False if refused."""
+    """Load :func:`seq_state`'s bytes into the empty sequence ``seq``, from a context of any
+    width (:func:`~skilleval.engine.prefix_store.with_streams`); False if refused."""
     import llama_cpp  # lazy: start-up time
 
+    # An empty sequence's state is its header and one empty count per stream.
+    streams = (int(llama_cpp.llama_state_seq_get_size(ctx, seq)) - 12) // 4
+    fitted = with_streams(data, streams)
+    if fitted is None:
+        return False
+    data = fitted
     source = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
     return int(llama_cpp.llama_state_seq_set_data(ctx, source, len(data), seq)) > 0
 
@@ -117,12 +125,15 @@ class LlamaBackend:
         width: Decoding slots.
         n_ctx: Cells per sequence.
         n_batch: Largest batch (and micro-batch).
+        threads: CPU threads; by default ``llm``'s own, so both contexts run alike.
 
     Raises:
         RuntimeError: llama.cpp could not create the context.
     """
 
-    def __init__(self, llm: Any, width: int, n_ctx: int, n_batch: int) -> None:
+    def __init__(
+        self, llm: Any, width: int, n_ctx: int, n_batch: int, threads: int | None = None
+    ) -> None:
         import llama_cpp  # lazy: start-up time
 
         self._lib = llama_cpp
@@ -137,9 +148,8 @@ class LlamaBackend:
         params.n_ctx = n_ctx * (width + 1)
         params.n_batch = n_batch
         params.n_ubatch = n_batch
-        # The threads are llm's own, so both contexts run alike.
-        params.n_threads = base.n_threads
-        params.n_threads_batch = base.n_threads_batch
+        params.n_threads = base.n_threads if threads is None else threads
+        params.n_threads_batch = base.n_threads_batch if threads is None else threads
         self.ctx = llama_cpp.llama_init_from_model(model_of(llm), params)
         if not self.ctx:
             raise RuntimeError("llama.cpp could not create a batched context")

@@ -16,7 +16,8 @@ sees the bytes. An entry that fails is a miss, is removed, and is reported once.
 recently used entries go when the folder passes :data:`LIMIT_BYTES`.
 
 Several runs may share a folder: entries are written to a temporary name and renamed, and an
-entry that vanishes or fails to read is a miss.
+entry that vanishes or fails to read is a miss. Within a run, lanes (``engine/llama_lanes.py``)
+share one store from several threads; its methods take its lock.
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ import json
 import os
 import shutil
 import struct
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import wraps
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from skilleval.util.homefile import damaged, digest
 
@@ -44,6 +48,7 @@ __all__ = [
     "shared_length",
     "state_cells",
     "store_folder",
+    "with_streams",
 ]
 
 LIMIT_BYTES = 256 * 1024 * 1024
@@ -76,6 +81,23 @@ class StoredPrefix:
     sha256: str
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(
+    method: Callable[Concatenate[PrefixStore, _P], _R],
+) -> Callable[Concatenate[PrefixStore, _P], _R]:
+    """``method`` run under the store's lock."""
+
+    @wraps(method)
+    def run(self: PrefixStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class PrefixStore:
     """The prefixes kept in ``folder`` (created on the first write).
 
@@ -91,7 +113,9 @@ class PrefixStore:
         self.loaded = 0
         """Entries restored by this instance."""
         self.saved = 0
+        self._lock = threading.RLock()
 
+    @_locked
     def best(self, tokens: Sequence[int]) -> tuple[StoredPrefix | None, int]:
         """The entry sharing the longest start with ``tokens``, and how many tokens it shares."""
         best: StoredPrefix | None = None
@@ -103,9 +127,11 @@ class PrefixStore:
                 best, length = entry, n
         return best, length
 
+    @_locked
     def has(self, tokens: Sequence[int]) -> bool:
         return tuple(tokens) in self._index()
 
+    @_locked
     def read(self, entry: StoredPrefix) -> bytes | None:
         """The entry's bytes, or None when they are gone or damaged (a damaged entry is
         removed, and reported once): they must match the digest over the tokens and the
@@ -125,6 +151,7 @@ class PrefixStore:
         self.loaded += 1
         return data
 
+    @_locked
     def write(self, tokens: Sequence[int], data: bytes) -> None:
         """Keep ``data`` as the cells of ``tokens``; a failure to write is ignored (the store
         only saves time)."""
@@ -146,6 +173,7 @@ class PrefixStore:
         self.saved += 1
         self._trim()
 
+    @_locked
     def remove(self, entry: StoredPrefix) -> None:
         for suffix in (".kv", ".json"):
             with contextlib.suppress(OSError):
@@ -240,6 +268,36 @@ def state_cells(data: bytes) -> int | None:
             return int(count)
         offset += 4
     return 0
+
+
+def with_streams(data: bytes, streams: int) -> bytes | None:
+    """A serialized sequence state laid out for a context of ``streams`` KV streams, so that a
+    state saved in a context of one width loads into a context of another (llama.cpp refuses
+    a state written for another stream count, though the cells are the same bytes): the
+    stream holding the cells first, then empty ones. ``data`` itself when it fits; None when
+    it is not laid out as :func:`state_cells` expects."""
+    header = struct.Struct("<IiI")
+    if len(data) < header.size + 4:
+        return None
+    magic, seq, count = header.unpack_from(data)
+    if magic != STATE_MAGIC or not 0 < count <= 4096 or not 0 < streams <= 4096:
+        return None
+    if count == streams:
+        return data
+    body = bytes(4)  # an empty stream, when none holds cells
+    offset = header.size
+    for index in range(count):
+        if offset + 4 > len(data):
+            return None
+        (cells,) = struct.unpack_from("<I", data, offset)
+        if cells:
+            end = len(data) - 4 * (count - index - 1)  # the later streams' empty counts
+            if end < offset + 4 or any(data[end:]):
+                return None
+            body = data[offset:end]
+            break
+        offset += 4
+    return header.pack(magic, seq, streams) + body + bytes(4 * (streams - 1))
 
 
 def shared_length(a: Sequence[int], b: Sequence[int]) -> int:

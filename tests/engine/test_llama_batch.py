@@ -193,11 +193,20 @@ def test_prefixes_kept_from_an_earlier_run_give_the_same_replies_for_less_work(
 
 
 def test_a_prefix_kept_by_one_decoding_path_serves_the_other(tmp_path: Path) -> None:
+    # A context's sequence state names its stream count (one a slot and one for the shared
+    # prefix when batched, one alone); a state kept at one width is laid out for another.
     batched, _ = run_in(tmp_path / "home", rules_asks(RULES), parallel=2)
+    alone_fresh, _ = run_in(tmp_path / "fresh", rules_asks(RULES), parallel=1)
     alone, loaded = run_in(tmp_path / "home", rules_asks(RULES), parallel=1)
     assert loaded >= 1
     assert [key(a) for a in alone] == [key(a) for a in batched]
+    assert evaluated(alone) < evaluated(alone_fresh) - 40
     run_in(tmp_path / "home2", rules_asks(RULES), parallel=1)
     batched_again, loaded = run_in(tmp_path / "home2", rules_asks(RULES), parallel=2)
     assert loaded >= 1
     assert [key(a) for a in batched_again] == [key(a) for a in batched]
+    assert evaluated(batched_again) < evaluated(batched) - 40
+    wider, loaded = run_in(tmp_path / "home2", rules_asks(RULES), parallel=3)
+    assert loaded >= 1
+    assert [key(a) for a in wider] == [key(a) for a in batched]
+    assert evaluated(wider) < evaluated(batched) - 40

@@ -15,6 +15,7 @@ from skilleval.engine.prefix_store import (
     prefix_name,
     state_cells,
     store_folder,
+    with_streams,
 )
 
 
@@ -145,6 +146,23 @@ def test_a_state_that_is_not_one_cell_per_token_is_refused(tmp_path: Path) -> No
     assert entry is not None
     (tmp_path / f"{entry.name}.kv").write_bytes(state(41))
     assert PrefixStore(tmp_path).read(entry) is None
+
+
+def test_a_state_is_laid_out_again_for_another_stream_count() -> None:
+    kept = state(80, b"k" * 9, streams=3)  # the third of three streams holds the cells
+    alone = with_streams(kept, 1)
+    assert alone == state(80, b"k" * 9, streams=1)
+    head = struct.pack("<IiI", STATE_MAGIC, 0, 3)
+    cells = struct.pack("<I", 80) + b"k" * 9
+    assert with_streams(alone or b"", 3) == head + cells + struct.pack("<I", 0) * 2
+    assert with_streams(head + cells + struct.pack("<I", 0) * 2, 1) == alone
+    assert state_cells(with_streams(kept, 5) or b"") == 80
+    assert with_streams(kept, 3) is kept
+    assert with_streams(state(0, b"", streams=2), 1) == state(0, b"", streams=1)
+    # Not a sequence state, or another count after the stream holding the cells: refused.
+    assert with_streams(b"cells", 1) is None
+    assert with_streams(head + cells + struct.pack("<I", 0) + struct.pack("<I", 7), 1) is None
+    assert with_streams(kept, 0) is None
 
 
 def test_state_cells_reads_llama_cpps_layout() -> None:
