@@ -35,9 +35,9 @@ from skilleval.engine.base import (
     Request,
     clean_reply,
 )
-from skilleval.engine.batch import Feed
 from skilleval.engine.greedy_grammar import LOOP_GUARD, guards_loops
 from skilleval.engine.kernel_policy import KernelPolicy, Kernels
+from skilleval.engine.lane_probe import LanePolicy
 from skilleval.engine.llama_adapter import check_installed, require_supported
 from skilleval.engine.llama_batched import MIN_CELLS, BatchedLlama
 from skilleval.engine.llama_build import warn_without_gpu
@@ -45,9 +45,9 @@ from skilleval.engine.llama_canary import Canary, canary, canary_model, ensure_r
 from skilleval.engine.llama_checks import (
     GGUF_MAGIC,
     SCORE_DIGITS,
+    check_batched,
     check_gguf,
     check_request,
-    check_schema,
     runtime_version,
 )
 from skilleval.engine.llama_config import (
@@ -60,7 +60,7 @@ from skilleval.engine.llama_config import (
 )
 from skilleval.engine.llama_embed import POOLING, GgufEmbedder
 from skilleval.engine.llama_file import ModelFile
-from skilleval.engine.llama_queue import RequestQueue
+from skilleval.engine.llama_lanes import Lanes
 from skilleval.engine.llama_single import SingleCalls, open_model, prefix_store
 from skilleval.engine.llama_template import CHATML_TEMPLATE, ModelTemplate
 from skilleval.engine.prefix_store import PrefixStore
@@ -133,17 +133,7 @@ class LlamaProvider(SingleCalls):
         self.load_ms: float | None = None
         self.batch_width = batch_width(config, jobs)
         self.threads = config.threads or default_threads()
-        self._batched = BatchedLlama(
-            self.batch_width,
-            config.n_ctx,
-            config.n_batch,
-            load=self._load,
-            prompt_tokens=self._prompt_tokens,
-            grammar=self._grammar,
-            stops=self._stops,
-            store=self._prefixes,
-            turn_end=self.turn_end,
-        )
+        self._lanes = Lanes(self._lane, self.batch_width)
         self._busy_s = 0.0
         self._generated = 0
         self._file = ModelFile(config.path, self.memo_dir)
@@ -154,8 +144,9 @@ class LlamaProvider(SingleCalls):
         self._canonical = 0
         """How many leading KV positions were evaluated in batches of two or more tokens."""
         self._kernels = KernelPolicy(self.memo_dir, self.batch_width, config, self._build_of)
+        self._lane_policy = LanePolicy(self.memo_dir, config.n_gpu_layers, self._build_of)
         self._lock = threading.Lock()
-        self._queue = RequestQueue(self._batched.prepare, self._drain)
+        self._once = threading.RLock()  # around the width, lanes and store threads share
         self._embedder: GgufEmbedder | None = None
         self._store: PrefixStore | None = None
         self.wait_policy: WaitPolicy | None = None
@@ -227,7 +218,8 @@ class LlamaProvider(SingleCalls):
         check_request(request)
         self._settle_width()
         if self.batch_width > 1 and not request.logprobs:
-            return self._queue.ask(request)
+            self._loaded()
+            return self._lanes.ask(request)
         with self._lock:
             llm = self._load()
             prompt = self._prompt_tokens(request.messages)
@@ -255,41 +247,17 @@ class LlamaProvider(SingleCalls):
         unaffected.
         """
         self._settle_width()
-        out: list[Completion | ProviderError | None] = [None] * len(requests)
-        together: list[int] = []
-        with self._lock:
-            for i, request in enumerate(requests):
-                if self.batch_width <= 1 or request.logprobs:
-                    continue  # answered one at a time below (log-probabilities are recorded there)
-                try:
-                    check_request(request)
-                    if request.json_schema is not None:
-                        check_schema(request.json_schema)
-                except ProviderError as exc:
-                    out[i] = exc
-                    continue
-                together.append(i)
-            if together:
-                try:
-                    answers = self._batched.decode([requests[i] for i in together])
-                    for i, answer in zip(together, answers, strict=True):
-                        out[i] = answer
-                except ProviderError as exc:
-                    for i in together:
-                        out[i] = exc
-        for i, request in enumerate(requests):
-            if out[i] is None:
-                try:
-                    out[i] = self.complete(request)
-                except ProviderError as exc:
-                    out[i] = exc
-        return [answer for answer in out if answer is not None]
+        if self.batch_width > 1:
+            self._loaded()
+        return self._lanes.answer_all(
+            requests, batches=self.batch_width > 1, check=check_batched, one=self.complete
+        )
 
     def engine_busy(self) -> tuple[int, float]:
         """Tokens generated and seconds spent generating them (prompt evaluation included),
         over every call so far: the model's own throughput, free of any queueing."""
         with self._lock:
-            generated, busy_s = self._batched.busy()
+            generated, busy_s = self._lanes.busy()
             return self._generated + generated, self._busy_s + busy_s
 
     def engine_info(self) -> dict[str, Any]:
@@ -309,7 +277,9 @@ class LlamaProvider(SingleCalls):
         known = canary(self.memo_dir, None, run=False)
         if known is not None and known.features:
             info["instruction_sets"] = list(known.features)
-        return info | self._kernels.info()
+        lanes = self._lanes
+        shape = (lanes.count, lanes.width, lanes.threads or self.threads)
+        return info | self._kernels.info() | self._lane_policy.info(*shape)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
@@ -335,8 +305,8 @@ class LlamaProvider(SingleCalls):
         """Free the model; the next call loads it again."""
         if self._embedder is not None:
             self._embedder.close()
+        self._lanes.close()
         with self._lock:
-            self._batched.close()
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
@@ -383,6 +353,11 @@ class LlamaProvider(SingleCalls):
         self._llm = llm
         return llm
 
+    def _loaded(self) -> None:
+        """The model loaded (once, before lanes that would each load it ask at once)."""
+        with self._lock:
+            self._load()
+
     def _settle_threads(self) -> int:
         """``threads`` as set, else chosen once from what the machine does now (fewer when
         other processes keep cores busy: engine/wait_policy.py)."""
@@ -402,9 +377,39 @@ class LlamaProvider(SingleCalls):
         return self._kernels.known()
 
     def _settle_width(self) -> None:
-        """Batch only where that gives the bytes one at a time gives (engine/kernel_policy.py)."""
-        if not self._kernels.settled:
-            self.batch_width = self._kernels.width(self._verdict(), self.path.name)
+        """Batch only where that gives the bytes one at a time gives (engine/kernel_policy.py),
+        and in one-thread lanes where those are faster (engine/lane_probe.py)."""
+        with self._once:  # the first calls may come from several threads at once
+            if not self._kernels.settled:
+                self.batch_width = self._kernels.width(self._verdict(), self.path.name)
+                self._settle_lanes()
+
+    def _settle_lanes(self) -> None:
+        threads = self._settle_threads()
+        if self.batch_width <= 1 or threads <= 1:
+            return
+        found = self._lane_policy.recall(threads)
+        if found is None:
+            with self._lock:
+                found = self._lane_policy.measure(self._load(), threads)
+        if found is not None and found.use_lanes:
+            self._lanes.split(threads, found.lane_width(self.batch_width), 1)
+
+    def _lane(self, width: int, threads: int | None) -> BatchedLlama:
+        """One lane's decoder (engine/llama_lanes.py) on this model."""
+        config, turn_end = self.config, self.turn_end
+        return BatchedLlama(
+            width,
+            config.n_ctx,
+            config.n_batch,
+            load=self._load,
+            threads=threads,
+            prompt_tokens=self._prompt_tokens,
+            grammar=self._grammar,
+            stops=self._stops,
+            store=self._prefixes,
+            turn_end=turn_end,
+        )
 
     def _canary(self) -> Canary:
         """The canary's verdict for this llama.cpp build and CPU, decoding with the embedded
@@ -424,19 +429,15 @@ class LlamaProvider(SingleCalls):
     def _prefixes(self) -> PrefixStore:
         """The prompt prefixes evaluated by earlier runs of this model file on this runtime and
         build, kept under the home (``engine/prefix_store.py``)."""
-        if self._store is None:
-            features = self._canary().features
-            key, llm = self.identity().key(), self._load()  # _load sets the grid
-            self._store = prefix_store(self.memo_dir, key, llm, features, self._grid)
-        return self._store
+        with self._once:  # lanes ask for it at once
+            if self._store is None:
+                features = self._canary().features
+                key, llm = self.identity().key(), self._load()  # _load sets the grid
+                self._store = prefix_store(self.memo_dir, key, llm, features, self._grid)
+            return self._store
 
     def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         return self.template().tokens(messages)
-
-    def _drain(self, feed: Feed) -> None:
-        """Decode queued requests (:class:`RequestQueue`) until none is waiting."""
-        with self._lock:
-            self._batched.drain(feed)
 
     def _stops(self) -> list[str]:
         return self.template().stops()

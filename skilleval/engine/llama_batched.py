@@ -100,6 +100,7 @@ class BatchedLlama:
         grammar: The grammar of a JSON schema, as the provider builds it.
         stops: The stop strings the chat template implies.
         store: The prefixes kept from earlier runs, if any (made when the decoder is).
+        threads: CPU threads of the batched context (by default the model's own).
     """
 
     def __init__(
@@ -114,8 +115,10 @@ class BatchedLlama:
         stops: Callable[[], list[str]],
         store: Callable[[], PrefixStore | None] = lambda: None,
         turn_end: Callable[[], int] | None = None,
+        threads: int | None = None,
     ) -> None:
         self.width = width
+        self.threads = threads
         self.n_ctx = n_ctx
         self.n_batch = max(2, n_batch)
         self._load = load
@@ -284,7 +287,7 @@ class BatchedLlama:
             llm = self._load()
             self.close()
             try:
-                self._backend = LlamaBackend(llm, self.width, cells, self.n_batch)
+                self._backend = LlamaBackend(llm, self.width, cells, self.n_batch, self.threads)
             except RuntimeError as exc:
                 raise ProviderError(f"llama.cpp failed: {one_line(exc)}") from None
             self.cells = cells

@@ -23,6 +23,7 @@ from skilleval.util.installed import version_of
 __all__ = [
     "GGUF_MAGIC",
     "SCORE_DIGITS",
+    "check_batched",
     "check_gguf",
     "check_request",
     "check_schema",
@@ -121,6 +122,13 @@ def check_schema(schema: Mapping[str, Any]) -> None:
         jsonschema.validators.validator_for(schema).check_schema(dict(schema))
     except jsonschema.SchemaError as exc:
         raise ProviderError(f"json_schema is not a valid JSON Schema: {exc.message}") from None
+
+
+def check_batched(request: Request) -> None:
+    """:func:`check_request`, and a schema's own validity, before a request joins a batch."""
+    check_request(request)
+    if request.json_schema is not None:
+        check_schema(request.json_schema)
 
 
 def validate_json(text: str, schema: Mapping[str, Any]) -> None:

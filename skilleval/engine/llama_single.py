@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -44,6 +45,9 @@ from skilleval.engine.prefix_store import MIN_TOKENS, PrefixStore, shared_length
 from skilleval.errors import ProviderError
 
 __all__ = ["SingleCalls", "open_model", "prefix_store"]
+
+_GRAMMARS = threading.Lock()
+"""Held around the grammar caches: lanes (``engine/llama_lanes.py``) ask from several threads."""
 
 
 def prefix_store(
@@ -289,18 +293,20 @@ class SingleCalls:
         from llama_cpp.llama_grammar import LlamaGrammar
 
         canonical = json.dumps(schema, sort_keys=True, default=dict)
-        grammar = self._grammars.get(canonical)
-        if grammar is None:
-            try:
-                grammar = LlamaGrammar.from_json_schema(
-                    json.dumps(schema, default=dict), verbose=False
-                )
-            except Exception as exc:
-                # The converter raises bare Exceptions and ValueErrors for unsupported schemas.
-                raise ProviderError(
-                    f"json_schema cannot be turned into a grammar: {one_line(exc)}"
-                ) from None
-            self._grammars[canonical] = grammar
+        with _GRAMMARS:
+            grammar = self._grammars.get(canonical)
+            if grammar is None:
+                try:
+                    grammar = LlamaGrammar.from_json_schema(
+                        json.dumps(schema, default=dict), verbose=False
+                    )
+                except Exception as exc:
+                    # The converter raises bare Exceptions and ValueErrors for unsupported
+                    # schemas.
+                    raise ProviderError(
+                        f"json_schema cannot be turned into a grammar: {one_line(exc)}"
+                    ) from None
+                self._grammars[canonical] = grammar
         return grammar
 
     # -- constrained choice by log-probability -------------------------------------------------

@@ -95,6 +95,32 @@ class KernelsInfo:
 
 
 @frozen
+class LanesInfo:
+    """How the in-process model's batched decoding used its threads, and what the lane probe
+    measured to decide it (engine/lane_probe.py; milliseconds per generated token)."""
+
+    count: int = field(
+        metadata=meta(
+            "Decoders working at once: 1 is one batched decoder with every thread; more are "
+            "lanes, each a context of its own with a share of the threads.",
+            minimum=1,
+        )
+    )
+    width: int = field(metadata=meta("Requests one decoder held at once.", minimum=1))
+    threads: int = field(metadata=meta("CPU threads of each decoder.", minimum=1))
+    one_ms: float = field(metadata=meta("One sequence decoded with every thread.", minimum=0))
+    batched_ms: float = field(
+        metadata=meta("As many sequences as threads decoded together, every thread.", minimum=0)
+    )
+    lanes_ms: float = field(
+        metadata=meta("One-thread decoders, one per thread, decoding at the same time.", minimum=0)
+    )
+    same_bits: bool = field(
+        metadata=meta("A step's logits were bitwise the same with one thread and with all.")
+    )
+
+
+@frozen
 class Environment:
     """Where and how the run happened."""
 
@@ -144,6 +170,7 @@ class Environment:
         ),
     )
     wait_policy: WaitPolicyInfo | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
+    lanes: LanesInfo | None = field(default=None, metadata=meta(omit=OMIT_EMPTY))
     gpu_layers: int | None = field(
         default=None,
         metadata=meta(

@@ -19,6 +19,7 @@ from skilleval.results.model import (
     JudgeFitness,
     JudgeInfo,
     KernelsInfo,
+    LanesInfo,
     ModelInfo,
     Overfit,
     RegistryEntry,
@@ -68,6 +69,9 @@ def _engine(provider: Provider) -> dict[str, Any]:
     policy = found.get("wait_policy")
     if isinstance(policy, dict):
         out["wait_policy"] = WaitPolicyInfo(str(policy["policy"]), str(policy["reason"]))
+    lanes = found.get("lanes")
+    if isinstance(lanes, dict):
+        out["lanes"] = LanesInfo(**lanes)
     if found.get("instruction_sets"):
         out["instruction_sets"] = tuple(str(f) for f in found["instruction_sets"])
     return out

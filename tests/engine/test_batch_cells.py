@@ -57,9 +57,9 @@ def test_a_request_that_needs_more_cells_grows_the_context_and_replies_as_one_at
     one = LlamaProvider(LlamaConfig(parallel=1), tmp_path / "one")
     try:
         first = wide.complete_batch(short)
-        assert wide._batched.cells == MIN_CELLS
+        assert wide._lanes.cells == MIN_CELLS
         second = wide.complete_batch(long)
-        assert wide._batched.cells > MIN_CELLS
+        assert wide._lanes.cells > MIN_CELLS
         expected = [one.complete(r) for r in [*short, *long]]
         assert [key(a) for a in [*first, *second]] == [key(a) for a in expected]
     finally:

@@ -1,0 +1,269 @@
+"""The lane probe: is a model faster decoded in one-thread lanes than batched on all threads?
+
+A run asked to decode several requests at once (``parallel``/``--jobs`` above 1) can use its
+T threads two ways: one batched context whose steps use all T threads, or T contexts of one
+thread each, decoding at the same time (``engine/llama_lanes.py``). Which is faster depends on
+the model and the machine: a small model whose kernels multiply one row at a time (the embedded
+Q4_1 model) spends much of a multi-threaded step waiting at barriers and shares little between
+the sequences of a batch, while a large model bound by memory bandwidth reads its weights once
+a step for every sequence in it. So when such a model first loads with two threads or more (the
+machine quiet: ``engine/wait_policy.py`` gives fewer threads to a busy one), this module
+measures, on the loaded weights, after a prompt of :data:`POSITION` tokens evaluated once and
+copied to every context:
+
+* **one**: single-token steps of one sequence, T threads;
+* **batched**: steps of T sequences together, T threads (per token);
+* **lanes**: T one-thread contexts, one sequence each, stepping at the same time (per token);
+* **same bits**: a step's logits with one thread and with T are bitwise the same.
+
+Lanes are used when their bits agree and they take at most :data:`GAIN` of the faster of the
+other two. The verdict is kept in ``<home>/lane-probe.json`` under the model file's SHA-256,
+llama-cpp-python's version, its build's features, the GPU layers, T and this probe's version,
+sealed as the kernel probe's verdicts are (``engine/kernel_probe.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skilleval.engine.kernel_probe import probe_tokens
+from skilleval.util.memo import recall_sealed, remember_sealed
+
+__all__ = ["GAIN", "MEMO_FILE", "POSITION", "LanePolicy", "LaneVerdict", "probe_lanes"]
+
+MEMO_FILE = "lane-probe.json"
+LANE_VERSION = 1
+"""Part of the key: bumped when what is measured changes."""
+
+POSITION = 160
+"""Where the measured steps start (a prompt this long is evaluated first)."""
+STEPS = 12
+"""Steps timed in each case, each round."""
+ROUNDS = 2
+"""Rounds; each case keeps its fastest."""
+CELLS = 256
+"""KV cells per sequence of the probe's contexts."""
+GAIN = 0.85
+"""Lanes are used when a token costs at most this share of the faster other way: a margin for
+what the probe does not see (prompts, Python's share of each step, a noisy machine)."""
+
+Facts = Callable[[], tuple[str, str, Sequence[str]]]
+"""The model file's SHA-256, llama-cpp-python's version and its build's features."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaneVerdict:
+    """What the probe found for one model file, build and thread count (milliseconds per
+    generated token, each case's fastest round)."""
+
+    threads: int
+    one_ms: float
+    batched_ms: float
+    lanes_ms: float
+    same_bits: bool
+    probe_ms: float = 0.0
+    remembered: bool = field(default=False, compare=False)
+
+    @property
+    def use_lanes(self) -> bool:
+        """Whether to decode in one-thread lanes."""
+        best = min(self.one_ms, self.batched_ms)
+        return self.same_bits and self.threads > 1 and self.lanes_ms <= GAIN * best
+
+    def lane_width(self, asked: int) -> int:
+        """Requests one lane holds at once when ``asked`` are decoded together: the asked
+        width shared among the lanes where a batch of sequences costs less a token than one
+        alone (measured with every thread: kernels that share a step's weights among its
+        sequences do so with one thread too), else one, so that no lane's step carries
+        sequences that cost as much as in steps of their own."""
+        if self.batched_ms <= GAIN * self.one_ms:
+            return max(1, -(-asked // self.threads))
+        return 1
+
+    def to_json(self) -> dict[str, Any]:
+        """The memo's entry (without ``remembered``)."""
+        return {
+            "threads": self.threads,
+            "one_ms": self.one_ms,
+            "batched_ms": self.batched_ms,
+            "lanes_ms": self.lanes_ms,
+            "same_bits": self.same_bits,
+            "probe_ms": self.probe_ms,
+        }
+
+    @classmethod
+    def from_json(cls, entry: dict[str, Any]) -> LaneVerdict | None:
+        """An entry :meth:`to_json` wrote; None for any other shape."""
+        times = [entry.get(k) for k in ("one_ms", "batched_ms", "lanes_ms", "probe_ms")]
+        threads, same = entry.get("threads"), entry.get("same_bits")
+        if (
+            isinstance(threads, bool)
+            or not isinstance(threads, int)
+            or threads < 1
+            or not isinstance(same, bool)
+            or any(isinstance(x, bool) or not isinstance(x, int | float) for x in times)
+            or not all(0 < float(x) < 1e9 for x in times[:3])  # type: ignore[arg-type]
+        ):
+            return None
+        one, batched, lanes, spent = (float(x) for x in times)  # type: ignore[arg-type]
+        return cls(threads, one, batched, lanes, same, spent, remembered=True)
+
+
+def probe_lanes(llm: Any, threads: int) -> LaneVerdict:
+    """Measure ``llm`` with ``threads`` threads (see the module's docstring), in contexts of
+    :data:`CELLS` cells freed at the end.
+
+    Raises:
+        RuntimeError: llama.cpp could not create a context or refused a batch.
+    """
+    from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time
+
+    start = time.perf_counter()
+    tokens = probe_tokens(llm, POSITION + STEPS * threads + 1)
+    prompt, extra = tokens[:POSITION], tokens[POSITION:]
+    contexts: list[Any] = []
+    try:
+        whole = LlamaBackend(llm, threads, CELLS, POSITION, threads)
+        contexts.append(whole)
+        whole.decode([(t, p, 0, p == POSITION - 1) for p, t in enumerate(prompt)])
+        state = whole.state(0)
+        for seq in range(1, threads):
+            whole.copy(0, seq)
+        lanes = []
+        for _ in range(threads):
+            lane = LlamaBackend(llm, 1, CELLS, POSITION, 1)
+            contexts.append(lane)
+            if not lane.restore(0, state):
+                raise RuntimeError("llama.cpp refused a sequence's state")
+            lanes.append(lane)
+        same = _bits(whole, extra[-1]) == _bits(lanes[0], extra[-1])
+        cases: dict[str, list[float]] = {"one": [], "batched": [], "lanes": []}
+        for _ in range(ROUNDS):
+            cases["one"].append(_steps(whole, 1, extra))
+            cases["batched"].append(_steps(whole, threads, extra) / threads)
+            cases["lanes"].append(_together(lanes, extra) / threads)
+    finally:
+        for context in contexts:
+            context.close()
+    best = {name: round(min(seconds) * 1000.0 / STEPS, 3) for name, seconds in cases.items()}
+    return LaneVerdict(
+        threads,
+        best["one"],
+        best["batched"],
+        best["lanes"],
+        same,
+        round((time.perf_counter() - start) * 1000.0, 1),
+    )
+
+
+def _bits(backend: Any, token: int) -> bytes:
+    """The raw logits of one step of sequence 0 at :data:`POSITION` (then undone)."""
+    backend.decode([(token, POSITION, 0, True)])
+    row = bytes(backend.logits(0).tobytes())
+    backend.clear(0, POSITION)
+    return row
+
+
+def _steps(backend: Any, width: int, extra: Sequence[int]) -> float:
+    """Seconds for :data:`STEPS` steps of ``width`` sequences at :data:`POSITION` on."""
+    began = time.perf_counter()
+    for k in range(STEPS):
+        backend.decode([(extra[k * width + s], POSITION + k, s, True) for s in range(width)])
+    spent = time.perf_counter() - began
+    for seq in range(width):
+        backend.clear(seq, POSITION)
+    return spent
+
+
+def _together(lanes: Sequence[Any], extra: Sequence[int]) -> float:
+    """Seconds until every lane has made :data:`STEPS` one-sequence steps, all at once."""
+    gate = threading.Barrier(len(lanes) + 1)
+    failed: list[BaseException] = []
+
+    def work(lane: Any) -> None:
+        gate.wait()
+        try:
+            _steps(lane, 1, extra)
+        except BaseException as exc:  # raised on the caller's thread below
+            failed.append(exc)
+
+    workers = [threading.Thread(target=work, args=(lane,)) for lane in lanes]
+    for worker in workers:
+        worker.start()
+    gate.wait()
+    began = time.perf_counter()
+    for worker in workers:
+        worker.join()
+    spent = time.perf_counter() - began
+    if failed:
+        raise failed[0]
+    return spent
+
+
+class LanePolicy:
+    """The probe's verdict for one provider: recalled, or measured and remembered.
+
+    Args:
+        home: Where the verdict is remembered.
+        gpu_layers: Layers offloaded to a GPU (part of the key).
+        facts: What else the verdict is kept under (asked when it is first needed).
+    """
+
+    def __init__(self, home: Path, gpu_layers: int, facts: Facts) -> None:
+        self.home = home
+        self.gpu_layers = gpu_layers
+        self._facts = facts
+        self.found: LaneVerdict | None = None
+
+    def _key(self, threads: int) -> str:
+        sha256, version, features = self._facts()
+        facts = {
+            "model": sha256,
+            "llama-cpp-python": version,
+            "build": list(features),
+            "gpu_layers": self.gpu_layers,
+            "threads": threads,
+            "probe": LANE_VERSION,
+        }
+        return hashlib.sha256(json.dumps(facts, sort_keys=True).encode("utf-8")).hexdigest()
+
+    def recall(self, threads: int) -> LaneVerdict | None:
+        """The verdict kept for ``threads`` threads, if any."""
+        if self.found is None or self.found.threads != threads:
+            entry = recall_sealed(self.home / MEMO_FILE, self._key(threads))
+            found = LaneVerdict.from_json(entry) if entry is not None else None
+            self.found = found if found is not None and found.threads == threads else None
+        return self.found
+
+    def measure(self, llm: Any, threads: int) -> LaneVerdict | None:
+        """Probe the loaded ``llm`` and remember the verdict; None (lanes unused, nothing
+        remembered) when llama.cpp refuses the probe."""
+        try:
+            found = probe_lanes(llm, threads)
+        except RuntimeError:
+            return None
+        self.keep(found)
+        return found
+
+    def keep(self, found: LaneVerdict) -> None:
+        """Remember ``found`` for its thread count, sealed."""
+        remember_sealed(self.home / MEMO_FILE, self._key(found.threads), found.to_json())
+        self.found = found
+
+    def info(self, count: int, width: int, threads: int) -> dict[str, Any]:
+        """The lanes in use (``count`` decoders of ``width`` requests and ``threads``
+        threads) and the verdict that chose them, for the run's environment block (empty
+        until a verdict is known)."""
+        found = self.found
+        if found is None:
+            return {}
+        keys = ("one_ms", "batched_ms", "lanes_ms", "same_bits")
+        measured = {k: v for k, v in found.to_json().items() if k in keys}
+        return {"lanes": {"count": count, "width": width, "threads": threads, **measured}}

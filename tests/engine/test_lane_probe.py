@@ -1,0 +1,144 @@
+"""The lane probe's verdict and its memo (engine/lane_probe.py), without a model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skilleval.engine.lane_probe import GAIN, MEMO_FILE, LanePolicy, LaneVerdict
+
+
+def verdict(
+    one: float = 8.0,
+    batched: float = 9.0,
+    lanes: float = 4.0,
+    *,
+    threads: int = 2,
+    same_bits: bool = True,
+) -> LaneVerdict:
+    return LaneVerdict(threads, one, batched, lanes, same_bits, probe_ms=900.0)
+
+
+def test_lanes_are_used_when_they_beat_the_faster_other_way_by_the_margin() -> None:
+    assert verdict(8.0, 9.0, 4.0).use_lanes
+    assert verdict(8.0, 4.0, 4.0).use_lanes is False  # batching is as fast
+    assert verdict(8.0, 9.0, 8.0 * GAIN).use_lanes
+    assert verdict(8.0, 9.0, 8.0 * GAIN + 0.01).use_lanes is False
+    assert verdict(same_bits=False).use_lanes is False  # replies would change
+    assert verdict(threads=1).use_lanes is False
+
+
+def test_a_lane_holds_one_request_unless_batching_shares_a_step() -> None:
+    assert verdict(8.0, 9.0).lane_width(4) == 1  # a step of two costs two steps
+    assert verdict(8.0, 5.0, 2.0).lane_width(4) == 2
+    assert verdict(8.0, 5.0, 2.0, threads=3).lane_width(4) == 2
+    assert verdict(8.0, 5.0, 2.0).lane_width(1) == 1
+
+
+@pytest.fixture
+def facts() -> tuple[str, str, tuple[str, ...]]:
+    return "ab" * 32, "0.3.36", ("AVX2",)
+
+
+def test_a_kept_verdict_is_read_back_for_its_thread_count_only(
+    tmp_path: Path, facts: tuple[str, str, tuple[str, ...]]
+) -> None:
+    LanePolicy(tmp_path, 0, lambda: facts).keep(verdict())
+    found = LanePolicy(tmp_path, 0, lambda: facts).recall(2)
+    assert found == verdict()
+    assert found is not None
+    assert found.remembered
+    assert LanePolicy(tmp_path, 0, lambda: facts).recall(4) is None
+    assert LanePolicy(tmp_path, -1, lambda: facts).recall(2) is None  # other GPU layers
+    other = ("cd" * 32, "0.3.36", ("AVX2",))
+    assert LanePolicy(tmp_path, 0, lambda: other).recall(2) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("lanes_ms", 0.5),  # edited: the seal no longer matches
+        ("threads", True),
+    ],
+)
+def test_an_edited_verdict_is_measured_again(
+    tmp_path: Path, facts: tuple[str, str, tuple[str, ...]], field: str, value: object
+) -> None:
+    LanePolicy(tmp_path, 0, lambda: facts).keep(verdict())
+    memo = tmp_path / MEMO_FILE
+    raw = json.loads(memo.read_text())
+    (entry,) = raw["entries"].values()
+    entry[field] = value
+    memo.write_text(json.dumps(raw))
+    assert LanePolicy(tmp_path, 0, lambda: facts).recall(2) is None
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {},
+        {
+            "threads": 2,
+            "one_ms": 8,
+            "batched_ms": 9,
+            "lanes_ms": 4,
+            "same_bits": "yes",
+            "probe_ms": 1,
+        },
+        {
+            "threads": 0,
+            "one_ms": 8,
+            "batched_ms": 9,
+            "lanes_ms": 4,
+            "same_bits": True,
+            "probe_ms": 1,
+        },
+        {
+            "threads": 2,
+            "one_ms": 0,
+            "batched_ms": 9,
+            "lanes_ms": 4,
+            "same_bits": True,
+            "probe_ms": 1,
+        },
+        {
+            "threads": 2,
+            "one_ms": 8,
+            "batched_ms": 9,
+            "lanes_ms": 4,
+            "same_bits": True,
+            "probe_ms": None,
+        },
+        {
+            "threads": 2,
+            "one_ms": 8,
+            "batched_ms": 9,
+            "lanes_ms": 1e12,
+            "same_bits": True,
+            "probe_ms": 1,
+        },
+    ],
+)
+def test_only_the_shape_keep_writes_is_read(entry: dict[str, object]) -> None:
+    assert LaneVerdict.from_json(entry) is None
+
+
+def test_the_environment_block_names_the_lanes_and_what_chose_them(
+    tmp_path: Path, facts: tuple[str, str, tuple[str, ...]]
+) -> None:
+    policy = LanePolicy(tmp_path, 0, lambda: facts)
+    assert policy.info(1, 4, 2) == {}
+    policy.keep(verdict())
+    assert policy.info(2, 1, 1) == {
+        "lanes": {
+            "count": 2,
+            "width": 1,
+            "threads": 1,
+            "one_ms": 8.0,
+            "batched_ms": 9.0,
+            "lanes_ms": 4.0,
+            "same_bits": True,
+        }
+    }
