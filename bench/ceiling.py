@@ -31,6 +31,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -120,7 +121,14 @@ def record_run() -> Callable[[Path], None]:
 def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> int:
     """Replay ``schedule_path`` (see the module's docstring); write the JSON report."""
     policy = apply_wait_policy(params.get("wait_policy"))
-    from ceiling_schedule import CeilingDecoder, Diverged, Plan, replay, replay_all_waiting
+    from ceiling_schedule import (
+        CeilingDecoder,
+        Diverged,
+        Plan,
+        lanes_of,
+        replay,
+        replay_all_waiting,
+    )
     from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -147,7 +155,8 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
     )
     closing = closing_token(llm)
     grammars: dict[str, Any] = {}
-    current: list[Any] = [None]  # the batched context of the moment
+    current = threading.local()  # the context of the decoder draining on this thread
+    made: list[Any] = []  # every context, freed at the end
     setup_s = [time.perf_counter() - load_start]
 
     def make_sampler(job: dict[str, Any]) -> Callable[[], Any]:
@@ -164,7 +173,7 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
         sampled = float(job.get("temperature") or 0.0) > 0
 
         def make() -> Any:
-            return current[0].sampler(
+            return current.backend.sampler(
                 temperature=float(job["temperature"]) if sampled else 0.0,
                 top_p=float(job["top_p"]) if sampled else 1.0,
                 seed=native_seed(int(job.get("seed") or 0)),
@@ -177,14 +186,17 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
     store: list[Path] = []  # each run starts from an empty prefix store, as a fresh home does
 
     def make_decoder(spec: dict[str, Any], plans: dict[int, Plan]) -> CeilingDecoder:
-        # A new context, as the engine makes one when the work needs more KV cells.
+        # A new context, as the engine makes one when the work needs more KV cells (a lane's
+        # with the lane's threads).
         start = time.perf_counter()
-        if current[0] is not None:
-            current[0].close()
-        current[0] = LlamaBackend(llm, spec["width"], spec["cells"], spec["n_batch"])
+        backend = LlamaBackend(
+            llm, spec["width"], spec["cells"], spec["n_batch"], spec.get("threads")
+        )
+        made.append(backend)
+        current.backend = backend
         setup_s[0] += time.perf_counter() - start
         return CeilingDecoder(
-            current[0],
+            backend,
             spec["width"],
             spec["n_ctx"],
             spec["n_batch"],
@@ -193,6 +205,9 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
         )
 
     jobs = schedule["jobs"]
+
+    def entering(decoder: CeilingDecoder) -> None:
+        current.backend = decoder.backend
 
     def identical(replies: list[list[Any] | None]) -> int:
         # A generation's tokens, or a choice's scores, exactly as skilleval's.
@@ -203,11 +218,11 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
 
     store.append(Path(tempfile.mkdtemp(prefix="skilleval-ceiling-prefixes-")))
     try:
-        done = replay(schedule, make_decoder, make_sampler)
+        done = replay(schedule, make_decoder, make_sampler, entering)
     except Diverged as exc:
         raise SystemExit(f"the ceiling did not follow skilleval's schedule: {exc}") from None
-    backend = current[0]
-    threads_used = backend.threads if backend is not None else threads
+    lanes = len(lanes_of(schedule))
+    threads_used = made[0].threads if made else threads
     load_s = setup_s[0]
     # The two placements of prompt work compared on the same work, every request waiting;
     # run in the order A B B A, so that a load drifting steadily weighs on both alike.
@@ -234,6 +249,7 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
         "width": max((d["width"] for d in schedule["decoders"]), default=0),
         "cells": [d["cells"] for d in schedule["decoders"]],
         "threads": threads_used,
+        "lanes": lanes,
         "tokens_evaluated": done.evaluated,
         "tokens_evaluated_skilleval": sum(int(j.get("evaluated", 0)) for j in jobs),
         "completion_tokens": done.generated,
@@ -244,8 +260,8 @@ def run_ceiling(schedule_path: Path, report: Path, params: dict[str, Any]) -> in
         "wait_policy": policy,
         "all_waiting": all_waiting,
     }
-    if current[0] is not None:
-        current[0].close()
+    for backend in made:
+        backend.close()
     for folder in store:
         shutil.rmtree(folder, ignore_errors=True)
     report.write_text(json.dumps(summary, indent=1), encoding="utf-8")

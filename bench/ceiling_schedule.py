@@ -22,6 +22,7 @@ Pure Python (no llama.cpp here), so the replay is tested on the engine's fake ba
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ __all__ = [
     "Recorder",
     "ReplayFeed",
     "install",
+    "lanes_of",
     "plan_whole",
     "replay",
     "replay_all_waiting",
@@ -109,6 +111,7 @@ class Recorder:
                     "n_ctx": decoder.n_ctx,
                     "n_batch": decoder.n_batch,
                     "store": decoder.store is not None,
+                    "threads": getattr(decoder.backend, "threads", None),
                 }
             )
         return self._decoder_index[id(decoder)]
@@ -161,8 +164,13 @@ def install(recorder: Recorder, is_eog: Callable[[BatchDecoder, int], bool]) -> 
 
     def drain(self: BatchDecoder, feed: Feed) -> None:
         events: list[Any] = []
-        recorder.drains.append({"decoder": recorder.decoder(self), "events": events})
-        original_drain(self, RecordingFeed(feed, recorder, events))
+        entry = {"decoder": recorder.decoder(self), "events": events}
+        recorder.drains.append(entry)
+        entry["start"] = time.perf_counter()
+        try:
+            original_drain(self, RecordingFeed(feed, recorder, events))
+        finally:
+            entry["end"] = time.perf_counter()
 
     def step(self: BatchDecoder, live: Any, token: int, result: BatchResult) -> bool:
         going = original_step(self, live, token, result)
@@ -358,27 +366,83 @@ def _replayed(made: Sequence[CeilingDecoder], jobs: Sequence[BatchJob]) -> Repla
     )
 
 
+def lanes_of(schedule: dict[str, Any]) -> list[list[int]]:
+    """The recorded drains (indices) grouped by the lane that ran them: drains that overlapped
+    in time ran in different lanes (engine/llama_lanes.py), and a decoder stays in the lane of
+    its first drain (a lane's context made again, larger, is a new decoder in the same lane,
+    found free when it starts). One group when nothing overlapped, or times were not kept."""
+    drains = schedule["drains"]
+    if not all("start" in d and "end" in d for d in drains):
+        return [list(range(len(drains)))]
+    lanes: list[list[int]] = []
+    ends: list[float] = []
+    lane_of: dict[int, int] = {}
+    for i in sorted(range(len(drains)), key=lambda i: drains[i]["start"]):
+        k, start = drains[i]["decoder"], drains[i]["start"]
+        if k not in lane_of:
+            free = [n for n, end in enumerate(ends) if end <= start]
+            lane_of[k] = min(free, key=lambda n: ends[n]) if free else len(lanes)
+            if lane_of[k] == len(lanes):
+                lanes.append([])
+                ends.append(0.0)
+        lanes[lane_of[k]].append(i)
+        ends[lane_of[k]] = max(ends[lane_of[k]], drains[i]["end"])
+    return lanes
+
+
 def replay(
     schedule: dict[str, Any],
     make_decoder: Callable[[dict[str, Any], dict[int, Plan]], CeilingDecoder],
     make_sampler: Callable[[dict[str, Any]], Callable[[], Any]],
+    entering: Callable[[CeilingDecoder], None] = lambda decoder: None,
 ) -> Replayed:
     """Run every recorded drain again, in order, on decoders made by ``make_decoder`` (one per
-    recorded decoder, made when its first drain comes, as skilleval made them).
+    recorded decoder, made when its first drain comes, as skilleval made them); the drains of
+    each lane (:func:`lanes_of`) on a thread of its own, the lanes at the same time, as
+    skilleval ran them. ``entering(decoder)`` is called on the drain's thread before each
+    drain (the ceiling points its samplers at that decoder's context).
 
-    ``make_sampler(job)`` gives a job's sampler factory. Raises :class:`Diverged` when the
-    decoder does not ask what skilleval's asked.
+    ``make_sampler(job)`` gives a job's sampler factory. Raises :class:`Diverged` when a
+    decoder does not ask what skilleval's asked. ``busy_s`` is the seconds inside the
+    decoders with one lane, and from the first drain's start to the last one's end with
+    several.
     """
     prompts, jobs, plans = _jobs(schedule, make_sampler)
     decoders: dict[int, CeilingDecoder] = {}
-    for drain in schedule["drains"]:
-        k = drain["decoder"]
-        if k not in decoders:
-            decoders[k] = make_decoder(schedule["decoders"][k], plans)
-        feed = ReplayFeed(drain["events"], jobs, prompts)
-        decoders[k].drain(feed)
-        feed.done()
-    return _replayed(list(decoders.values()), jobs)
+    making = threading.Lock()
+    failed: list[BaseException] = []
+
+    def run(drains: Sequence[int]) -> None:
+        try:
+            for i in drains:
+                drain = schedule["drains"][i]
+                k = drain["decoder"]
+                with making:
+                    if k not in decoders:
+                        decoders[k] = make_decoder(schedule["decoders"][k], plans)
+                    decoder = decoders[k]
+                entering(decoder)
+                feed = ReplayFeed(drain["events"], jobs, prompts)
+                decoder.drain(feed)
+                feed.done()
+        except BaseException as exc:  # raised on the caller's thread below
+            failed.append(exc)
+
+    lanes = lanes_of(schedule)
+    start = time.perf_counter()
+    workers = [threading.Thread(target=run, args=(lane,)) for lane in lanes[1:]]
+    for worker in workers:
+        worker.start()
+    run(lanes[0] if lanes else [])
+    for worker in workers:
+        worker.join()
+    wall = time.perf_counter() - start
+    if failed:
+        raise failed[0]
+    done = _replayed(list(decoders.values()), jobs)
+    if len(lanes) > 1:
+        done.busy_s = wall
+    return done
 
 
 def replay_all_waiting(
@@ -400,6 +464,8 @@ def replay_all_waiting(
         if kind == "t" and value is not None
     ]
     spec = max(schedule["decoders"], key=lambda d: d["cells"])
+    # One decoder for the work of every lane: their widths together, the run's threads.
+    spec = {**spec, "width": spec["width"] * len(lanes_of(schedule)), "threads": None}
     decoder = make_decoder(spec, plans)
     decoder.whole = whole
     decoder.drain(ListFeed([jobs[i] for i in order]))

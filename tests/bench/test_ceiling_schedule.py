@@ -5,6 +5,8 @@ recorded from the engine's decoder over a fake llama.cpp, replayed, the same bat
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from ceiling_schedule import (  # bench/ is not a package: imported from its fol
     Plan,
     Recorder,
     install,
+    lanes_of,
     replay,
     replay_all_waiting,
 )
@@ -53,6 +56,14 @@ class Trickle:
 
     def waiting(self) -> Sequence[tuple[int, ...]]:
         return self.inner.waiting()[: max(0, self._arrived() - self.inner._next)]
+
+
+class SlowSampler(FakeSampler):
+    """Takes a moment per token, so that two lanes' drains overlap."""
+
+    def sample(self, index: int) -> int:
+        time.sleep(0.002)
+        return super().sample(index)
 
 
 def script() -> dict[tuple[int, ...], Sequence[int]]:
@@ -191,3 +202,64 @@ def test_a_choice_among_the_generations_is_replayed_with_the_same_scores(
     done, replayed = ceiling_run(schedule, tmp_path / "d")
     assert replayed.batches == backend.batches
     assert done.replies == [j.get("tokens", j.get("scores")) for j in schedule["jobs"]]
+
+
+def test_lanes_are_replayed_each_on_its_own_decoder_at_the_same_time(tmp_path: Path) -> None:
+    # Two lanes (engine/llama_lanes.py): two decoders over contexts of their own, draining at
+    # once on two threads.
+    backends = [FakeBackend(script()), FakeBackend(script())]
+    log: list[str] = []
+    shares = [[0, 2, 4], [1, 3, 5, 6]]
+    gate = threading.Barrier(2)
+    recorder = Recorder(cells=lambda d: 64)
+    uninstall = install(recorder, lambda decoder, token: decoder.backend.is_eog(token))
+
+    def lane(n: int) -> None:
+        backend = backends[n]
+        jobs = [
+            BatchJob(PROMPTS[i], MAX_TOKENS[i], lambda b=backend: SlowSampler(b, log))
+            for i in shares[n]
+        ]
+        decoder = BatchDecoder(backend, 1, 64, 4)
+        gate.wait()
+        decoder.drain(ListFeed(jobs[:2]))
+        decoder.drain(ListFeed(jobs[2:]))
+
+    try:
+        threads = [threading.Thread(target=lane, args=(n,)) for n in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        uninstall()
+    schedule = recorder.to_json()
+    lanes = lanes_of(schedule)
+    assert sorted(len(group) for group in lanes) == [2, 2]
+    assert {frozenset(schedule["drains"][i]["decoder"] for i in g) for g in lanes} == {
+        frozenset({0}),
+        frozenset({1}),
+    }
+    # Without times (an older schedule), one lane in recorded order.
+    untimed = {**schedule, "drains": [{"decoder": d["decoder"]} for d in schedule["drains"]]}
+    assert lanes_of(untimed) == [[0, 1, 2, 3]]
+
+    current = threading.local()
+    made: list[FakeBackend] = []
+
+    def make_decoder(spec: dict[str, Any], plans: dict[int, Plan]) -> CeilingDecoder:
+        backend = FakeBackend(script())
+        made.append(backend)
+        return CeilingDecoder(
+            backend, spec["width"], spec["n_ctx"], spec["n_batch"], None, plans=plans
+        )
+
+    def entering(decoder: CeilingDecoder) -> None:
+        current.backend = decoder.backend
+
+    done = replay(
+        schedule, make_decoder, lambda job: lambda: FakeSampler(current.backend, log), entering
+    )
+    assert len(made) == 2
+    assert done.replies == [j["tokens"] for j in schedule["jobs"]]
+    assert sorted(b.batches for b in made) == sorted(b.batches for b in backends)
