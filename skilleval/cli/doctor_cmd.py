@@ -3,7 +3,7 @@
 What a bug report needs: skilleval's and llama-cpp-python's versions, the features llama.cpp
 was compiled with and the CPU's flags, threads, the OpenMP wait policy a run would choose now,
 the canary's verdict (run now when none is remembered), GPU offload, the embedded model's path,
-SHA-256 and kernel probe verdict, the home and cache folders and their sizes, and which extras are installed. Nothing here loads llama.cpp into this
+SHA-256 and kernel and lane probe verdicts, the home and cache folders and their sizes, and which extras are installed. Nothing here loads llama.cpp into this
 process: what the library says about itself comes from the canary's child process.
 """
 
@@ -22,6 +22,7 @@ from skilleval.cli.options import emit_json, json_option
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
 from skilleval.engine.kernel_policy import PROMPT_GRID, KernelPolicy
+from skilleval.engine.lane_probe import LanePolicy
 from skilleval.engine.llama_build import cpu_flags, cpu_name, llama_package_dir, tile_state
 from skilleval.engine.llama_canary import MEMO_FILE, Canary, canary, canary_model, crash_message
 from skilleval.engine.llama_checks import runtime_version
@@ -98,7 +99,7 @@ def _report(home: Path) -> dict[str, Any]:
         },
         "wait_policy": decide_wait_policy(dict(os.environ), lambda: others).to_json(),
         "canary": canary_block,
-        "embedded_model": _embedded(home, found),
+        "embedded_model": _embedded(home, found, now.count),
         "home": _folder(home),
         "cache": _folder(home / "cache.db"),
         "prefixes": _prefixes(home),
@@ -107,7 +108,7 @@ def _report(home: Path) -> dict[str, Any]:
     }
 
 
-def _embedded(home: Path, found: Canary) -> dict[str, Any]:
+def _embedded(home: Path, found: Canary, threads: int) -> dict[str, Any]:
     try:
         path = default_model_path()
         identity = file_identity(path, home)
@@ -119,13 +120,32 @@ def _embedded(home: Path, found: Canary) -> dict[str, Any]:
     build = (identity.sha256 or "", runtime_version(), found.features)
     policy = KernelPolicy(home, 1, LlamaConfig(), lambda: build)
     kernels = policy.recall() if found.verdict == "ok" else None
+    # The lane probe's, for the threads a run started now would get.
+    lanes = LanePolicy(home, LlamaConfig().n_gpu_layers, lambda: build)
+    verdict = lanes.recall(threads) if found.verdict == "ok" and threads > 1 else None
     return {
         "installed": True,
         "path": str(path),
         "sha256": identity.sha256,
         "size": identity.size,
         "kernels": None if kernels is None else kernels.to_json(),
+        "lanes": None if verdict is None else {**verdict.to_json(), "used": verdict.use_lanes},
     }
+
+
+def _lanes(lanes: dict[str, Any] | None, threads: int) -> str:
+    """The lane probe's verdict for a run started now, as one line."""
+    if threads <= 1:
+        return "none with one thread"
+    if lanes is None:
+        return f"not probed for {threads} threads yet (the first run that loads the model does)"
+    figures = (
+        f"{lanes['lanes_ms']:g} ms a token in lanes, {lanes['one_ms']:g} alone, "
+        f"{lanes['batched_ms']:g} batched"
+    )
+    if lanes["used"]:
+        return f"{threads} one-thread lanes by default ({figures})"
+    return f"one at a time by default ({figures})"
 
 
 def _kernels(kernels: dict[str, Any] | None) -> str:
@@ -245,6 +265,7 @@ def _text(report: dict[str, Any]) -> str:
             f"embedded model     {model['path']}",
             f"  sha256           {model['sha256']} ({model['size']:,} bytes)",
             f"  kernels          {_kernels(model['kernels'])}",
+            f"  lanes            {_lanes(model['lanes'], report['threads']['now'])}",
         ]
     else:
         lines.append(f"embedded model     not installed: {model['error']}")

@@ -184,9 +184,23 @@ def test_doctor_on_the_real_library(tmp_path: Path) -> None:
         provider.check()
     finally:
         provider.close()
-    kernels = _json(_doctor(env, tmp_path, "--json"))["embedded_model"]["kernels"]
+    report = _json(_doctor(env, tmp_path, "--json"))
+    kernels = report["embedded_model"]["kernels"]
     assert kernels is not None
     assert kernels["splits"] is True  # the embedded Q4_1 model (docs/engine.md)
     assert kernels["probe_ms"] > 0
     text = _doctor(env, tmp_path).stdout
     assert "kernels          not probed" not in text
+    # The lane probe's verdict, for the threads a run would get now (measured with two
+    # threads or more only, by a run that got as many).
+    lanes = report["embedded_model"]["lanes"]
+    if report["threads"]["now"] == provider.threads > 1:
+        assert lanes is not None
+        assert lanes["used"] is (
+            lanes["same_bits"]
+            and lanes["lanes_ms"] <= 0.85 * min(lanes["one_ms"], lanes["batched_ms"])
+        )
+        assert "lanes            not probed" not in text
+        assert ("one-thread lanes by default" in text) is lanes["used"]
+    elif report["threads"]["now"] == 1:
+        assert "lanes            none with one thread" in text
