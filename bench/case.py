@@ -221,7 +221,7 @@ def run_skilleval(suite: Path, report: Path, record: bool, profile: Path | None)
         "document_calls": document.get("calls"),
         "document_environment": {
             k: document.get("environment", {}).get(k)
-            for k in ("threads", "batch_width", "wait_policy")
+            for k in ("threads", "batch_width", "wait_policy", "lanes")
         },
         "document_duration_s": document.get("timing", {}).get("duration_s"),
         "run_dir": str(latest.parent),
