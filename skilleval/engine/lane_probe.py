@@ -77,14 +77,14 @@ class LaneVerdict:
         best = min(self.one_ms, self.batched_ms)
         return self.same_bits and self.threads > 1 and self.lanes_ms <= GAIN * best
 
-    def lane_width(self, asked: int) -> int:
-        """Requests one lane holds at once when ``asked`` are decoded together: the asked
-        width shared among the lanes where a batch of sequences costs less a token than one
-        alone (measured with every thread: kernels that share a step's weights among its
-        sequences do so with one thread too), else one, so that no lane's step carries
+    def lane_width(self, asked: int, lanes: int) -> int:
+        """Requests one of ``lanes`` lanes holds at once when ``asked`` are decoded together:
+        the asked width shared among the lanes where a batch of sequences costs less a token
+        than one alone (measured with every thread: kernels that share a step's weights among
+        its sequences do so with one thread too), else one, so that no lane's step carries
         sequences that cost as much as in steps of their own."""
         if self.batched_ms <= GAIN * self.one_ms:
-            return max(1, -(-asked // self.threads))
+            return max(1, -(-asked // max(1, lanes)))
         return 1
 
     def to_json(self) -> dict[str, Any]:

@@ -132,6 +132,7 @@ class LlamaProvider(SingleCalls):
         self.memo_dir = Path(memo_dir)
         self.load_ms: float | None = None
         self.batch_width = batch_width(config, jobs)
+        self._auto = config.parallel is None and jobs <= 1  # lanes if they win (_settle_lanes)
         self.threads = config.threads or default_threads()
         self._lanes = Lanes(self._lane, self.batch_width)
         self._busy_s = 0.0
@@ -385,15 +386,21 @@ class LlamaProvider(SingleCalls):
                 self._settle_lanes()
 
     def _settle_lanes(self) -> None:
+        """Lanes where the lane probe found them faster: for the width asked, or, with none
+        asked, one request a thread (the model's own context then stays full size, for the
+        calls that would go one at a time)."""
         threads = self._settle_threads()
-        if self.batch_width <= 1 or threads <= 1:
+        auto = self._auto and self._kernels.known().batching_identical
+        if (self.batch_width <= 1 and not auto) or threads <= 1:
             return
         found = self._lane_policy.recall(threads)
         if found is None:
             with self._lock:
                 found = self._lane_policy.measure(self._load(), threads)
         if found is not None and found.use_lanes:
-            self._lanes.split(threads, found.lane_width(self.batch_width), 1)
+            self.batch_width = threads if auto else self.batch_width
+            count = min(threads, self.batch_width)
+            self._lanes.split(count, found.lane_width(self.batch_width, count), threads // count)
 
     def _lane(self, width: int, threads: int | None) -> BatchedLlama:
         """One lane's decoder (engine/llama_lanes.py) on this model."""

@@ -25,9 +25,9 @@ __all__ = [
 N_CTX = 4096
 N_BATCH = 512
 DEFAULT_PARALLEL = 1
-"""Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise.
-On this project's shared 2-core machine the gain of batching could not be told from the
-noise (bench/README.md), so it is opt-in."""
+"""Requests decoded together when neither ``model.parallel`` nor ``--jobs`` says otherwise
+and lanes are not faster (``engine/lane_probe.py``): batching all threads' work in one
+decoder did not beat one at a time on this project's 2-core machine (bench/README.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,8 @@ class LlamaConfig:
     """CPU threads; None uses every usable core (see :func:`default_threads`)."""
     n_batch: int = N_BATCH
     parallel: int | None = None
-    """Requests decoded together; None means ``--jobs`` when above 1, else
+    """Requests decoded at once; None means ``--jobs`` when above 1, else one a thread in
+    lanes where the lane probe found them faster (``engine/lane_probe.py``), else
     :data:`DEFAULT_PARALLEL` (one at a time)."""
     gpu_layers: int | None = None
     """Layers offloaded to a GPU (llama.cpp's ``n_gpu_layers``; -1: all of them); None keeps
@@ -104,7 +105,7 @@ GGUF_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": 1,
             "maximum": 64,
-            "description": "Requests decoded together in one batch (1: one at a time).",
+            "description": "Requests decoded at once (1: one at a time). Unset: --jobs when above 1, else one a thread in lanes where the lane probe measured them faster, else 1.",
         },
         "gpu_layers": {
             "type": "integer",

@@ -31,10 +31,11 @@ def test_lanes_are_used_when_they_beat_the_faster_other_way_by_the_margin() -> N
 
 
 def test_a_lane_holds_one_request_unless_batching_shares_a_step() -> None:
-    assert verdict(8.0, 9.0).lane_width(4) == 1  # a step of two costs two steps
-    assert verdict(8.0, 5.0, 2.0).lane_width(4) == 2
-    assert verdict(8.0, 5.0, 2.0, threads=3).lane_width(4) == 2
-    assert verdict(8.0, 5.0, 2.0).lane_width(1) == 1
+    assert verdict(8.0, 9.0).lane_width(4, 2) == 1  # a step of two costs two steps
+    assert verdict(8.0, 5.0, 2.0).lane_width(4, 2) == 2
+    assert verdict(8.0, 5.0, 2.0, threads=3).lane_width(4, 3) == 2
+    assert verdict(8.0, 5.0, 2.0).lane_width(1, 1) == 1
+    assert verdict(8.0, 5.0, 2.0, threads=16).lane_width(4, 4) == 1
 
 
 @pytest.fixture

@@ -136,7 +136,9 @@ def test_a_run_in_lanes_records_them_and_the_outputs_of_a_run_one_at_a_time(
     home = tmp_path / "home"
     _provider(home, LANES_WIN).close()
     wide, _ = run_json(["run", str(suite), "--no-cache", "--jobs", "4"], home)
-    single, _ = run_json(["run", str(suite), "--no-cache"], tmp_path / "single")
+    one = tmp_path / "one.yaml"
+    one.write_text(textwrap.dedent(SUITE).replace("threads: 2", "threads: 2, parallel: 1"))
+    single, _ = run_json(["run", str(one), "--no-cache"], tmp_path / "single")
     outputs = [
         {(r["test_id"], r["arm"]): r["output"] for r in run["records"]} for run in (wide, single)
     ]
