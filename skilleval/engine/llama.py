@@ -4,14 +4,10 @@ One :class:`LlamaProvider` owns one ``llama_cpp.Llama``, loaded on the first cal
 by one call at a time. Prompts are rendered with the model's own chat template (the GGUF's
 ``tokenizer.chat_template``), so what is scored is what the model was trained to see.
 
-Three kinds of request:
-
-* free text: greedy when ``temperature == 0``, else temperature/top_p seeded sampling;
-* ``json_schema``: the same, constrained by a grammar derived from the schema, then validated;
-* ``choices``: no free generation. Each option is scored by the log-probability of its tokens
-  and the end-of-turn token, given the prompt; the best wins (sampling: drawn by softmax).
-
-One-at-a-time calls are ``engine/llama_single.py``; batched ones ``engine/llama_batched.py``.
+Requests are free text (greedy, or seeded sampling), held to a ``json_schema`` by a grammar,
+or ``choices`` scored by their tokens' log-probability. One-at-a-time calls are
+``engine/llama_single.py``; batched ones ``engine/llama_batched.py``, in lanes
+(``engine/llama_lanes.py``).
 Nothing here writes to stdout: it is reserved for ``--json`` output.
 """
 
@@ -286,15 +282,11 @@ class LlamaProvider(SingleCalls):
         """Vectors of ``texts`` from the same GGUF, through a second instance in embedding mode
         (see :mod:`~skilleval.engine.llama_embed`), created on the first call."""
         with self._lock:
-            if self._embedder is None:
-                self._embedder = GgufEmbedder(
-                    self.path,
-                    self.config.n_ctx,
-                    self._settle_threads(),
-                    INSTALL_HINT,
-                    gpu_layers=self.config.gpu_layers,
-                    canary=self._canary,
-                )
+            config, threads = self.config, self._settle_threads()
+            self._embedder = self._embedder or GgufEmbedder(
+                self.path, config.n_ctx, threads, INSTALL_HINT, gpu_layers=config.gpu_layers,
+                canary=self._canary,
+            )  # fmt: skip
             embedder = self._embedder
         return embedder.embed(texts)
 
@@ -335,16 +327,16 @@ class LlamaProvider(SingleCalls):
             raise ProviderError(f"llama-cpp-python is not installed; {INSTALL_HINT}") from None
         require_supported()
 
-        # Batching, the model's own context only tokenizes, so it is small (its cells would be
-        # memory held for nothing), unless the kernel probe forbids batching (kernel_policy.py).
-        small = self._kernels.may_batch()
+        # Batching (asked, or in lanes by default), the model's own context only tokenizes, so
+        # it is small, unless the kernel probe forbids batching (kernel_policy.py).
+        small = self._kernels.may_batch() or self._auto_lanes()
         n_ctx = min(self.config.n_ctx, MIN_CELLS) if small else self.config.n_ctx
         start = time.perf_counter()
         llm = open_model(path, self.config, n_ctx, self.threads)
         require_supported(llm)
         if self._kernels.found is None:
             self._kernels.measure(llm)
-        if small and not self._kernels.batches():
+        if small and not (self._kernels.batches() or self._auto_lanes()):
             llm.close()  # one at a time after all: the model's own context decodes
             llm = open_model(path, self.config, self.config.n_ctx, self.threads)
         self.load_ms = (time.perf_counter() - start) * 1000.0
@@ -353,6 +345,12 @@ class LlamaProvider(SingleCalls):
         self._count_evals(llm)
         self._llm = llm
         return llm
+
+    def _auto_lanes(self) -> bool:
+        """Whether a model with no width asked is known to decode in lanes (one a thread)."""
+        found = self._lane_policy.recall(self._settle_threads()) if self._auto else None
+        kernels = self._kernels.recall()
+        return bool(found and found.use_lanes and (not kernels or kernels.batching_identical))
 
     def _loaded(self) -> None:
         """The model loaded (once, before lanes that would each load it ask at once)."""
@@ -386,9 +384,8 @@ class LlamaProvider(SingleCalls):
                 self._settle_lanes()
 
     def _settle_lanes(self) -> None:
-        """Lanes where the lane probe found them faster: for the width asked, or, with none
-        asked, one request a thread (the model's own context then stays full size, for the
-        calls that would go one at a time)."""
+        """Lanes where the lane probe found them faster: for the width asked, or one request a
+        thread with none asked (the model's own context then only tokenizes, as batching)."""
         threads = self._settle_threads()
         auto = self._auto and self._kernels.known().batching_identical
         if (self.batch_width <= 1 and not auto) or threads <= 1:
@@ -401,22 +398,20 @@ class LlamaProvider(SingleCalls):
             self.batch_width = threads if auto else self.batch_width
             count = min(threads, self.batch_width)
             self._lanes.split(count, found.lane_width(self.batch_width, count), threads // count)
+            if auto and self._llm is not None and int(self._llm.n_ctx()) > MIN_CELLS:
+                with self._lock:  # measured now: the own context made small, as in _load
+                    self._llm.close()
+                    self._llm = None
+                    self._load()
 
     def _lane(self, width: int, threads: int | None) -> BatchedLlama:
         """One lane's decoder (engine/llama_lanes.py) on this model."""
         config, turn_end = self.config, self.turn_end
         return BatchedLlama(
-            width,
-            config.n_ctx,
-            config.n_batch,
-            load=self._load,
-            threads=threads,
-            prompt_tokens=self._prompt_tokens,
-            grammar=self._grammar,
-            stops=self._stops,
-            store=self._prefixes,
-            turn_end=turn_end,
-        )
+            width, config.n_ctx, config.n_batch, load=self._load, threads=threads,
+            prompt_tokens=self._prompt_tokens, grammar=self._grammar, stops=self._stops,
+            store=self._prefixes, turn_end=turn_end,
+        )  # fmt: skip
 
     def _canary(self) -> Canary:
         """The canary's verdict for this llama.cpp build and CPU, decoding with the embedded
