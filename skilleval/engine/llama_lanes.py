@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from skilleval.engine.base import Completion, Request
+from skilleval.engine.batch import Feed
 from skilleval.engine.llama_batched import BatchedLlama
 from skilleval.engine.llama_queue import RequestQueue
 from skilleval.errors import ProviderError
@@ -45,47 +46,9 @@ class _Lane:
         """Calls sent to this lane and not yet answered."""
         self._clock = clock
 
-    def _drain(self, feed: object) -> None:
+    def _drain(self, feed: Feed) -> None:
         with self.lock, self._clock:
-            self.batched.drain(feed)  # type: ignore[arg-type]
-
-    def answer_all(
-        self,
-        requests: Sequence[Request],
-        *,
-        batches: bool,
-        check: Callable[[Request], None],
-        one: Callable[[Request], Completion],
-    ) -> list[Answer]:
-        """One answer per request: with ``batches``, those ``check`` accepts decoded together
-        (:meth:`decode`) and those it rejects answered with its error; the rest (all of them
-        without ``batches``, and those asking for log-probabilities, which are recorded one at
-        a time) answered by ``one``. A request that fails gets its error in its place."""
-        out: list[Answer | None] = [None] * len(requests)
-        together: list[int] = []
-        for i, request in enumerate(requests):
-            if not batches or request.logprobs:
-                continue
-            try:
-                check(request)
-            except ProviderError as exc:
-                out[i] = exc
-                continue
-            together.append(i)
-        if together:
-            try:
-                answers = self.decode([requests[i] for i in together])
-            except ProviderError as exc:
-                answers = [exc] * len(together)
-            for i, answer in zip(together, answers, strict=True):
-                out[i] = answer
-        for i, request in enumerate(requests):
-            if out[i] is None:
-                try:
-                    out[i] = one(request)
-                except ProviderError as exc:
-                    out[i] = exc
-        return [answer for answer in out if answer is not None]
+            self.batched.drain(feed)
 
     def decode(self, requests: Sequence[Request]) -> list[Answer]:
         with self.lock, self._clock:

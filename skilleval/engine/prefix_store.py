@@ -248,26 +248,38 @@ def _entry(name: str, raw: object) -> StoredPrefix:
     return StoredPrefix(name, key, sha)
 
 
-def state_cells(data: bytes) -> int | None:
-    """How many KV cells llama.cpp's serialized sequence state ``data`` holds; None when it
-    is not laid out as one (magic, sequence id, stream count, then each stream's cell count
-    with that stream's cells after it; only one stream may hold cells)."""
-    header = struct.Struct("<IiI")
-    if len(data) < header.size + 4:
+_HEADER = struct.Struct("<IiI")
+"""A serialized sequence state's magic, sequence id and stream count."""
+
+
+def _layout(data: bytes) -> tuple[int, int, int] | None:
+    """``data``'s stream count, the index of the one stream holding cells (the stream count
+    when none does) and the offset of that stream's cell count; None when ``data`` is not laid
+    out as llama.cpp writes a sequence (magic, sequence id, stream count, then each stream's
+    cell count with that stream's cells after it)."""
+    if len(data) < _HEADER.size + 4:
         return None
-    magic, _seq, streams = header.unpack_from(data)
+    magic, _seq, streams = _HEADER.unpack_from(data)
     if magic != STATE_MAGIC or not 0 < streams <= 4096:
         return None
-    offset = header.size
-    for _ in range(streams):
+    offset = _HEADER.size
+    for index in range(streams):
         if offset + 4 > len(data):
             return None
-        (count,) = struct.unpack_from("<I", data, offset)
-        if count:
-            # The cells of a non-empty stream follow; it is the only one a sequence fills.
-            return int(count)
+        if struct.unpack_from("<I", data, offset)[0]:
+            return streams, index, offset  # the only stream a sequence fills
         offset += 4
-    return 0
+    return streams, streams, offset
+
+
+def state_cells(data: bytes) -> int | None:
+    """How many KV cells llama.cpp's serialized sequence state ``data`` holds; None when it
+    is not laid out as one (only one stream may hold cells)."""
+    layout = _layout(data)
+    if layout is None:
+        return None
+    streams, index, offset = layout
+    return 0 if index == streams else int(struct.unpack_from("<I", data, offset)[0])
 
 
 def with_streams(data: bytes, streams: int) -> bytes | None:
@@ -276,28 +288,20 @@ def with_streams(data: bytes, streams: int) -> bytes | None:
     a state written for another stream count, though the cells are the same bytes): the
     stream holding the cells first, then empty ones. ``data`` itself when it fits; None when
     it is not laid out as :func:`state_cells` expects."""
-    header = struct.Struct("<IiI")
-    if len(data) < header.size + 4:
+    layout = _layout(data)
+    if layout is None or not 0 < streams <= 4096:
         return None
-    magic, seq, count = header.unpack_from(data)
-    if magic != STATE_MAGIC or not 0 < count <= 4096 or not 0 < streams <= 4096:
-        return None
+    count, index, offset = layout
     if count == streams:
         return data
     body = bytes(4)  # an empty stream, when none holds cells
-    offset = header.size
-    for index in range(count):
-        if offset + 4 > len(data):
+    if index < count:
+        end = len(data) - 4 * (count - index - 1)  # the later streams' empty counts
+        if end < offset + 4 or any(data[end:]):
             return None
-        (cells,) = struct.unpack_from("<I", data, offset)
-        if cells:
-            end = len(data) - 4 * (count - index - 1)  # the later streams' empty counts
-            if end < offset + 4 or any(data[end:]):
-                return None
-            body = data[offset:end]
-            break
-        offset += 4
-    return header.pack(magic, seq, streams) + body + bytes(4 * (streams - 1))
+        body = data[offset:end]
+    magic, seq, _ = _HEADER.unpack_from(data)
+    return _HEADER.pack(magic, seq, streams) + body + bytes(4 * (streams - 1))
 
 
 def shared_length(a: Sequence[int], b: Sequence[int]) -> int:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.engine.base import Completion, Message, Request
+from skilleval.engine.base import Message, Request
 from skilleval.engine.lane_probe import LaneVerdict, probe_lanes
 from skilleval.engine.llama import LlamaConfig, LlamaProvider
-from skilleval.errors import ProviderError
 from tests.cli.fresh import run_json
+from tests.engine.test_llama_batch import key
 
 pytestmark = pytest.mark.model
 
@@ -43,17 +43,11 @@ ASKS = [
 ]
 
 
-def _key(answer: Completion | ProviderError) -> object:
-    if isinstance(answer, ProviderError):
-        return str(answer)
-    return (answer.text, answer.finish_reason, answer.completion_tokens, answer.choice_scores)
-
-
 @pytest.fixture(scope="module")
 def alone(tmp_path_factory: pytest.TempPathFactory) -> list[object]:
     provider = LlamaProvider(LlamaConfig(parallel=1), tmp_path_factory.mktemp("alone"))
     try:
-        return [_key(provider.complete(ask)) for ask in ASKS]
+        return [key(provider.complete(ask)) for ask in ASKS]
     finally:
         provider.close()
 
@@ -88,8 +82,8 @@ def test_replies_equal_one_at_a_time_whichever_way_the_verdict_chose(
     provider = _provider(tmp_path, found)
     try:
         with ThreadPoolExecutor(max_workers=8) as pool:
-            asked = list(pool.map(lambda ask: _key(provider.complete(ask)), ASKS))
-        together = [_key(answer) for answer in provider.complete_batch(ASKS)]
+            asked = list(pool.map(lambda ask: key(provider.complete(ask)), ASKS))
+        together = [key(answer) for answer in provider.complete_batch(ASKS)]
         info = provider.engine_info()
     finally:
         provider.close()
