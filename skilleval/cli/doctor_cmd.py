@@ -22,7 +22,7 @@ from skilleval.cli.options import emit_json, json_option
 from skilleval.engine.embedded import default_model_path
 from skilleval.engine.identity import file_identity
 from skilleval.engine.kernel_policy import PROMPT_GRID, KernelPolicy
-from skilleval.engine.lane_probe import LanePolicy
+from skilleval.engine.lane_probe import LanePolicy, lane_count
 from skilleval.engine.llama_build import cpu_flags, cpu_name, llama_package_dir, tile_state
 from skilleval.engine.llama_canary import MEMO_FILE, Canary, canary, canary_model, crash_message
 from skilleval.engine.llama_checks import runtime_version
@@ -120,9 +120,10 @@ def _embedded(home: Path, found: Canary, threads: int) -> dict[str, Any]:
     build = (identity.sha256 or "", runtime_version(), found.features)
     policy = KernelPolicy(home, 1, LlamaConfig(), lambda: build)
     kernels = policy.recall() if found.verdict == "ok" else None
-    # The lane probe's, for the threads a run started now would get.
+    # The lane probe's, for the threads (and so the lanes) a run started now would get.
     lanes = LanePolicy(home, LlamaConfig().n_gpu_layers, lambda: build)
-    verdict = lanes.recall(threads) if found.verdict == "ok" and threads > 1 else None
+    count = lane_count(threads, None, default_threads())
+    verdict = lanes.recall(threads, count) if found.verdict == "ok" and count > 1 else None
     return {
         "installed": True,
         "path": str(path),
@@ -135,16 +136,20 @@ def _embedded(home: Path, found: Canary, threads: int) -> dict[str, Any]:
 
 def _lanes(lanes: dict[str, Any] | None, threads: int) -> str:
     """The lane probe's verdict for a run started now, as one line."""
-    if threads <= 1:
-        return "none with one thread"
+    count = lane_count(threads, None, default_threads())
+    if count <= 1:
+        return "none with one core"
     if lanes is None:
-        return f"not probed for {threads} threads yet (the first run that loads the model does)"
+        return (
+            f"not probed for {threads} thread{'s' if threads > 1 else ''} and {count} lanes yet "
+            "(the first run that loads the model does)"
+        )
     figures = (
         f"{lanes['lanes_ms']:g} ms a token in lanes, {lanes['one_ms']:g} alone, "
         f"{lanes['batched_ms']:g} batched"
     )
     if lanes["used"]:
-        return f"{threads} one-thread lanes by default ({figures})"
+        return f"{count} one-thread lanes by default ({figures})"
     return f"one at a time by default ({figures})"
 
 

@@ -1,24 +1,30 @@
 """The lane probe: is a model faster decoded in one-thread lanes than batched on all threads?
 
-A run asked to decode several requests at once (``parallel``/``--jobs`` above 1) can use its
-T threads two ways: one batched context whose steps use all T threads, or T contexts of one
-thread each, decoding at the same time (``engine/llama_lanes.py``). Which is faster depends on
-the model and the machine: a small model whose kernels multiply one row at a time (the embedded
-Q4_1 model) spends much of a multi-threaded step waiting at barriers and shares little between
-the sequences of a batch, while a large model bound by memory bandwidth reads its weights once
-a step for every sequence in it. So when such a model first loads with two threads or more (the
-machine quiet: ``engine/wait_policy.py`` gives fewer threads to a busy one), this module
-measures, on the loaded weights, after a prompt of :data:`POSITION` tokens evaluated once and
-copied to every context:
+A run asked to decode several requests at once (``parallel``/``--jobs`` above 1), or left
+to the default, can use its T threads three ways: one batched context whose steps use all T
+threads, L contexts of one thread each, decoding at the same time (``engine/llama_lanes.py``),
+or one request at a time. Which is faster depends on the model and the machine: a small model
+whose kernels multiply one row at a time (the embedded Q4_1 model) spends much of a
+multi-threaded step waiting at barriers and shares little between the sequences of a batch,
+while a large model bound by memory bandwidth reads its weights once a step for every
+sequence in it. So when such a model first loads with two lanes or more, or with a width
+above 1 asked, this module measures, on the loaded weights, after a prompt of
+:data:`POSITION` tokens evaluated once and copied to every context:
 
 * **one**: single-token steps of one sequence, T threads;
-* **batched**: steps of T sequences together, T threads (per token);
-* **lanes**: T one-thread contexts, one sequence each, stepping at the same time (per token);
+* **batched**: steps of max(T, 2) sequences together, T threads (per token);
+* **lanes**: L one-thread contexts, one sequence each, stepping at the same time (per token);
 * **same bits**: a step's logits with one thread and with T are bitwise the same.
 
+L is T when ``threads`` is set, and every usable core when the machine chose T
+(:func:`lane_count`): a busy machine gets fewer threads because a thread without a core of its
+own holds the others back at every step's barriers, and one-thread lanes have no barriers to
+hold.
+
 Lanes are used when their bits agree and they take at most :data:`GAIN` of the faster of the
-other two. The verdict is kept in ``<home>/lane-probe.json`` under the model file's SHA-256,
-llama-cpp-python's version, its build's features, the GPU layers, T and this probe's version,
+other two; an asked width is otherwise kept only where a batched step takes at most
+:data:`GAIN` of a step of one (:meth:`LaneVerdict.plan`). The verdict is kept in ``<home>/lane-probe.json`` under the model file's SHA-256,
+llama-cpp-python's version, its build's features, the GPU layers, T, L and this probe's version,
 sealed as the kernel probe's verdicts are (``engine/kernel_probe.py``).
 """
 
@@ -36,11 +42,19 @@ from typing import Any
 from skilleval.engine.kernel_probe import probe_tokens
 from skilleval.util.memo import recall_sealed, remember_sealed
 
-__all__ = ["GAIN", "MEMO_FILE", "POSITION", "LanePolicy", "LaneVerdict", "probe_lanes"]
+__all__ = [
+    "GAIN",
+    "MEMO_FILE",
+    "POSITION",
+    "LanePolicy",
+    "LaneVerdict",
+    "lane_count",
+    "probe_lanes",
+]
 
 MEMO_FILE = "lane-probe.json"
-LANE_VERSION = 1
-"""Part of the key: bumped when what is measured changes."""
+LANE_VERSION = 2
+"""Part of the key: bumped when what is measured changes (2: the lanes' count, L)."""
 
 POSITION = 160
 """Where the measured steps start (a prompt this long is evaluated first)."""
@@ -70,12 +84,19 @@ class LaneVerdict:
     same_bits: bool
     probe_ms: float = 0.0
     remembered: bool = field(default=False, compare=False)
+    lanes: int = 0
+    """One-thread lanes measured, and decoding when they win (0 given: as many as
+    ``threads``)."""
+
+    def __post_init__(self) -> None:
+        if self.lanes < 1:
+            object.__setattr__(self, "lanes", self.threads)
 
     @property
     def use_lanes(self) -> bool:
         """Whether to decode in one-thread lanes."""
         best = min(self.one_ms, self.batched_ms)
-        return self.same_bits and self.threads > 1 and self.lanes_ms <= GAIN * best
+        return self.same_bits and self.lanes > 1 and self.lanes_ms <= GAIN * best
 
     def lane_width(self, asked: int, lanes: int) -> int:
         """Requests one of ``lanes`` lanes holds at once when ``asked`` are decoded together:
@@ -87,10 +108,25 @@ class LaneVerdict:
             return max(1, -(-asked // max(1, lanes)))
         return 1
 
+    def plan(self, asked: int, threads: int, auto: bool) -> tuple[int, int, int] | None:
+        """How a model with ``threads`` threads decodes ``asked`` requests at once (with
+        ``auto``, none asked: one a lane where lanes win): the lanes' count, each one's width
+        and each one's threads; None to leave one decoder with every thread, batching
+        ``asked`` (one at a time with ``auto``). Where neither lanes nor a batched step win,
+        one decoder takes the asked requests one at a time."""
+        if not self.use_lanes:
+            if not auto and self.lane_width(asked, 1) < asked:
+                return 1, 1, threads
+            return None
+        wanted = self.lanes if auto else asked
+        count = min(self.lanes, wanted)
+        return count, self.lane_width(wanted, count), max(1, threads // count)
+
     def to_json(self) -> dict[str, Any]:
         """The memo's entry (without ``remembered``)."""
         return {
             "threads": self.threads,
+            "lanes": self.lanes,
             "one_ms": self.one_ms,
             "batched_ms": self.batched_ms,
             "lanes_ms": self.lanes_ms,
@@ -102,23 +138,38 @@ class LaneVerdict:
     def from_json(cls, entry: dict[str, Any]) -> LaneVerdict | None:
         """An entry :meth:`to_json` wrote; None for any other shape."""
         times = [entry.get(k) for k in ("one_ms", "batched_ms", "lanes_ms", "probe_ms")]
-        threads, same = entry.get("threads"), entry.get("same_bits")
+        threads, lanes = _count(entry.get("threads")), _count(entry.get("lanes"))
+        same = entry.get("same_bits")
         if (
-            isinstance(threads, bool)
-            or not isinstance(threads, int)
-            or threads < 1
+            threads is None
+            or lanes is None
             or not isinstance(same, bool)
             or any(isinstance(x, bool) or not isinstance(x, int | float) for x in times)
             or not all(0 < float(x) < 1e9 for x in times[:3])  # type: ignore[arg-type]
         ):
             return None
-        one, batched, lanes, spent = (float(x) for x in times)  # type: ignore[arg-type]
-        return cls(threads, one, batched, lanes, same, spent, remembered=True)
+        one, batched, took, spent = (float(x) for x in times)  # type: ignore[arg-type]
+        return cls(threads, one, batched, took, same, spent, True, lanes)
 
 
-def probe_lanes(llm: Any, threads: int) -> LaneVerdict:
-    """Measure ``llm`` with ``threads`` threads (see the module's docstring), in contexts of
-    :data:`CELLS` cells freed at the end.
+def _count(value: object) -> int | None:
+    """``value`` when it is a whole number of at least one (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return None
+    return value
+
+
+def lane_count(threads: int, configured: int | None, cores: int) -> int:
+    """The one-thread lanes a model with ``threads`` threads may decode in: as many as the
+    ``configured`` threads when set, else one for each of the ``cores`` (see the module's
+    docstring)."""
+    return threads if configured else max(threads, cores, 1)
+
+
+def probe_lanes(llm: Any, threads: int, lanes: int | None = None) -> LaneVerdict:
+    """Measure ``llm`` with ``threads`` threads against ``lanes`` one-thread lanes (default:
+    as many as the threads), as the module's docstring says, in contexts of :data:`CELLS`
+    cells freed at the end.
 
     Raises:
         RuntimeError: llama.cpp could not create a context or refused a batch.
@@ -126,29 +177,31 @@ def probe_lanes(llm: Any, threads: int) -> LaneVerdict:
     from skilleval.engine.batch_llama import LlamaBackend  # lazy: start-up time
 
     start = time.perf_counter()
-    tokens = probe_tokens(llm, POSITION + STEPS * threads + 1)
+    count = lanes or threads
+    width = max(2, threads)  # with one thread, batched is a step of two against two of one
+    tokens = probe_tokens(llm, POSITION + STEPS * width + 1)
     prompt, extra = tokens[:POSITION], tokens[POSITION:]
     contexts: list[Any] = []
     try:
-        whole = LlamaBackend(llm, threads, CELLS, POSITION, threads)
+        whole = LlamaBackend(llm, width, CELLS, POSITION, threads)
         contexts.append(whole)
         whole.decode([(t, p, 0, p == POSITION - 1) for p, t in enumerate(prompt)])
         state = whole.state(0)
-        for seq in range(1, threads):
+        for seq in range(1, width):
             whole.copy(0, seq)
-        lanes = []
-        for _ in range(threads):
+        singles = []
+        for _ in range(count):
             lane = LlamaBackend(llm, 1, CELLS, POSITION, 1)
             contexts.append(lane)
             if not lane.restore(0, state):
                 raise RuntimeError("llama.cpp refused a sequence's state")
-            lanes.append(lane)
-        same = _bits(whole, extra[-1]) == _bits(lanes[0], extra[-1])
+            singles.append(lane)
+        same = _bits(whole, extra[-1]) == _bits(singles[0], extra[-1])
         cases: dict[str, list[float]] = {"one": [], "batched": [], "lanes": []}
         for _ in range(ROUNDS):
             cases["one"].append(_steps(whole, 1, extra))
-            cases["batched"].append(_steps(whole, threads, extra) / threads)
-            cases["lanes"].append(_together(lanes, extra) / threads)
+            cases["batched"].append(_steps(whole, width, extra) / width)
+            cases["lanes"].append(_together(singles, extra) / count)
     finally:
         for context in contexts:
             context.close()
@@ -160,6 +213,7 @@ def probe_lanes(llm: Any, threads: int) -> LaneVerdict:
         best["lanes"],
         same,
         round((time.perf_counter() - start) * 1000.0, 1),
+        lanes=count,
     )
 
 
@@ -222,7 +276,7 @@ class LanePolicy:
         self._facts = facts
         self.found: LaneVerdict | None = None
 
-    def _key(self, threads: int) -> str:
+    def _key(self, threads: int, lanes: int) -> str:
         sha256, version, features = self._facts()
         facts = {
             "model": sha256,
@@ -230,31 +284,37 @@ class LanePolicy:
             "build": list(features),
             "gpu_layers": self.gpu_layers,
             "threads": threads,
+            "lanes": lanes,
             "probe": LANE_VERSION,
         }
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode("utf-8")).hexdigest()
 
-    def recall(self, threads: int) -> LaneVerdict | None:
-        """The verdict kept for ``threads`` threads, if any."""
-        if self.found is None or self.found.threads != threads:
-            entry = recall_sealed(self.home / MEMO_FILE, self._key(threads))
+    def recall(self, threads: int, lanes: int | None = None) -> LaneVerdict | None:
+        """The verdict kept for ``threads`` threads and ``lanes`` lanes (default: as many as
+        the threads), if any."""
+        count = lanes or threads
+        found = self.found
+        if found is None or (found.threads, found.lanes) != (threads, count):
+            entry = recall_sealed(self.home / MEMO_FILE, self._key(threads, count))
             found = LaneVerdict.from_json(entry) if entry is not None else None
-            self.found = found if found is not None and found.threads == threads else None
+            ok = found is not None and (found.threads, found.lanes) == (threads, count)
+            self.found = found if ok else None
         return self.found
 
-    def measure(self, llm: Any, threads: int) -> LaneVerdict | None:
+    def measure(self, llm: Any, threads: int, lanes: int | None = None) -> LaneVerdict | None:
         """Probe the loaded ``llm`` and remember the verdict; None (lanes unused, nothing
         remembered) when llama.cpp refuses the probe."""
         try:
-            found = probe_lanes(llm, threads)
+            found = probe_lanes(llm, threads, lanes)
         except RuntimeError:
             return None
         self.keep(found)
         return found
 
     def keep(self, found: LaneVerdict) -> None:
-        """Remember ``found`` for its thread count, sealed."""
-        remember_sealed(self.home / MEMO_FILE, self._key(found.threads), found.to_json())
+        """Remember ``found`` for its thread and lane counts, sealed."""
+        key = self._key(found.threads, found.lanes)
+        remember_sealed(self.home / MEMO_FILE, key, found.to_json())
         self.found = found
 
     def info(self, count: int, width: int, threads: int) -> dict[str, Any]:

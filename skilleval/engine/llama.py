@@ -33,7 +33,7 @@ from skilleval.engine.base import (
 )
 from skilleval.engine.greedy_grammar import LOOP_GUARD, guards_loops
 from skilleval.engine.kernel_policy import KernelPolicy, Kernels
-from skilleval.engine.lane_probe import LanePolicy
+from skilleval.engine.lane_probe import LanePolicy, lane_count
 from skilleval.engine.llama_adapter import check_installed, require_supported
 from skilleval.engine.llama_batched import MIN_CELLS, BatchedLlama
 from skilleval.engine.llama_build import warn_without_gpu
@@ -238,11 +238,8 @@ class LlamaProvider(SingleCalls):
 
     def complete_batch(self, requests: Sequence[Request]) -> list[Completion | ProviderError]:
         """Answer several requests, decoding them together (choice requests scored in the
-        same steps as the generations).
-
-        A request that fails gets its :class:`ProviderError` in its place; the others are
-        unaffected.
-        """
+        same steps as the generations); one that fails gets its :class:`ProviderError` in its
+        place, the others unaffected."""
         self._settle_width()
         if self.batch_width > 1:
             self._loaded()
@@ -347,8 +344,8 @@ class LlamaProvider(SingleCalls):
         return llm
 
     def _auto_lanes(self) -> bool:
-        """Whether a model with no width asked is known to decode in lanes (one a thread)."""
-        found = self._lane_policy.recall(self._settle_threads()) if self._auto else None
+        """Whether a model with no width asked is known to decode in lanes (one a core)."""
+        found = self._lane_policy.recall(*self._lane_shape()) if self._auto else None
         kernels = self._kernels.recall()
         return bool(found and found.use_lanes and (not kernels or kernels.batching_identical))
 
@@ -384,25 +381,31 @@ class LlamaProvider(SingleCalls):
                 self._settle_lanes()
 
     def _settle_lanes(self) -> None:
-        """Lanes where the lane probe found them faster: for the width asked, or one request a
-        thread with none asked (the model's own context then only tokenizes, as batching)."""
-        threads = self._settle_threads()
-        auto = self._auto and self._kernels.known().batching_identical
-        if (self.batch_width <= 1 and not auto) or threads <= 1:
+        """Lanes, a batch or one request at a time, as the lane probe's verdict plans it (with
+        none asked and lanes, the model's own context then only tokenizes, as batching)."""
+        threads, lanes = self._lane_shape()
+        auto = self._auto and self._kernels.known().batching_identical and lanes > 1
+        if self.batch_width <= 1 and not auto:
             return
-        found = self._lane_policy.recall(threads)
+        found = self._lane_policy.recall(threads, lanes)
         if found is None:
             with self._lock:
-                found = self._lane_policy.measure(self._load(), threads)
-        if found is not None and found.use_lanes:
-            self.batch_width = threads if auto else self.batch_width
-            count = min(threads, self.batch_width)
-            self._lanes.split(count, found.lane_width(self.batch_width, count), threads // count)
-            if auto and self._llm is not None and int(self._llm.n_ctx()) > MIN_CELLS:
-                with self._lock:  # measured now: the own context made small, as in _load
-                    self._llm.close()
-                    self._llm = None
-                    self._load()
+                found = self._lane_policy.measure(self._load(), threads, lanes)
+        shape = found.plan(self.batch_width, threads, auto) if found is not None else None
+        if shape is None:
+            return
+        self.batch_width = shape[0] if auto else self.batch_width
+        self._lanes.split(*shape)
+        if auto and self._llm is not None and int(self._llm.n_ctx()) > MIN_CELLS:
+            with self._lock:  # measured now: the own context made small, as in _load
+                self._llm.close()
+                self._llm = None
+                self._load()
+
+    def _lane_shape(self) -> tuple[int, int]:
+        """The threads, and the one-thread lanes they may become (engine/lane_probe.py)."""
+        threads = self._settle_threads()
+        return threads, lane_count(threads, self.config.threads, default_threads())
 
     def _lane(self, width: int, threads: int | None) -> BatchedLlama:
         """One lane's decoder (engine/llama_lanes.py) on this model."""

@@ -43,7 +43,7 @@ class LlamaConfig:
     """CPU threads; None uses every usable core (see :func:`default_threads`)."""
     n_batch: int = N_BATCH
     parallel: int | None = None
-    """Requests decoded at once; None means ``--jobs`` when above 1, else one a thread in
+    """Requests decoded at once; None means ``--jobs`` when above 1, else one a core in
     lanes where the lane probe found them faster (``engine/lane_probe.py``), else
     :data:`DEFAULT_PARALLEL` (one at a time)."""
     gpu_layers: int | None = None
@@ -105,7 +105,7 @@ GGUF_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": 1,
             "maximum": 64,
-            "description": "Requests decoded at once (1: one at a time). Unset: --jobs when above 1, else one a thread in lanes where the lane probe measured them faster, else 1.",
+            "description": "Requests decoded at once (1: one at a time). Unset: --jobs when above 1, else one a core in lanes where the lane probe measured them faster, else 1.",
         },
         "gpu_layers": {
             "type": "integer",

@@ -177,7 +177,7 @@ def test_doctor_on_the_real_library(tmp_path: Path) -> None:
 
     # A batching run probes the model's kernels; doctor then shows what the run keeps.
     from skilleval.engine.llama import LlamaProvider
-    from skilleval.engine.llama_config import LlamaConfig
+    from skilleval.engine.llama_config import LlamaConfig, default_threads
 
     provider = LlamaProvider(LlamaConfig(parallel=2), tmp_path / "home")
     try:
@@ -191,10 +191,10 @@ def test_doctor_on_the_real_library(tmp_path: Path) -> None:
     assert kernels["probe_ms"] > 0
     text = _doctor(env, tmp_path).stdout
     assert "kernels          not probed" not in text
-    # The lane probe's verdict, for the threads a run would get now (measured with two
-    # threads or more only, by a run that got as many).
+    # The lane probe's verdict, for the threads a run would get now (measured for them and
+    # a lane a core by the provider above, asked to batch, if it got as many threads).
     lanes = report["embedded_model"]["lanes"]
-    if report["threads"]["now"] == provider.threads > 1:
+    if report["threads"]["now"] == provider.threads and default_threads() > 1:
         assert lanes is not None
         assert lanes["used"] is (
             lanes["same_bits"]
@@ -202,5 +202,5 @@ def test_doctor_on_the_real_library(tmp_path: Path) -> None:
         )
         assert "lanes            not probed" not in text
         assert ("one-thread lanes by default" in text) is lanes["used"]
-    elif report["threads"]["now"] == 1:
-        assert "lanes            none with one thread" in text
+    elif default_threads() == 1:
+        assert "lanes            none with one core" in text

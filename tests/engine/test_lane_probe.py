@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.engine.lane_probe import GAIN, MEMO_FILE, LanePolicy, LaneVerdict
+from skilleval.engine.lane_probe import GAIN, MEMO_FILE, LanePolicy, LaneVerdict, lane_count
 
 
 def verdict(
@@ -17,8 +17,9 @@ def verdict(
     *,
     threads: int = 2,
     same_bits: bool = True,
+    count: int = 0,
 ) -> LaneVerdict:
-    return LaneVerdict(threads, one, batched, lanes, same_bits, probe_ms=900.0)
+    return LaneVerdict(threads, one, batched, lanes, same_bits, probe_ms=900.0, lanes=count)
 
 
 def test_lanes_are_used_when_they_beat_the_faster_other_way_by_the_margin() -> None:
@@ -38,6 +39,49 @@ def test_a_lane_holds_one_request_unless_batching_shares_a_step() -> None:
     assert verdict(8.0, 5.0, 2.0, threads=16).lane_width(4, 4) == 1
 
 
+def test_with_one_thread_a_width_is_kept_only_where_a_batched_step_shares() -> None:
+    # One thread (a busy machine): no lanes, and one lane batches only if that is cheaper.
+    assert verdict(8.0, 5.0, 8.0, threads=1).use_lanes is False
+    assert verdict(8.0, 5.0, 8.0, threads=1).lane_width(4, 1) == 4
+    assert verdict(8.0, 8.5, 8.0, threads=1).lane_width(4, 1) == 1
+    assert verdict(8.0, 8.0 * GAIN + 0.01, 8.0, threads=1).lane_width(4, 1) == 1
+
+
+def test_lanes_are_one_a_core_unless_the_threads_are_set() -> None:
+    assert lane_count(2, None, 2) == 2
+    assert lane_count(1, None, 2) == 2  # a busy machine: one thread, but lanes wait on nothing
+    assert lane_count(1, 1, 2) == 1  # `threads: 1` set: one thread it is
+    assert lane_count(4, 4, 2) == 4
+    assert lane_count(1, None, 1) == 1
+    assert verdict(8.0, 9.0, 4.0, threads=1, count=2).use_lanes
+    assert verdict(8.0, 9.0, 4.0, threads=1, count=2).lanes == 2
+    assert verdict(8.0, 9.0, 4.0, threads=2).lanes == 2
+
+
+@pytest.mark.parametrize(
+    ("found", "asked", "auto", "shape"),
+    [
+        (verdict(8.0, 9.0, 4.0), 1, True, (2, 1, 1)),  # none asked: one request a lane
+        (verdict(8.0, 9.0, 4.0), 4, False, (2, 1, 1)),
+        (verdict(8.0, 5.0, 2.0), 4, False, (2, 2, 1)),  # batching shares a step: two a lane
+        (verdict(), 2, False, (2, 1, 1)),
+        (verdict(8.0, 5.0, 7.0), 4, False, None),  # batching wins: one decoder batches
+        (verdict(8.0, 5.0, 7.0), 1, True, None),  # none asked, no lanes: one at a time
+        (verdict(8.0, 7.5, 7.0), 4, False, (1, 1, 2)),  # neither wins: one at a time
+        (verdict(8.0, 9.0, 4.0, threads=1, count=2), 4, False, (2, 1, 1)),  # busy: lanes
+        (verdict(8.0, 9.0, 4.0, threads=1, count=2), 1, True, (2, 1, 1)),
+        (verdict(8.0, 8.5, 8.0, threads=1), 4, False, (1, 1, 1)),
+        (verdict(8.0, 5.0, 8.0, threads=1), 4, False, None),
+        (verdict(8.0, 9.0, 2.0, threads=4), 2, False, (2, 1, 2)),  # two lanes of two threads
+        (verdict(same_bits=False), 4, False, (1, 1, 2)),  # lanes would change bits
+    ],
+)
+def test_the_verdict_plans_lanes_a_batch_or_one_at_a_time(
+    found: LaneVerdict, asked: int, auto: bool, shape: tuple[int, int, int] | None
+) -> None:
+    assert found.plan(asked, found.threads, auto) == shape
+
+
 @pytest.fixture
 def facts() -> tuple[str, str, tuple[str, ...]]:
     return "ab" * 32, "0.3.36", ("AVX2",)
@@ -55,6 +99,11 @@ def test_a_kept_verdict_is_read_back_for_its_thread_count_only(
     assert LanePolicy(tmp_path, -1, lambda: facts).recall(2) is None  # other GPU layers
     other = ("cd" * 32, "0.3.36", ("AVX2",))
     assert LanePolicy(tmp_path, 0, lambda: other).recall(2) is None
+    busy = verdict(threads=1, count=2)
+    LanePolicy(tmp_path, 0, lambda: facts).keep(busy)
+    assert LanePolicy(tmp_path, 0, lambda: facts).recall(1, 2) == busy
+    assert LanePolicy(tmp_path, 0, lambda: facts).recall(1) is None  # one lane: not measured
+    assert LanePolicy(tmp_path, 0, lambda: facts).recall(2) == verdict()
 
 
 @pytest.mark.parametrize(
@@ -62,6 +111,7 @@ def test_a_kept_verdict_is_read_back_for_its_thread_count_only(
     [
         ("lanes_ms", 0.5),  # edited: the seal no longer matches
         ("threads", True),
+        ("lanes", 3),
     ],
 )
 def test_an_edited_verdict_is_measured_again(
@@ -85,11 +135,12 @@ def test_an_edited_verdict_is_measured_again(
             "one_ms": 8,
             "batched_ms": 9,
             "lanes_ms": 4,
-            "same_bits": "yes",
+            "same_bits": True,
             "probe_ms": 1,
-        },
+        },  # no lane count
         {
-            "threads": 0,
+            "threads": 2,
+            "lanes": True,
             "one_ms": 8,
             "batched_ms": 9,
             "lanes_ms": 4,
@@ -98,6 +149,25 @@ def test_an_edited_verdict_is_measured_again(
         },
         {
             "threads": 2,
+            "lanes": 2,
+            "one_ms": 8,
+            "batched_ms": 9,
+            "lanes_ms": 4,
+            "same_bits": "yes",
+            "probe_ms": 1,
+        },
+        {
+            "threads": 0,
+            "lanes": 2,
+            "one_ms": 8,
+            "batched_ms": 9,
+            "lanes_ms": 4,
+            "same_bits": True,
+            "probe_ms": 1,
+        },
+        {
+            "threads": 2,
+            "lanes": 2,
             "one_ms": 0,
             "batched_ms": 9,
             "lanes_ms": 4,
@@ -106,6 +176,7 @@ def test_an_edited_verdict_is_measured_again(
         },
         {
             "threads": 2,
+            "lanes": 2,
             "one_ms": 8,
             "batched_ms": 9,
             "lanes_ms": 4,
@@ -114,6 +185,7 @@ def test_an_edited_verdict_is_measured_again(
         },
         {
             "threads": 2,
+            "lanes": 2,
             "one_ms": 8,
             "batched_ms": 9,
             "lanes_ms": 1e12,

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from skilleval.engine import llama
 from skilleval.engine.base import Message, Request
 from skilleval.engine.lane_probe import LaneVerdict, probe_lanes
 from skilleval.engine.llama import LlamaConfig, LlamaProvider
+from skilleval.engine.wait_policy import ThreadCount
 from tests.cli.fresh import run_json
 from tests.engine.test_llama_batch import key
 
@@ -22,6 +24,9 @@ pytestmark = pytest.mark.model
 LANES_WIN = LaneVerdict(2, one_ms=8.0, batched_ms=9.0, lanes_ms=4.0, same_bits=True)
 LANES_SHARE = LaneVerdict(2, one_ms=8.0, batched_ms=5.0, lanes_ms=3.0, same_bits=True)
 LANES_LOSE = LaneVerdict(2, one_ms=8.0, batched_ms=5.0, lanes_ms=7.0, same_bits=True)
+NEITHER_WINS = LaneVerdict(2, one_ms=8.0, batched_ms=7.5, lanes_ms=7.0, same_bits=True)
+ONE_THREAD_SHARES = LaneVerdict(1, one_ms=8.0, batched_ms=5.0, lanes_ms=8.0, same_bits=True)
+ONE_THREAD_SHARES_NOT = LaneVerdict(1, one_ms=8.0, batched_ms=8.5, lanes_ms=8.0, same_bits=True)
 
 ASKS = [
     Request(messages=(Message("user", text),), max_tokens=max_tokens)
@@ -53,20 +58,21 @@ def alone(tmp_path_factory: pytest.TempPathFactory) -> list[object]:
 
 
 def _provider(home: Path, found: LaneVerdict) -> LlamaProvider:
-    provider = LlamaProvider(LlamaConfig(parallel=4, threads=2), home)
+    provider = LlamaProvider(LlamaConfig(parallel=4, threads=found.threads), home)
     provider._lane_policy.keep(found)
     return provider
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 def test_the_probe_measures_every_way_and_one_thread_gives_the_same_bits(
-    tmp_path: Path,
+    tmp_path: Path, threads: int
 ) -> None:
-    provider = LlamaProvider(LlamaConfig(threads=2), tmp_path)
+    provider = LlamaProvider(LlamaConfig(threads=threads), tmp_path)
     try:
-        found = probe_lanes(provider._load(), 2)
+        found = probe_lanes(provider._load(), threads)
     finally:
         provider.close()
-    assert found.threads == 2
+    assert found.threads == threads
     assert min(found.one_ms, found.batched_ms, found.lanes_ms) > 0
     # Each dot product is computed whole by one thread, whatever their number.
     assert found.same_bits
@@ -74,7 +80,14 @@ def test_the_probe_measures_every_way_and_one_thread_gives_the_same_bits(
 
 @pytest.mark.parametrize(
     ("found", "lanes"),
-    [(LANES_WIN, (2, 1, 1)), (LANES_SHARE, (2, 2, 1)), (LANES_LOSE, (1, 4, 2))],
+    [
+        (LANES_WIN, (2, 1, 1)),
+        (LANES_SHARE, (2, 2, 1)),
+        (LANES_LOSE, (1, 4, 2)),
+        (NEITHER_WINS, (1, 1, 2)),  # a step of two costs nearly two steps: one at a time
+        (ONE_THREAD_SHARES, (1, 4, 1)),
+        (ONE_THREAD_SHARES_NOT, (1, 1, 1)),
+    ],
 )
 def test_replies_equal_one_at_a_time_whichever_way_the_verdict_chose(
     tmp_path: Path, alone: list[object], found: LaneVerdict, lanes: tuple[int, int, int]
@@ -95,14 +108,34 @@ def test_replies_equal_one_at_a_time_whichever_way_the_verdict_chose(
     assert shape["lanes_ms"] == found.lanes_ms
 
 
-def test_one_thread_or_one_request_at_a_time_needs_no_lanes(tmp_path: Path) -> None:
-    for config in (LlamaConfig(parallel=4, threads=1), LlamaConfig(parallel=1, threads=2)):
-        provider = LlamaProvider(config, tmp_path)
-        try:
-            provider.complete(ASKS[0])
-            assert "lanes" not in provider.engine_info()
-        finally:
-            provider.close()
+@pytest.mark.parametrize("asked", [LlamaConfig(parallel=4), LlamaConfig()])
+def test_a_busy_machine_gives_one_thread_and_still_a_lane_a_core(
+    tmp_path: Path, alone: list[object], asked: LlamaConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Other processes keep a core busy: the run gets one thread, but lanes hold no barrier.
+    monkeypatch.setattr(llama, "default_threads", lambda: 2)
+    monkeypatch.setattr(llama, "thread_count", lambda _set, _cores: ThreadCount(1, "busy"))
+    provider = LlamaProvider(asked, tmp_path)
+    provider._lane_policy.keep(LaneVerdict(1, 8.0, 9.0, 4.0, same_bits=True, lanes=2))
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(lambda ask: key(provider.complete(ask)), ASKS))
+        info = provider.engine_info()
+    finally:
+        provider.close()
+    assert answers == alone
+    assert info["threads"] == 1
+    shape = info["lanes"]
+    assert (shape["count"], shape["width"], shape["threads"]) == (2, 1, 1)
+
+
+def test_one_request_at_a_time_asked_needs_no_lanes(tmp_path: Path) -> None:
+    provider = LlamaProvider(LlamaConfig(parallel=1, threads=2), tmp_path)
+    try:
+        provider.complete(ASKS[0])
+        assert "lanes" not in provider.engine_info()
+    finally:
+        provider.close()
 
 
 SUITE = """
