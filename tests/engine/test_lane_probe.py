@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.engine.lane_probe import GAIN, MEMO_FILE, LanePolicy, LaneVerdict, lane_count
+from skilleval.engine.lane_probe import (
+    GAIN,
+    MEMO_FILE,
+    OUTNUMBERED_GAIN,
+    LanePolicy,
+    LaneVerdict,
+    lane_count,
+)
 
 
 def verdict(
@@ -56,6 +63,14 @@ def test_lanes_are_one_a_core_unless_the_threads_are_set() -> None:
     assert verdict(8.0, 9.0, 4.0, threads=1, count=2).use_lanes
     assert verdict(8.0, 9.0, 4.0, threads=1, count=2).lanes == 2
     assert verdict(8.0, 9.0, 4.0, threads=2).lanes == 2
+
+
+def test_lanes_that_outnumber_the_threads_need_only_beat_them() -> None:
+    # Busy: one thread, two lanes. The lanes also take prompts with more of the machine.
+    assert verdict(8.0, 9.0, 8.0 * GAIN + 0.5, threads=1, count=2).use_lanes
+    assert verdict(8.0, 9.0, 8.0 * OUTNUMBERED_GAIN, threads=1, count=2).use_lanes
+    assert verdict(8.0, 9.0, 8.0 * OUTNUMBERED_GAIN + 0.01, threads=1, count=2).use_lanes is False
+    assert verdict(8.0, 9.0, 8.0 * GAIN + 0.5, threads=2).use_lanes is False
 
 
 @pytest.mark.parametrize(
