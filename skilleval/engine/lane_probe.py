@@ -22,10 +22,11 @@ own holds the others back at every step's barriers, and one-thread lanes have no
 hold.
 
 Lanes are used when their bits agree and they take at most :data:`GAIN` of the faster of the
-other two (:data:`OUTNUMBERED_GAIN` when L > T); an asked width is otherwise kept only where a batched step takes at most
-:data:`GAIN` of a step of one (:meth:`LaneVerdict.plan`). The verdict is kept in ``<home>/lane-probe.json`` under the model file's SHA-256,
-llama-cpp-python's version, its build's features, the GPU layers, T, L and this probe's version,
-sealed as the kernel probe's verdicts are (``engine/kernel_probe.py``).
+other two (:data:`OUTNUMBERED_GAIN` when L > T); an asked width is otherwise kept only where a
+batched step takes at most :data:`GAIN` of a step of one (:meth:`LaneVerdict.plan`). The
+verdict is kept in ``<home>/lane-probe.json`` under the model file's SHA-256,
+llama-cpp-python's version, its build's features, the GPU layers, T, L and this probe's
+version, sealed as the kernel probe's verdicts are (``engine/kernel_probe.py``).
 """
 
 from __future__ import annotations
