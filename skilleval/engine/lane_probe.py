@@ -1,9 +1,9 @@
 """The lane probe: is a model faster decoded in one-thread lanes than batched on all threads?
 
 A run asked to decode several requests at once (``parallel``/``--jobs`` above 1), or left
-to the default, can use its T threads three ways: one batched context whose steps use all T
-threads, L contexts of one thread each, decoding at the same time (``engine/llama_lanes.py``),
-or one request at a time. Which is faster depends on the model and the machine: a small model
+to the default, can use its T threads two ways: one context whose steps use all T threads
+(batching, or one request at a time), or L contexts of one thread each, decoding at the same
+time (``engine/llama_lanes.py``). Which is faster depends on the model and the machine: a small model
 whose kernels multiply one row at a time (the embedded Q4_1 model) spends much of a
 multi-threaded step waiting at barriers and shares little between the sequences of a batch,
 while a large model bound by memory bandwidth reads its weights once a step for every
@@ -22,8 +22,7 @@ own holds the others back at every step's barriers, and one-thread lanes have no
 hold.
 
 Lanes are used when their bits agree and they take at most :data:`GAIN` of the faster of the
-other two (:data:`OUTNUMBERED_GAIN` when L > T); an asked width is otherwise kept only where a
-batched step takes at most :data:`GAIN` of a step of one (:meth:`LaneVerdict.plan`). The
+other two (:data:`OUTNUMBERED_GAIN` when L > T); :meth:`LaneVerdict.plan` gives the split. The
 verdict is kept in ``<home>/lane-probe.json`` under the model file's SHA-256,
 llama-cpp-python's version, its build's features, the GPU layers, T, L and this probe's
 version, sealed as the kernel probe's verdicts are (``engine/kernel_probe.py``).
@@ -121,11 +120,8 @@ class LaneVerdict:
         """How a model with ``threads`` threads decodes ``asked`` requests at once (with
         ``auto``, none asked: one a lane where lanes win): the lanes' count, each one's width
         and each one's threads; None to leave one decoder with every thread, batching
-        ``asked`` (one at a time with ``auto``). Where neither lanes nor a batched step win,
-        one decoder takes the asked requests one at a time."""
+        ``asked`` (one at a time with ``auto``)."""
         if not self.use_lanes:
-            if not auto and self.lane_width(asked, 1) < asked:
-                return 1, 1, threads
             return None
         wanted = self.lanes if auto else asked
         count = min(self.lanes, wanted)

@@ -381,8 +381,8 @@ class LlamaProvider(SingleCalls):
                 self._settle_lanes()
 
     def _settle_lanes(self) -> None:
-        """Lanes, a batch or one request at a time, as the lane probe's verdict plans it (with
-        none asked and lanes, the model's own context then only tokenizes, as batching)."""
+        """Lanes where the lane probe's verdict plans them, for the width asked or one request a
+        lane with none asked (the model's own context then only tokenizes, as batching)."""
         threads, lanes = self._lane_shape()
         auto = self._auto and self._kernels.known().batching_identical and lanes > 1
         if self.batch_width <= 1 and not auto:

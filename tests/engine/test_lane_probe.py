@@ -46,14 +46,6 @@ def test_a_lane_holds_one_request_unless_batching_shares_a_step() -> None:
     assert verdict(8.0, 5.0, 2.0, threads=16).lane_width(4, 4) == 1
 
 
-def test_with_one_thread_a_width_is_kept_only_where_a_batched_step_shares() -> None:
-    # One thread (a busy machine): no lanes, and one lane batches only if that is cheaper.
-    assert verdict(8.0, 5.0, 8.0, threads=1).use_lanes is False
-    assert verdict(8.0, 5.0, 8.0, threads=1).lane_width(4, 1) == 4
-    assert verdict(8.0, 8.5, 8.0, threads=1).lane_width(4, 1) == 1
-    assert verdict(8.0, 8.0 * GAIN + 0.01, 8.0, threads=1).lane_width(4, 1) == 1
-
-
 def test_lanes_are_one_a_core_unless_the_threads_are_set() -> None:
     assert lane_count(2, None, 2) == 2
     assert lane_count(1, None, 2) == 2  # a busy machine: one thread, but lanes wait on nothing
@@ -82,13 +74,13 @@ def test_lanes_that_outnumber_the_threads_need_only_beat_them() -> None:
         (verdict(), 2, False, (2, 1, 1)),
         (verdict(8.0, 5.0, 7.0), 4, False, None),  # batching wins: one decoder batches
         (verdict(8.0, 5.0, 7.0), 1, True, None),  # none asked, no lanes: one at a time
-        (verdict(8.0, 7.5, 7.0), 4, False, (1, 1, 2)),  # neither wins: one at a time
+        (verdict(8.0, 7.5, 7.0), 4, False, None),  # neither wins: one decoder, as asked
         (verdict(8.0, 9.0, 4.0, threads=1, count=2), 4, False, (2, 1, 1)),  # busy: lanes
         (verdict(8.0, 9.0, 4.0, threads=1, count=2), 1, True, (2, 1, 1)),
-        (verdict(8.0, 8.5, 8.0, threads=1), 4, False, (1, 1, 1)),
+        (verdict(8.0, 8.5, 8.0, threads=1), 4, False, None),  # one thread, one lane
         (verdict(8.0, 5.0, 8.0, threads=1), 4, False, None),
         (verdict(8.0, 9.0, 2.0, threads=4), 2, False, (2, 1, 2)),  # two lanes of two threads
-        (verdict(same_bits=False), 4, False, (1, 1, 2)),  # lanes would change bits
+        (verdict(same_bits=False), 4, False, None),  # lanes would change bits
     ],
 )
 def test_the_verdict_plans_lanes_a_batch_or_one_at_a_time(
