@@ -7,8 +7,8 @@ time (``engine/llama_lanes.py``). Which is faster depends on the model and the m
 whose kernels multiply one row at a time (the embedded Q4_1 model) spends much of a
 multi-threaded step waiting at barriers and shares little between the sequences of a batch,
 while a large model bound by memory bandwidth reads its weights once a step for every
-sequence in it. So when such a model first loads with two lanes or more, or with a width
-above 1 asked, this module measures, on the loaded weights, after a prompt of
+sequence in it. So when such a model first loads with two lanes or more (asked to batch, or
+left to the default), this module measures, on the loaded weights, after a prompt of
 :data:`POSITION` tokens evaluated once and copied to every context:
 
 * **one**: single-token steps of one sequence, T threads;

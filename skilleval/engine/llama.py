@@ -384,9 +384,9 @@ class LlamaProvider(SingleCalls):
         """Lanes where the lane probe's verdict plans them, for the width asked or one request a
         lane with none asked (the model's own context then only tokenizes, as batching)."""
         threads, lanes = self._lane_shape()
-        auto = self._auto and self._kernels.known().batching_identical and lanes > 1
-        if self.batch_width <= 1 and not auto:
-            return
+        auto = self._auto and self._kernels.known().batching_identical
+        if (self.batch_width <= 1 and not auto) or lanes <= 1:
+            return  # nothing to split: no verdict could change the decoder
         found = self._lane_policy.recall(threads, lanes)
         if found is None:
             with self._lock:

@@ -24,7 +24,6 @@ pytestmark = pytest.mark.model
 LANES_WIN = LaneVerdict(2, one_ms=8.0, batched_ms=9.0, lanes_ms=4.0, same_bits=True)
 LANES_SHARE = LaneVerdict(2, one_ms=8.0, batched_ms=5.0, lanes_ms=3.0, same_bits=True)
 LANES_LOSE = LaneVerdict(2, one_ms=8.0, batched_ms=5.0, lanes_ms=7.0, same_bits=True)
-ONE_THREAD_SHARES = LaneVerdict(1, one_ms=8.0, batched_ms=5.0, lanes_ms=8.0, same_bits=True)
 
 ASKS = [
     Request(messages=(Message("user", text),), max_tokens=max_tokens)
@@ -82,7 +81,6 @@ def test_the_probe_measures_every_way_and_one_thread_gives_the_same_bits(
         (LANES_WIN, (2, 1, 1)),
         (LANES_SHARE, (2, 2, 1)),
         (LANES_LOSE, (1, 4, 2)),
-        (ONE_THREAD_SHARES, (1, 4, 1)),
     ],
 )
 def test_replies_equal_one_at_a_time_whichever_way_the_verdict_chose(
@@ -125,13 +123,14 @@ def test_a_busy_machine_gives_one_thread_and_still_a_lane_a_core(
     assert (shape["count"], shape["width"], shape["threads"]) == (2, 1, 1)
 
 
-def test_one_request_at_a_time_asked_needs_no_lanes(tmp_path: Path) -> None:
-    provider = LlamaProvider(LlamaConfig(parallel=1, threads=2), tmp_path)
-    try:
-        provider.complete(ASKS[0])
-        assert "lanes" not in provider.engine_info()
-    finally:
-        provider.close()
+def test_one_thread_or_one_request_at_a_time_needs_no_lanes(tmp_path: Path) -> None:
+    for config in (LlamaConfig(parallel=4, threads=1), LlamaConfig(parallel=1, threads=2)):
+        provider = LlamaProvider(config, tmp_path)
+        try:
+            provider.complete(ASKS[0])
+            assert "lanes" not in provider.engine_info()
+        finally:
+            provider.close()
 
 
 SUITE = """
