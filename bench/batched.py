@@ -8,7 +8,9 @@ machine's state, docs/engine.md "How the threads wait"), and the ceilings take t
 the policy (a) recorded in its results.json (:func:`run_params`). Every case runs idle and then with
 ``--busy N`` processes spinning beside it (default: one per usable core; 0 skips it).
 
-Cases, each in its own child process with a fresh SKILLEVAL_HOME:
+Cases, each in its own child process with a fresh SKILLEVAL_HOME (and, for the demo and the
+bench suite, again with a home that kept only the verdicts the fresh run learnt once for good,
+what every later run on the machine starts from; see below):
 
   demo, one       the demo suite one at a time: its copy with ``model: {provider: gguf,
                   parallel: 1}``, ``--no-cache``
@@ -28,6 +30,12 @@ Cases, each in its own child process with a fresh SKILLEVAL_HOME:
   (L0)            (a)'s requests through llama.cpp's low-level decode loop at (a)'s width,
                   each prompt evaluated whole at admission: the ceiling before (L), kept to
                   compare (bench/ceiling_prefill.py)
+
+"Verdicts kept": a fresh home learns some things once, and keeps them for every later run: the
+canary's verdict (a child process that loads llama.cpp), the kernel and lane probes' verdicts,
+the model file's SHA-256 and the chat template's checks. The kept case runs in a home holding
+only those (:func:`kept_home`: no response cache, no kept prompt prefixes, no runs), so it
+measures a user's second and later runs, where the fresh case measures the first.
 
 Reported per condition: wall seconds, generation tokens/s, peak RSS, lanes; width 4 and
 the default ÷ one at a time on the demo; (a)/(e0) and (a)/(e) (target ≤ 0.7); skilleval's tokens/s ÷ the ceiling's
@@ -56,18 +64,46 @@ DEMO = REPO / "examples" / "commit-message" / "suite.yaml"
 TARGETS = {
     "a/e0": "≤ 0.7",
     "a/e": "≤ 0.7",
+    "a/e, verdicts kept": "≤ 0.7",
     "demo w4/one": "≤ 0.9",
+    "demo w4/one, verdicts kept": "≤ 0.9",
     "demo RSS w4/one": "≤ 1.3",
     "a tok/s ÷ ceiling": "≥ 0.9",
 }
 
 
-def _skilleval(name: str, suite: Path, out: Path) -> dict[str, Any]:
+KEPT_OUT = ("kv", "runs", "cache.db")
+"""What a home holds that a later run of another suite would not find: kept prompt prefixes,
+runs, and the response cache (with its journal files)."""
+
+
+def kept_home(fresh: Path, dest: Path) -> Path:
+    """``dest``: a copy of the home ``fresh`` without its response cache, kept prompt prefixes
+    and runs, so that only the verdicts learnt once for the machine and model are left."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for entry in fresh.iterdir():
+        if entry.name in KEPT_OUT or entry.name.startswith("cache.db"):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dest / entry.name)
+        else:
+            shutil.copy2(entry, dest / entry.name)
+    return dest
+
+
+def _kept(name: str, out: Path) -> Path:
+    """The home for case ``name`` + "k", seeded from case ``name``'s fresh home."""
+    return kept_home(out / f"home-{name}", out / f"home-{name}k")
+
+
+def _skilleval(name: str, suite: Path, out: Path, home: Path | None = None) -> dict[str, Any]:
     load = load_average()
     report = out / f"{name}.json"
     child = run_child(
         [PYTHON, CASE, "skilleval", str(suite), str(report), "--record"],
-        {"SKILLEVAL_HOME": str(out / f"home-{name}")},
+        {"SKILLEVAL_HOME": str(home or out / f"home-{name}")},
         report,
     )
     check(child, f"case {name}")
@@ -95,9 +131,11 @@ def _demo_one_at_a_time(out: Path) -> Path:
     return suite
 
 
-def _demo(name: str, out: Path, *args: str, suite: Path = DEMO) -> dict[str, Any]:
+def _demo(
+    name: str, out: Path, *args: str, suite: Path = DEMO, home: Path | None = None
+) -> dict[str, Any]:
     load = load_average()
-    home = out / f"home-{name}"
+    home = home or out / f"home-{name}"
     report = out / f"{name}.json"
     child = run_child(
         [
@@ -170,16 +208,21 @@ def run_params(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def one_condition(n: int, out: Path) -> dict[str, dict[str, Any]]:
-    """Every case once, in this order, into ``out``."""
+    """Every case once, in this order, into ``out``: each skilleval case fresh, then with
+    the verdicts its fresh run kept (key + "k")."""
     out.mkdir(parents=True, exist_ok=True)
     cases: dict[str, dict[str, Any]] = {}
-    cases["demo-1"] = _demo("demo-1", out, suite=_demo_one_at_a_time(out))
-    cases["demo-w1"] = _demo("demo-w1", out)
-    cases["demo-w4"] = _demo("demo-w4", out, "--jobs", "4")
+    one = _demo_one_at_a_time(out)
+    demos: dict[str, tuple[str, ...]] = {"demo-1": (), "demo-w1": (), "demo-w4": ("--jobs", "4")}
+    for key, args in demos.items():
+        suite = one if key == "demo-1" else DEMO
+        cases[key] = _demo(key, out, *args, suite=suite)
+        cases[key + "k"] = _demo(key + "k", out, *args, suite=suite, home=_kept(key, out))
     sequential = copy_suite(out / "suite-s", n, "model: {provider: gguf, parallel: 1}")
     batched = copy_suite(out / "suite-a", n, "model: {provider: gguf, parallel: 4}")
-    cases["a"] = _skilleval("a", batched, out)
-    cases["s"] = _skilleval("s", sequential, out)
+    for key, suite in (("a", batched), ("s", sequential)):
+        cases[key] = _skilleval(key, suite, out)
+        cases[key + "k"] = _skilleval(key + "k", suite, out, home=_kept(key, out))
     params = cases["a"]["model"]
     width = int(params["batch_width"])
     cases["e"] = _replay("limit", "e", out, params)
@@ -206,9 +249,13 @@ def ratios(cases: dict[str, dict[str, Any]]) -> dict[str, float]:
         "demo default/one": wall["demo-w1"] / wall["demo-1"],
         "demo RSS w4/one": cases["demo-w4"]["rss"] / cases["demo-1"]["rss"],
         "demo RSS default/one": cases["demo-w1"]["rss"] / cases["demo-1"]["rss"],
+        "demo w4/one, verdicts kept": wall["demo-w4k"] / wall["demo-1k"],
+        "demo default/one, verdicts kept": wall["demo-w1k"] / wall["demo-1k"],
         "a/e0": wall["a"] / wall["e0"],
         "a/e": wall["a"] / wall["e"],
+        "a/e, verdicts kept": wall["ak"] / wall["e"],
         "a/s": wall["a"] / wall["s"],
+        "a/s, verdicts kept": wall["ak"] / wall["sk"],
         "bench RSS a/s": cases["a"]["rss"] / cases["s"]["rss"],
         "a tok/s ÷ ceiling": (a_tps or 0.0) / l_tps if l_tps else float("nan"),
         "a tok/s ÷ all-at-once (L0)": (a_tps or 0.0) / l0_tps if l0_tps else float("nan"),
@@ -228,10 +275,15 @@ def _placement(ceiling: dict[str, Any]) -> float:
 
 LABELS = {
     "demo-1": "demo suite, one at a time (parallel: 1)",
+    "demo-1k": "  the same, verdicts kept",
     "demo-w1": "demo suite, the default",
+    "demo-w1k": "  the same, verdicts kept",
     "demo-w4": "demo suite, width 4 (--jobs 4)",
+    "demo-w4k": "  the same, verdicts kept",
     "s": "(s) bench suite, one at a time",
+    "sk": "  the same, verdicts kept",
     "a": "(a) bench suite, batched, width 4",
+    "ak": "  the same, verdicts kept",
     "e": "(e) sequential llama-cpp-python loop",
     "e0": "(e0) the same loop, llama-cpp-python's default threads",
     "L": "(L) ceiling: (a)'s schedule, the engine's decoder alone",
