@@ -57,7 +57,18 @@ from typing import Any
 
 from busy import busy, conditions
 from ceiling import read_bandwidth
-from common import BENCH, PYTHON, REPO, check, copy_suite, load_average, median, run_child, table
+from common import (
+    BENCH,
+    PYTHON,
+    REPO,
+    check,
+    copy_home,
+    copy_suite,
+    load_average,
+    median,
+    run_child,
+    table,
+)
 
 CASE = str(BENCH / "case.py")
 DEMO = REPO / "examples" / "commit-message" / "suite.yaml"
@@ -80,17 +91,7 @@ runs, and the response cache (with its journal files)."""
 def kept_home(fresh: Path, dest: Path) -> Path:
     """``dest``: a copy of the home ``fresh`` without its response cache, kept prompt prefixes
     and runs, so that only the verdicts learnt once for the machine and model are left."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    for entry in fresh.iterdir():
-        if entry.name in KEPT_OUT or entry.name.startswith("cache.db"):
-            continue
-        if entry.is_dir():
-            shutil.copytree(entry, dest / entry.name)
-        else:
-            shutil.copy2(entry, dest / entry.name)
-    return dest
+    return copy_home(fresh, dest, lambda name: name in KEPT_OUT or name.startswith("cache.db"))
 
 
 def _kept(name: str, out: Path) -> Path:

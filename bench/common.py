@@ -9,7 +9,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,21 @@ class Child:
     returncode: int
     report: dict[str, Any] = field(default_factory=dict)
     """What the child wrote to its report file, if anything."""
+
+
+def copy_home(source: Path, dest: Path, leave: Callable[[str], bool]) -> Path:
+    """``dest``, made anew: a copy of the skilleval home ``source`` without the top-level
+    entries whose names ``leave`` accepts."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    for entry in source.iterdir():
+        if leave(entry.name):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, dest / entry.name)
+        else:
+            shutil.copy2(entry, dest / entry.name)
+    return dest
 
 
 def child_json(argv: Sequence[str]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from common import REPO, Child, check, copy_suite, load_average, median, run_child, table
+from common import REPO, Child, check, copy_home, copy_suite, load_average, median, run_child, table
 from inline_yaml import write_suites
 
 
@@ -86,15 +86,7 @@ def warm(tree: Path, suite: Path, home: Path, scratch: Path, first: bool) -> Chi
     child = run_child(_skilleval("run", str(suite), "-q"), _env(tree, scratch))
     check(child, f"the warm re-run ({tree})")
     if first:
-        shutil.rmtree(kept, ignore_errors=True)
-        kept.mkdir()
-        for entry in scratch.iterdir():
-            if entry.name in KEPT_APART or entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                shutil.copytree(entry, kept / entry.name)
-            else:
-                shutil.copy2(entry, kept / entry.name)
+        copy_home(scratch, kept, lambda name: name in KEPT_APART or name.startswith("."))
     return child
 
 
